@@ -1,0 +1,475 @@
+//! What each command does: parse its input, call the pool, print the outcome.
+
+use std::fmt;
+use std::io::Read;
+
+use mcpmux::model::CallToolResult;
+use mcpmux::{
+    CallOptions, ErrorKind, Pool, PoolOptions, ServerConfig, ServerInput, ServerPatch,
+    TransportType,
+};
+use serde::Serialize;
+
+use crate::spinner::Spinner;
+use crate::{AddArgs, Cli, Command, ServersCommand};
+
+/// A failure of the command line: from the core, or from the user's input.
+pub struct CliError {
+    kind: Option<ErrorKind>,
+    message: String,
+}
+
+impl CliError {
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            kind: None,
+            message: message.into(),
+        }
+    }
+    /// A command that ran but whose outcome is a failure (e.g. a test that did not connect).
+    pub fn failed(message: impl Into<String>) -> Self {
+        CliError {
+            kind: Some(ErrorKind::Connection),
+            message: message.into(),
+        }
+    }
+    pub fn kind(&self) -> Option<ErrorKind> {
+        self.kind
+    }
+}
+
+impl From<mcpmux::Error> for CliError {
+    fn from(e: mcpmux::Error) -> Self {
+        CliError {
+            kind: Some(e.kind()),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+type Result<T> = std::result::Result<T, CliError>;
+
+fn print_json(value: &impl Serialize) {
+    match serde_json::to_string_pretty(value) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("mcpmux: cannot print JSON: {e}"),
+    }
+}
+
+fn parse_object(text: Option<&str>, what: &str) -> Result<serde_json::Value> {
+    let Some(text) = text else {
+        return Ok(serde_json::Value::Object(Default::default()));
+    };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(_) => Err(CliError::usage(format!("{what} must be a JSON object"))),
+        Err(e) => Err(CliError::usage(format!("{what} is not valid JSON: {e}"))),
+    }
+}
+
+async fn open(cli: &Cli) -> Result<Pool> {
+    let options = PoolOptions {
+        config_path: cli.config.clone(),
+        project_path: cli.project.clone(),
+        connect_on_add: false,
+        health_check_interval_ms: 0,
+        ..PoolOptions::default()
+    };
+    Ok(Pool::open(options).await?)
+}
+
+/// Runs `f` with a spinner, since it may have to start servers.
+async fn connecting<T>(label: &str, f: impl Future<Output = T>) -> T {
+    let spinner = Spinner::start(label);
+    let out = f.await;
+    spinner.finish().await;
+    out
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    match &cli.command {
+        Command::DemoServer => return crate::demo_server::run().await.map_err(CliError::failed),
+        Command::Demo => return crate::demo::run(cli.json).await,
+        _ => {}
+    }
+    let pool = open(&cli).await?;
+    let result = dispatch(&cli, &pool).await;
+    pool.close().await;
+    result
+}
+
+async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
+    let json = cli.json;
+    match &cli.command {
+        Command::Servers(cmd) => servers(cmd, pool, json).await,
+        Command::Tools { server } => {
+            let tools =
+                connecting("connecting servers…", pool.list_tools(server.as_deref())).await?;
+            if json {
+                print_json(&tools);
+            } else if tools.is_empty() {
+                println!("no tools");
+            } else {
+                let width = tools.iter().map(|t| t.id.len()).max().unwrap_or(0);
+                for t in &tools {
+                    let desc = t
+                        .description
+                        .as_deref()
+                        .unwrap_or("")
+                        .lines()
+                        .next()
+                        .unwrap_or("");
+                    println!("{:width$}  {desc}", t.id);
+                }
+            }
+            Ok(())
+        }
+        Command::Call {
+            tool_id,
+            args,
+            timeout_ms,
+        } => {
+            let args = parse_object(args.as_deref(), "ARGS_JSON")?;
+            let options = CallOptions {
+                timeout: timeout_ms.map(std::time::Duration::from_millis),
+                ..Default::default()
+            };
+            let result = connecting("calling…", pool.call_tool(tool_id, args, options)).await?;
+            if json {
+                print_json(&result);
+            } else {
+                print_result(&result);
+            }
+            if result.is_error == Some(true) {
+                return Err(CliError {
+                    kind: Some(ErrorKind::Tool),
+                    message: format!("tool '{tool_id}' reported an error"),
+                });
+            }
+            Ok(())
+        }
+        Command::Resources { server } => {
+            let list = connecting(
+                "connecting servers…",
+                pool.list_resources(server.as_deref()),
+            )
+            .await?;
+            if json {
+                print_json(&list);
+            } else {
+                for r in &list {
+                    println!("{}  {}  {}", r.server_name, r.resource.uri, r.resource.name);
+                }
+            }
+            Ok(())
+        }
+        Command::Read { server, uri } => {
+            let result = connecting("reading…", pool.read_resource(server, uri)).await?;
+            if json {
+                print_json(&result);
+            } else {
+                for c in &result.contents {
+                    match serde_json::to_value(c)
+                        .ok()
+                        .and_then(|v| v.get("text").cloned())
+                    {
+                        Some(serde_json::Value::String(t)) => println!("{t}"),
+                        _ => println!("{}", serde_json::to_string(c).unwrap_or_default()),
+                    }
+                }
+            }
+            Ok(())
+        }
+        Command::Prompts { server } => {
+            let list =
+                connecting("connecting servers…", pool.list_prompts(server.as_deref())).await?;
+            if json {
+                print_json(&list);
+            } else {
+                for p in &list {
+                    let desc = p.prompt.description.as_deref().unwrap_or("");
+                    println!("{}  {}  {desc}", p.server_name, p.prompt.name);
+                }
+            }
+            Ok(())
+        }
+        Command::Prompt { server, name, args } => {
+            let args = match parse_object(args.as_deref(), "ARGS_JSON")? {
+                serde_json::Value::Object(m) if !m.is_empty() => Some(m),
+                _ => None,
+            };
+            let result = connecting("getting prompt…", pool.get_prompt(server, name, args)).await?;
+            print_json(&result);
+            Ok(())
+        }
+        Command::Events => {
+            let mut events = pool.events();
+            let connect = {
+                let pool = pool.clone();
+                tokio::spawn(async move { pool.connect_all().await })
+            };
+            loop {
+                tokio::select! {
+                    e = events.recv() => match e {
+                        Some(e) => println!("{}", serde_json::to_string(&e).unwrap_or_default()),
+                        None => break,
+                    },
+                    _ = tokio::signal::ctrl_c() => break,
+                }
+            }
+            connect.abort();
+            Ok(())
+        }
+        Command::Demo | Command::DemoServer => unreachable!("handled before the pool opens"),
+    }
+}
+
+pub fn print_result(result: &CallToolResult) {
+    for block in &result.content {
+        match serde_json::to_value(block) {
+            Ok(v) => match (v.get("type").and_then(|t| t.as_str()), v.get("text")) {
+                (Some("text"), Some(serde_json::Value::String(t))) => println!("{t}"),
+                (Some(kind), _) => println!("[{kind} content]"),
+                _ => println!("{v}"),
+            },
+            Err(_) => println!("[unprintable content]"),
+        }
+    }
+    if let Some(s) = &result.structured_content {
+        println!("structuredContent: {s}");
+    }
+}
+
+async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
+    let set = |name: &String, patch: ServerPatch, verb: &'static str| {
+        let name = name.clone();
+        async move {
+            let record = pool.update_server(&name, patch).await?;
+            if json {
+                print_json(&record);
+            } else {
+                println!("{verb} {}", record.name);
+            }
+            Ok::<_, CliError>(())
+        }
+    };
+    match cmd {
+        ServersCommand::List => {
+            let records = pool.list_servers().await?;
+            if json {
+                print_json(&records);
+            } else if records.is_empty() {
+                println!("no servers (add one with `mcpmux servers add`)");
+            } else {
+                for r in &records {
+                    let target = match r.transport {
+                        TransportType::Stdio => {
+                            let mut s = r.config.command.clone().unwrap_or_default();
+                            for a in &r.config.args {
+                                s.push(' ');
+                                s.push_str(a);
+                            }
+                            s
+                        }
+                        _ => mcpmux::record::redact_url(r.config.url.as_deref().unwrap_or("")),
+                    };
+                    let flags = format!(
+                        "{}{}",
+                        if r.is_active { "" } else { " (disabled)" },
+                        if r.is_trusted { " (trusted)" } else { "" }
+                    );
+                    println!("{}  {}  {target}{flags}", r.name, r.transport.as_str());
+                }
+            }
+            Ok(())
+        }
+        ServersCommand::Add(args) => {
+            let input = add_input(args)?;
+            let record = pool.add_server(input).await?;
+            if json {
+                print_json(&record);
+            } else {
+                println!("added {} ({})", record.name, record.id);
+            }
+            Ok(())
+        }
+        ServersCommand::Import { file } => {
+            let text = if file == "-" {
+                let mut s = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut s)
+                    .map_err(|e| CliError::usage(format!("cannot read stdin: {e}")))?;
+                s
+            } else {
+                std::fs::read_to_string(file)
+                    .map_err(|e| CliError::usage(format!("cannot read {file}: {e}")))?
+            };
+            let results = pool.add_json(&text).await?;
+            if json {
+                print_json(&results);
+            } else {
+                for r in &results {
+                    match &r.error {
+                        None => println!("added {}", r.name),
+                        Some(e) => println!("failed {}: {e}", r.name),
+                    }
+                }
+            }
+            let failed = results.iter().filter(|r| !r.success).count();
+            if failed > 0 {
+                return Err(CliError::usage(format!(
+                    "{failed} of {} servers could not be imported",
+                    results.len()
+                )));
+            }
+            Ok(())
+        }
+        ServersCommand::Remove { name } => {
+            let record = pool.remove_server(name).await?;
+            if json {
+                print_json(&record);
+            } else {
+                println!("removed {}", record.name);
+            }
+            Ok(())
+        }
+        ServersCommand::Enable { name } => {
+            set(
+                name,
+                ServerPatch {
+                    is_active: Some(true),
+                    ..Default::default()
+                },
+                "enabled",
+            )
+            .await
+        }
+        ServersCommand::Disable { name } => {
+            set(
+                name,
+                ServerPatch {
+                    is_active: Some(false),
+                    ..Default::default()
+                },
+                "disabled",
+            )
+            .await
+        }
+        ServersCommand::Trust { name } => {
+            set(
+                name,
+                ServerPatch {
+                    is_trusted: Some(true),
+                    ..Default::default()
+                },
+                "trusted",
+            )
+            .await
+        }
+        ServersCommand::Untrust { name } => {
+            set(
+                name,
+                ServerPatch {
+                    is_trusted: Some(false),
+                    ..Default::default()
+                },
+                "untrusted",
+            )
+            .await
+        }
+        ServersCommand::Test { name } => {
+            let result = connecting("testing…", pool.test_server(name)).await?;
+            if json {
+                print_json(&result);
+            } else if result.success {
+                println!(
+                    "ok: {} tools in {} ms ({})",
+                    result.tools.len(),
+                    result.duration_ms,
+                    result.protocol_version.as_deref().unwrap_or("?")
+                );
+                for t in &result.tools {
+                    println!("  {t}");
+                }
+            }
+            match result.error {
+                Some(e) if !result.success => Err(CliError::failed(e)),
+                _ => Ok(()),
+            }
+        }
+        ServersCommand::Discover { name } => {
+            let result = connecting("discovering…", pool.discover(name)).await?;
+            if json {
+                print_json(&result);
+            } else {
+                println!("tools:");
+                for t in &result.tools {
+                    println!("  {}", t.name);
+                }
+                println!("prompts:");
+                for p in &result.prompts {
+                    println!("  {}", p.name);
+                }
+                if let Some(e) = &result.prompts_error {
+                    println!("  (failed: {e})");
+                }
+                println!("resources:");
+                for r in &result.resources {
+                    println!("  {}", r.uri);
+                }
+                if let Some(e) = &result.resources_error {
+                    println!("  (failed: {e})");
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn add_input(args: &AddArgs) -> Result<ServerInput> {
+    let mut config = ServerConfig {
+        command: args.command.clone(),
+        args: args.args.clone(),
+        cwd: args.cwd.clone(),
+        url: args.url.clone(),
+        ..Default::default()
+    };
+    for kv in &args.env {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| CliError::usage(format!("--env wants K=V, got '{kv}'")))?;
+        config.env.insert(k.to_string(), v.to_string());
+    }
+    for kv in &args.headers {
+        let (k, v) = kv
+            .split_once(':')
+            .ok_or_else(|| CliError::usage("--header wants K:V".to_string()))?;
+        config
+            .headers
+            .insert(k.trim().to_string(), v.trim().to_string());
+    }
+    let transport = match args.transport.as_deref() {
+        None => None,
+        Some(t) => Some(
+            serde_json::from_value::<TransportType>(serde_json::Value::String(t.to_string()))
+                .map_err(|_| {
+                    CliError::usage(format!(
+                        "--type must be stdio, http, sse or websocket, not '{t}'"
+                    ))
+                })?,
+        ),
+    };
+    Ok(ServerInput {
+        name: args.name.clone(),
+        transport,
+        config,
+        is_active: Some(!args.disabled),
+        ..Default::default()
+    })
+}

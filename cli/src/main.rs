@@ -1,0 +1,175 @@
+//! `mcpmux`: a thin command line over the mcpmux core.
+
+mod commands;
+mod demo;
+mod demo_server;
+mod spinner;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "mcpmux",
+    version,
+    about = "Use a fleet of MCP servers from one place"
+)]
+struct Cli {
+    /// Config file (default: $MCPMUX_CONFIG, else ~/.config/mcpmux/servers.json).
+    #[arg(long, global = true, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Also use this project's local-scope servers.
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<String>,
+    /// Print machine-readable JSON on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Manage the server list.
+    #[command(subcommand)]
+    Servers(ServersCommand),
+    /// List tools of every active server (or one).
+    Tools {
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
+    },
+    /// Call a tool by id (as `tools` prints it) with JSON arguments.
+    Call {
+        tool_id: String,
+        #[arg(value_name = "ARGS_JSON")]
+        args: Option<String>,
+        /// Per-call timeout in milliseconds.
+        #[arg(long, value_name = "MS")]
+        timeout_ms: Option<u64>,
+    },
+    /// List resources of every server.
+    Resources {
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
+    },
+    /// Read a resource of a server.
+    Read { server: String, uri: String },
+    /// List prompts of every server.
+    Prompts {
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
+    },
+    /// Get a prompt of a server, with JSON arguments.
+    Prompt {
+        server: String,
+        name: String,
+        #[arg(value_name = "ARGS_JSON")]
+        args: Option<String>,
+    },
+    /// Connect every active server and print events as they happen (Ctrl-C stops).
+    Events,
+    /// Start the built-in demo server in a temporary config, list and call its tools.
+    Demo,
+    /// Serve the built-in demo MCP server over stdio.
+    #[command(hide = true)]
+    DemoServer,
+}
+
+#[derive(Subcommand)]
+enum ServersCommand {
+    /// List saved servers and their state.
+    List,
+    /// Add a stdio server (--command) or a remote one (--url).
+    Add(AddArgs),
+    /// Import servers from a Claude Desktop / Cursor / VS Code JSON file (`-` reads stdin).
+    Import {
+        file: String,
+    },
+    Remove {
+        name: String,
+    },
+    Enable {
+        name: String,
+    },
+    Disable {
+        name: String,
+    },
+    Trust {
+        name: String,
+    },
+    Untrust {
+        name: String,
+    },
+    /// Connect on a fresh connection and list the tools.
+    Test {
+        name: String,
+    },
+    /// Show tools, prompts and resources of a server.
+    Discover {
+        name: String,
+    },
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    pub name: String,
+    #[arg(long, conflicts_with = "url", required_unless_present = "url")]
+    pub command: Option<String>,
+    /// An argument of the command (repeat for several).
+    #[arg(long = "arg", value_name = "A", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// An environment variable of the server, K=V (repeat for several).
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    #[arg(long)]
+    pub url: Option<String>,
+    /// An HTTP header, K:V (repeat for several).
+    #[arg(long = "header", value_name = "K:V")]
+    pub headers: Vec<String>,
+    /// Force the transport: stdio, http, sse or websocket.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub transport: Option<String>,
+    /// Save it inactive.
+    #[arg(long)]
+    pub disabled: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if std::env::var_os("MCPMUX_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_env("MCPMUX_LOG"))
+            .with_writer(std::io::stderr)
+            .init();
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcpmux: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(commands::run(cli));
+    // Children and sessions were closed by the command; don't wait on stray blocking reads.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpmux: {e}");
+            ExitCode::from(match e.kind() {
+                Some(mcpmux::ErrorKind::InvalidArgument | mcpmux::ErrorKind::InvalidConfig)
+                | None => 2,
+                Some(mcpmux::ErrorKind::NotFound) => 3,
+                _ => 1,
+            })
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Pool events (seed 003's names) and the bus that delivers them to any number of subscribers.
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+/// Connection state of one server (seed 003's state machine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectionState {
+    Disconnected,
+    Connecting,
+    Connected,
+    Error,
+}
+
+/// Finer steps inside `connecting` and why a connection left `connected` (seed 000's phases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionPhase {
+    /// Spawning the child process or opening the HTTP session.
+    Transport,
+    /// `initialize` or `server/discover`.
+    Handshake,
+    Ready,
+    /// Waiting before the next reconnect attempt.
+    Backoff,
+    /// Closed on purpose (disconnect, update, shutdown).
+    Closed,
+    /// The transport ended without being asked to.
+    Lost,
+    /// A health check failed.
+    Unhealthy,
+    Failed,
+}
+
+/// Something that happened in the pool. Serialized with a `type` tag, fields in camelCase.
+/// No event ever carries an env value, a header value or a token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+pub enum Event {
+    #[serde(rename = "server:connected", rename_all = "camelCase")]
+    ServerConnected {
+        server_id: String,
+        server_name: String,
+        protocol_version: String,
+    },
+    #[serde(rename = "connection:state", rename_all = "camelCase")]
+    ConnectionState {
+        server_id: String,
+        server_name: String,
+        state: ConnectionState,
+        phase: ConnectionPhase,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Reconnect attempt number, when reconnecting.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
+    },
+    #[serde(rename = "servers:changed")]
+    ServersChanged,
+    #[serde(rename = "tool:called", rename_all = "camelCase")]
+    ToolCalled {
+        server_id: String,
+        tool_name: String,
+        tool_id: String,
+        duration_ms: u64,
+        success: bool,
+    },
+    #[serde(rename = "tools:changed", rename_all = "camelCase")]
+    ToolsChanged { server_id: String },
+    #[serde(rename = "resource:updated", rename_all = "camelCase")]
+    ResourceUpdated { server_id: String, uri: String },
+    #[serde(rename = "progress", rename_all = "camelCase")]
+    Progress {
+        server_id: String,
+        progress_token: serde_json::Value,
+        progress: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// Server log output: `notifications/message`, stderr of stdio servers, or a transport fault.
+    #[serde(rename = "log", rename_all = "camelCase")]
+    Log {
+        server_id: String,
+        level: String,
+        /// `notification`, `stderr` or `transport`.
+        source: String,
+        message: String,
+    },
+}
+
+impl Event {
+    /// The event's name as used by `on(name, ...)` in the bindings.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::ServerConnected { .. } => "server:connected",
+            Event::ConnectionState { .. } => "connection:state",
+            Event::ServersChanged => "servers:changed",
+            Event::ToolCalled { .. } => "tool:called",
+            Event::ToolsChanged { .. } => "tools:changed",
+            Event::ResourceUpdated { .. } => "resource:updated",
+            Event::Progress { .. } => "progress",
+            Event::Log { .. } => "log",
+        }
+    }
+}
+
+/// Fan-out of events; emitting never blocks and never fails, even with no subscriber.
+#[derive(Debug, Clone)]
+pub struct EventBus {
+    tx: broadcast::Sender<Event>,
+}
+
+/// A subscription to pool events.
+pub struct EventReceiver {
+    rx: broadcast::Receiver<Event>,
+}
+
+impl EventBus {
+    pub fn new(capacity: usize) -> Self {
+        EventBus {
+            tx: broadcast::channel(capacity.max(16)).0,
+        }
+    }
+
+    pub fn emit(&self, event: Event) {
+        tracing::trace!(event = event.name(), "event");
+        let _ = self.tx.send(event);
+    }
+
+    pub fn subscribe(&self) -> EventReceiver {
+        EventReceiver {
+            rx: self.tx.subscribe(),
+        }
+    }
+}
+
+impl EventReceiver {
+    /// The next event, or `None` once the pool is gone. A subscriber too slow to keep up skips
+    /// the events it missed rather than stalling the pool.
+    pub async fn recv(&mut self) -> Option<Event> {
+        loop {
+            match self.rx.recv().await {
+                Ok(e) => return Some(e),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "event subscriber lagged");
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// The next event if one is waiting.
+    pub fn try_recv(&mut self) -> Option<Event> {
+        loop {
+            match self.rx.try_recv() {
+                Ok(e) => return Some(e),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialize_with_seed_names() {
+        let e = Event::ToolCalled {
+            server_id: "s".into(),
+            tool_name: "echo".into(),
+            tool_id: "mcp__a__echo".into(),
+            duration_ms: 3,
+            success: true,
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "tool:called");
+        assert_eq!(v["serverId"], "s");
+        assert_eq!(v["durationMs"], 3);
+        assert_eq!(e.name(), "tool:called");
+        let v = serde_json::to_value(Event::ServersChanged).unwrap();
+        assert_eq!(v, serde_json::json!({"type": "servers:changed"}));
+    }
+
+    #[tokio::test]
+    async fn every_subscriber_gets_every_event() {
+        let bus = EventBus::new(16);
+        let mut a = bus.subscribe();
+        let mut b = bus.subscribe();
+        bus.emit(Event::ServersChanged);
+        assert_eq!(a.recv().await, Some(Event::ServersChanged));
+        assert_eq!(b.recv().await, Some(Event::ServersChanged));
+        drop(bus);
+        assert_eq!(a.recv().await, None);
+    }
+}

@@ -1,0 +1,167 @@
+//! The client side of every connection: answers server requests and routes server
+//! notifications (progress, logs, list changes, resource updates) to callers and events.
+#![allow(
+    deprecated,
+    reason = "server logging (SEP-2577) is deprecated but still sent"
+)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
+};
+use rmcp::service::NotificationContext;
+use rmcp::{ClientHandler, RoleClient};
+
+use crate::events::{Event, EventBus};
+
+/// One progress update of a call, as given to a per-call callback.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// A per-call progress callback.
+pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// State a server's connections share with the pool; outlives any one connection.
+pub(crate) struct ServerShared {
+    pub server_id: Arc<str>,
+    pub events: EventBus,
+    progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
+    /// Bumped by `notifications/tools/list_changed`; a cached list fetched under an older
+    /// generation is stale.
+    pub tools_generation: AtomicU64,
+    pub client_name: String,
+}
+
+impl ServerShared {
+    pub fn new(server_id: &str, events: EventBus, client_name: String) -> Arc<Self> {
+        Arc::new(ServerShared {
+            server_id: server_id.into(),
+            events,
+            progress: Mutex::new(HashMap::new()),
+            tools_generation: AtomicU64::new(0),
+            client_name,
+        })
+    }
+
+    /// Routes progress for `token` to `f` until the returned guard drops.
+    pub fn route_progress(self: &Arc<Self>, token: ProgressToken, f: ProgressFn) -> ProgressRoute {
+        self.progress.lock().unwrap().insert(token.clone(), f);
+        ProgressRoute {
+            shared: self.clone(),
+            token,
+        }
+    }
+
+    pub fn tools_changed(&self) {
+        self.tools_generation.fetch_add(1, Ordering::SeqCst);
+        self.events.emit(Event::ToolsChanged {
+            server_id: self.server_id.to_string(),
+        });
+    }
+}
+
+/// Unregisters a progress callback when the call ends.
+pub(crate) struct ProgressRoute {
+    shared: Arc<ServerShared>,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.shared.progress.lock() {
+            map.remove(&self.token);
+        }
+    }
+}
+
+/// The rmcp client handler of one connection.
+pub(crate) struct ClientSide {
+    pub shared: Arc<ServerShared>,
+}
+
+impl ClientHandler for ClientSide {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(self.shared.client_name.clone(), env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let callback = self
+            .shared
+            .progress
+            .lock()
+            .unwrap()
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(f) = callback {
+            f(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message.clone(),
+            });
+        }
+        self.shared.events.emit(Event::Progress {
+            server_id: self.shared.server_id.to_string(),
+            progress_token: serde_json::to_value(&params.progress_token).unwrap_or_default(),
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        });
+    }
+
+    // `notifications/message` is deprecated in 2026-07-28 but older servers still send it.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "info".into());
+        let message = match (&params.logger, params.data) {
+            (_, serde_json::Value::String(s)) => s,
+            (_, other) => other.to_string(),
+        };
+        let message = match params.logger {
+            Some(logger) => format!("[{logger}] {message}"),
+            None => message,
+        };
+        self.shared.events.emit(Event::Log {
+            server_id: self.shared.server_id.to_string(),
+            level,
+            source: "notification".into(),
+            message,
+        });
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.shared.tools_changed();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.shared.events.emit(Event::ResourceUpdated {
+            server_id: self.shared.server_id.to_string(),
+            uri: params.uri,
+        });
+    }
+}

@@ -1,0 +1,33 @@
+//! mcpmux: one Rust core that lets an application use a whole fleet of MCP servers.
+//!
+//! A [`Pool`] reads server records from a [`ConfigStore`], connects to servers lazily over
+//! stdio or Streamable HTTP (through `rmcp`), keeps them healthy, and exposes their tools
+//! under pool-unique ids, their resources and their prompts. Everything that happens is
+//! reported as an [`Event`].
+
+mod error;
+pub mod events;
+mod handler;
+pub mod import;
+mod pool;
+pub mod record;
+pub mod store;
+pub mod tools;
+pub mod transport;
+
+pub use error::{Error, ErrorKind, Result};
+pub use events::{ConnectionPhase, ConnectionState, Event, EventReceiver};
+pub use handler::{Progress, ProgressFn};
+pub use pool::{
+    CallOptions, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo, ResourceInfo,
+    ResourceTemplateInfo, ServerStatus, TestResult,
+};
+pub use record::{
+    InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,
+    TransportType,
+};
+pub use store::ConfigStore;
+pub use tools::ToolInfo;
+
+/// The MCP data types mcpmux returns (tool results, resources, prompts), from `rmcp`.
+pub use rmcp::model;

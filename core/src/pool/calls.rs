@@ -1,0 +1,612 @@
+//! Requests through the pool: tools, resources, prompts.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
+    GetPromptResult, JsonObject, ReadResourceRequestParams, ReadResourceResult, RequestId,
+    ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::slot::{CachedTools, Slot};
+use super::{Inner, Pool};
+use crate::error::{Error, Result};
+use crate::events::Event;
+use crate::handler::ProgressFn;
+use crate::tools::{ToolInfo, assign_ids, server_prefix};
+
+/// Per-call settings of [`Pool::call_tool`].
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Overrides the server's and the pool's request timeout; reset by progress.
+    pub timeout: Option<Duration>,
+    /// Receives the call's progress notifications.
+    pub on_progress: Option<ProgressFn>,
+    /// Cancelling it cancels the call (the server gets `notifications/cancelled`).
+    pub cancel: Option<CancellationToken>,
+}
+
+/// A resource with the server it comes from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceInfo {
+    pub server_id: String,
+    pub server_name: String,
+    #[serde(flatten)]
+    pub resource: rmcp::model::Resource,
+}
+
+/// A resource template with the server it comes from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateInfo {
+    pub server_id: String,
+    pub server_name: String,
+    #[serde(flatten)]
+    pub template: rmcp::model::ResourceTemplate,
+}
+
+/// A prompt with the server it comes from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptInfo {
+    pub server_id: String,
+    pub server_name: String,
+    #[serde(flatten)]
+    pub prompt: rmcp::model::Prompt,
+}
+
+/// Maps an rmcp failure of `method` on `server` to mcpmux's error.
+pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Error {
+    match e {
+        ServiceError::McpError(e) => Error::Protocol {
+            server: server.to_string(),
+            message: format!("{method}: {} (code {})", e.message, e.code.0),
+        },
+        ServiceError::Timeout { timeout } => Error::Timeout {
+            what: format!("{method} on server '{server}'"),
+            after: timeout,
+        },
+        ServiceError::Cancelled { .. } => Error::Cancelled,
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+            Error::connection(server, format!("{method}: {e}"))
+        }
+        other => Error::Protocol {
+            server: server.to_string(),
+            message: format!("{method}: {other}"),
+        },
+    }
+}
+
+/// Sends `notifications/cancelled` if the call is dropped before it completes.
+struct CancelOnDrop {
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+}
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.peer = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(peer) = self.peer.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            let id = self.id.clone();
+            rt.spawn(async move {
+                let _ = peer
+                    .notify_cancelled(rmcp::model::CancelledNotificationParam::new(
+                        Some(id),
+                        Some("cancelled by the client".into()),
+                    ))
+                    .await;
+            });
+        }
+    }
+}
+
+impl Pool {
+    /// Tools of every active server (or of one), with pool-unique ids. Disabled tools are left
+    /// out. A server that cannot be reached is skipped when listing all (its failure shows in
+    /// `connection:state`) and is an error when asked for alone.
+    pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolInfo>> {
+        let _flight = self.inner.begin()?;
+        match server {
+            Some(s) => {
+                let slot = self.inner.slot(s)?;
+                let group = self.inner.prefix_group(&slot.name());
+                let mut tools = self.inner.index_group(&group, Some(&slot.id)).await?;
+                tools.retain(|t| t.server_id == slot.id);
+                Ok(tools)
+            }
+            None => {
+                let slots: Vec<_> = self
+                    .inner
+                    .slots()
+                    .into_iter()
+                    .filter(|s| s.record.read().unwrap().is_active)
+                    .collect();
+                let mut groups: Vec<Vec<Arc<Slot>>> = Vec::new();
+                for slot in slots {
+                    let prefix = server_prefix(&slot.name());
+                    match groups
+                        .iter_mut()
+                        .find(|g| server_prefix(&g[0].name()) == prefix)
+                    {
+                        Some(g) => g.push(slot),
+                        None => groups.push(vec![slot]),
+                    }
+                }
+                let lists = futures::future::join_all(
+                    groups.iter().map(|g| self.inner.index_group(g, None)),
+                )
+                .await;
+                let mut out: Vec<ToolInfo> = lists.into_iter().flatten().flatten().collect();
+                out.sort_by(|a, b| a.id.cmp(&b.id));
+                Ok(out)
+            }
+        }
+    }
+
+    /// Calls a tool by its pool id. The result keeps every content type, `structuredContent`
+    /// and `isError`; a JSON-RPC error from the server is an `Error::Tool`.
+    pub async fn call_tool(
+        &self,
+        tool_id: &str,
+        arguments: serde_json::Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        let _flight = self.inner.begin()?;
+        let arguments: Option<JsonObject> = match arguments {
+            serde_json::Value::Null => None,
+            serde_json::Value::Object(m) => Some(m),
+            other => {
+                return Err(Error::invalid(format!(
+                    "tool arguments must be a JSON object, not {other}"
+                )));
+            }
+        };
+        let (slot, tool) = self.inner.resolve_tool(tool_id).await?;
+        let record = slot.record();
+        if record.disabled_tools.iter().any(|t| t == &tool) {
+            return Err(Error::invalid(format!(
+                "tool '{tool}' of server '{}' is disabled",
+                record.name
+            )));
+        }
+        let span = tracing::info_span!("mcpmux.call_tool", server = %record.name, tool = %tool);
+        let started = Instant::now();
+        let result = self
+            .inner
+            .call_on(&slot, &tool, arguments, options)
+            .instrument(span)
+            .await;
+        self.inner.events.emit(Event::ToolCalled {
+            server_id: slot.id.clone(),
+            tool_name: tool.clone(),
+            tool_id: tool_id.to_string(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            success: matches!(&result, Ok(r) if r.is_error != Some(true)),
+        });
+        result
+    }
+
+    /// Resources of every server that offers them (or of one), following pagination.
+    pub async fn list_resources(&self, server: Option<&str>) -> Result<Vec<ResourceInfo>> {
+        let _flight = self.inner.begin()?;
+        let per_server = self
+            .inner
+            .each_capable(
+                server,
+                |c| c.resources.is_some(),
+                |peer| async move { peer.list_all_resources().await },
+            )
+            .await?;
+        Ok(per_server
+            .into_iter()
+            .flat_map(|(slot, list)| {
+                let (id, name) = (slot.id.clone(), slot.name());
+                list.into_iter().map(move |resource| ResourceInfo {
+                    server_id: id.clone(),
+                    server_name: name.clone(),
+                    resource,
+                })
+            })
+            .collect())
+    }
+
+    /// Resource templates of every server that offers them (or of one).
+    pub async fn list_resource_templates(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<ResourceTemplateInfo>> {
+        let _flight = self.inner.begin()?;
+        let per_server = self
+            .inner
+            .each_capable(
+                server,
+                |c| c.resources.is_some(),
+                |peer| async move { peer.list_all_resource_templates().await },
+            )
+            .await?;
+        Ok(per_server
+            .into_iter()
+            .flat_map(|(slot, list)| {
+                let (id, name) = (slot.id.clone(), slot.name());
+                list.into_iter().map(move |template| ResourceTemplateInfo {
+                    server_id: id.clone(),
+                    server_name: name.clone(),
+                    template,
+                })
+            })
+            .collect())
+    }
+
+    /// Reads one resource of one server.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult> {
+        let _flight = self.inner.begin()?;
+        let slot = self.inner.slot(server)?;
+        let conn = slot.connection(&self.inner).await?;
+        conn.peer
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .map_err(|e| {
+                slot.connection_failed(&self.inner, &conn);
+                service_error(&slot.name(), "resources/read", e)
+            })
+    }
+
+    /// Subscribes to changes of a resource; they arrive as `resource:updated` events.
+    #[allow(
+        deprecated,
+        reason = "resources/subscribe is how servers before 2026-07-28 do it"
+    )]
+    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<()> {
+        let _flight = self.inner.begin()?;
+        let slot = self.inner.slot(server)?;
+        let conn = slot.connection(&self.inner).await?;
+        conn.peer
+            .subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .map_err(|e| service_error(&slot.name(), "resources/subscribe", e))
+    }
+
+    /// Ends a subscription made with [`Pool::subscribe_resource`].
+    #[allow(
+        deprecated,
+        reason = "resources/unsubscribe is how servers before 2026-07-28 do it"
+    )]
+    pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<()> {
+        let _flight = self.inner.begin()?;
+        let slot = self.inner.slot(server)?;
+        let conn = slot.connection(&self.inner).await?;
+        conn.peer
+            .unsubscribe(UnsubscribeRequestParams::new(uri))
+            .await
+            .map_err(|e| service_error(&slot.name(), "resources/unsubscribe", e))
+    }
+
+    /// Prompts of every server that offers them (or of one), with the server's name.
+    pub async fn list_prompts(&self, server: Option<&str>) -> Result<Vec<PromptInfo>> {
+        let _flight = self.inner.begin()?;
+        let per_server = self
+            .inner
+            .each_capable(
+                server,
+                |c| c.prompts.is_some(),
+                |peer| async move { peer.list_all_prompts().await },
+            )
+            .await?;
+        Ok(per_server
+            .into_iter()
+            .flat_map(|(slot, list)| {
+                let (id, name) = (slot.id.clone(), slot.name());
+                list.into_iter().map(move |prompt| PromptInfo {
+                    server_id: id.clone(),
+                    server_name: name.clone(),
+                    prompt,
+                })
+            })
+            .collect())
+    }
+
+    /// Gets one prompt of one server, filled with `arguments`.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<GetPromptResult> {
+        let _flight = self.inner.begin()?;
+        let slot = self.inner.slot(server)?;
+        let conn = slot.connection(&self.inner).await?;
+        let mut params = GetPromptRequestParams::new(name);
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
+        conn.peer.get_prompt(params).await.map_err(|e| {
+            slot.connection_failed(&self.inner, &conn);
+            service_error(&slot.name(), "prompts/get", e)
+        })
+    }
+}
+
+impl Inner {
+    /// Servers whose names share a tool id prefix: their ids are assigned together.
+    fn prefix_group(&self, server_name: &str) -> Vec<Arc<Slot>> {
+        let prefix = server_prefix(server_name);
+        self.slots()
+            .into_iter()
+            .filter(|s| server_prefix(&s.name()) == prefix)
+            .collect()
+    }
+
+    /// Fetches (or takes from the cache) the tools of a group of servers, assigns their ids in
+    /// creation order and records them in the index. With `only`, other members of the group
+    /// are taken from the cache alone, so asking for one server never connects another.
+    async fn index_group(
+        self: &Arc<Self>,
+        group: &[Arc<Slot>],
+        only: Option<&str>,
+    ) -> Result<Vec<ToolInfo>> {
+        let mut members: Vec<_> = group.to_vec();
+        members.sort_by_key(|s| {
+            let r = s.record.read().unwrap();
+            (r.created_at, r.id.clone())
+        });
+        let mut lists = Vec::new();
+        for slot in &members {
+            let tools = if only.is_none_or(|id| id == slot.id) {
+                match self.server_tools(slot).await {
+                    Ok(t) => t,
+                    Err(e) if only.is_some() => return Err(e),
+                    Err(_) => continue,
+                }
+            } else {
+                match slot.tools.lock().unwrap().as_ref() {
+                    Some(c) => c.tools.clone(),
+                    None => continue,
+                }
+            };
+            lists.push((slot.clone(), tools));
+        }
+        let mut entries = Vec::new();
+        for (slot, tools) in &lists {
+            let record = slot.record();
+            for tool in tools.iter() {
+                if !record
+                    .disabled_tools
+                    .iter()
+                    .any(|d| d == tool.name.as_ref())
+                {
+                    entries.push((slot.clone(), record.name.clone(), tool.clone()));
+                }
+            }
+        }
+        let ids = assign_ids(
+            entries
+                .iter()
+                .map(|(s, n, t)| (s.id.as_str(), n.as_str(), t.name.as_ref())),
+        );
+        let mut out = Vec::with_capacity(entries.len());
+        let mut index = self.tool_index.write().unwrap();
+        for ((slot, name, tool), id) in entries.iter().zip(ids) {
+            index.insert(id.clone(), (slot.id.clone(), tool.name.to_string()));
+            out.push(ToolInfo::from_rmcp(tool, id, &slot.id, name));
+        }
+        Ok(out)
+    }
+
+    /// A server's tools, from the cache while it is fresh (TTL, no `list_changed` since).
+    async fn server_tools(
+        self: &Arc<Self>,
+        slot: &Arc<Slot>,
+    ) -> Result<Arc<Vec<rmcp::model::Tool>>> {
+        let generation = slot
+            .shared
+            .tools_generation
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if let Some(c) = slot.tools.lock().unwrap().as_ref()
+            && c.generation == generation
+            && c.fetched.elapsed() < self.opts.tools_ttl()
+        {
+            return Ok(c.tools.clone());
+        }
+        let conn = slot.connection(self).await?;
+        let tools = conn.peer.list_all_tools().await.map_err(|e| {
+            slot.connection_failed(self, &conn);
+            service_error(&slot.name(), "tools/list", e)
+        })?;
+        let tools = Arc::new(tools);
+        let previous = slot.tools.lock().unwrap().replace(CachedTools {
+            tools: tools.clone(),
+            fetched: Instant::now(),
+            generation,
+        });
+        if previous.is_some_and(|p| p.tools != tools) {
+            slot.shared.tools_changed();
+        }
+        Ok(tools)
+    }
+
+    /// Finds which server and tool a pool id names, listing the servers it could belong to
+    /// when the index does not know it yet.
+    async fn resolve_tool(self: &Arc<Self>, tool_id: &str) -> Result<(Arc<Slot>, String)> {
+        let lookup = |inner: &Inner| {
+            let hit = inner.tool_index.read().unwrap().get(tool_id).cloned();
+            hit.and_then(|(server_id, tool)| {
+                let slot = inner.slots.read().unwrap().get(&server_id).cloned();
+                slot.map(|s| (s, tool))
+            })
+        };
+        if let Some(hit) = lookup(self) {
+            return Ok(hit);
+        }
+        let candidates: Vec<_> = self
+            .slots()
+            .into_iter()
+            .filter(|s| tool_id.starts_with(&server_prefix(&s.name())))
+            .collect();
+        if candidates.is_empty() {
+            return Err(Error::not_found("tool", tool_id));
+        }
+        // Every server of a prefix group, so ids come out as a full listing assigns them.
+        let mut group = Vec::new();
+        for c in &candidates {
+            for s in self.prefix_group(&c.name()) {
+                if !group.iter().any(|g: &Arc<Slot>| g.id == s.id) {
+                    group.push(s);
+                }
+            }
+        }
+        let mut last_error = None;
+        for slot in &group {
+            if let Err(e) = self.server_tools(slot).await {
+                last_error = Some(e);
+            }
+        }
+        self.index_group(&group, None).await?;
+        match (lookup(self), last_error) {
+            (Some(hit), _) => Ok(hit),
+            (None, Some(e)) if candidates.len() == 1 => Err(e),
+            _ => Err(Error::not_found("tool", tool_id)),
+        }
+    }
+
+    async fn call_on(
+        self: &Arc<Self>,
+        slot: &Arc<Slot>,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        let name = slot.name();
+        let conn = slot.connection(self).await?;
+        let timeout = options
+            .timeout
+            .or(slot.record.read().unwrap().timeouts.request())
+            .unwrap_or(self.opts.request_timeout());
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = conn
+            .peer
+            .send_request_with_option(
+                request,
+                PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress(),
+            )
+            .await
+            .map_err(|e| {
+                slot.connection_failed(self, &conn);
+                self.closing_or(service_error(&name, "tools/call", e))
+            })?;
+        let _route = options
+            .on_progress
+            .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
+        let mut guard = CancelOnDrop {
+            peer: Some(conn.peer.clone()),
+            id: handle.id.clone(),
+        };
+        let cancel = options.cancel.unwrap_or_default();
+        let response = tokio::select! {
+            r = handle.await_response() => r,
+            _ = cancel.cancelled() => return Err(Error::Cancelled),
+        };
+        guard.disarm();
+        conn.touch();
+        match response {
+            Ok(ServerResult::CallToolResult(r)) => Ok(r),
+            Ok(ServerResult::InputRequiredResult(_)) => Err(Error::Protocol {
+                server: name,
+                message:
+                    "the server asked for input (input_required), which this host does not provide"
+                        .into(),
+            }),
+            Ok(_) => Err(Error::Protocol {
+                server: name,
+                message: "tools/call: unexpected response type".into(),
+            }),
+            Err(ServiceError::McpError(e)) => Err(Error::Tool {
+                tool: tool.to_string(),
+                message: format!("{} (code {})", e.message, e.code.0),
+            }),
+            Err(ServiceError::Timeout { timeout }) => Err(Error::Timeout {
+                what: format!("tool '{tool}' on server '{name}'"),
+                after: timeout,
+            }),
+            Err(e) => {
+                slot.connection_failed(self, &conn);
+                Err(self.closing_or(service_error(&name, "tools/call", e)))
+            }
+        }
+    }
+
+    /// While shutting down, a call cut off by the closing connection is a `ShuttingDown` error.
+    fn closing_or(&self, e: Error) -> Error {
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst)
+            && matches!(e, Error::Connection { .. })
+        {
+            Error::ShuttingDown
+        } else {
+            e
+        }
+    }
+
+    /// Runs `f` on every active server (or one) whose capabilities pass `capable`; when asking
+    /// all, servers that fail are skipped.
+    async fn each_capable<T, F, Fut>(
+        self: &Arc<Self>,
+        server: Option<&str>,
+        capable: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
+        f: F,
+    ) -> Result<Vec<(Arc<Slot>, Vec<T>)>>
+    where
+        F: Fn(Peer<RoleClient>) -> Fut,
+        Fut: Future<Output = std::result::Result<Vec<T>, ServiceError>>,
+    {
+        let slots = match server {
+            Some(s) => vec![self.slot(s)?],
+            None => self
+                .slots()
+                .into_iter()
+                .filter(|s| s.record.read().unwrap().is_active)
+                .collect(),
+        };
+        let jobs = slots.into_iter().map(|slot| {
+            let capable = &capable;
+            let f = &f;
+            async move {
+                let conn = slot.connection(self).await?;
+                let caps = conn.peer.peer_info().map(|i| i.capabilities.clone());
+                if !caps.as_ref().is_some_and(capable) {
+                    return Ok((slot, Vec::new()));
+                }
+                match f(conn.peer.clone()).await {
+                    Ok(list) => Ok((slot, list)),
+                    Err(e) => {
+                        slot.connection_failed(self, &conn);
+                        Err(service_error(&slot.name(), "list", e))
+                    }
+                }
+            }
+        });
+        let results = futures::future::join_all(jobs).await;
+        if server.is_some() {
+            return results.into_iter().collect();
+        }
+        let mut out: Vec<_> = results.into_iter().filter_map(Result::ok).collect();
+        out.sort_by_key(|(s, _)| s.name());
+        Ok(out)
+    }
+}

@@ -1,0 +1,159 @@
+//! One live MCP session with one server, whatever its transport.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningServiceCancellationToken};
+use rmcp::{Peer, RoleClient};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Result};
+use crate::handler::{ClientSide, ServerShared};
+use crate::record::{ServerRecord, TransportType};
+use crate::transport::stdio::ChildProcess;
+use crate::transport::{http, stdio};
+
+/// A connected session. Dropping it ends the session and kills a stdio child.
+pub(crate) struct Connection {
+    pub peer: Peer<RoleClient>,
+    pub protocol_version: String,
+    /// Spoke the stateless 2026-07-28 protocol (health checks use `server/discover`).
+    pub modern: bool,
+    pub generation: u64,
+    pub child_pid: Option<u32>,
+    cancel: Mutex<Option<RunningServiceCancellationToken>>,
+    ended: CancellationToken,
+    intentional: Arc<AtomicBool>,
+    child: tokio::sync::Mutex<Option<ChildProcess>>,
+    last_used: Mutex<Instant>,
+}
+
+/// Why a connection ended without being asked to.
+pub(crate) type OnLost = Box<dyn FnOnce(String) + Send + 'static>;
+
+impl Connection {
+    /// Opens the transport and runs the handshake: `server/discover` first, falling back to
+    /// the legacy `initialize` for servers up to 2025-11-25.
+    pub async fn open(
+        record: &ServerRecord,
+        shared: Arc<ServerShared>,
+        generation: u64,
+        max_message: usize,
+        on_lost: OnLost,
+    ) -> Result<Arc<Connection>> {
+        let handler = ClientSide {
+            shared: shared.clone(),
+        };
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: None,
+        };
+        let name = record.name.as_str();
+        let (service, child) = match record.transport {
+            TransportType::Stdio => {
+                let (transport, mut child) =
+                    stdio::spawn(record, shared.events.clone(), max_message)?;
+                match handler.serve_with_lifecycle(transport, lifecycle).await {
+                    Ok(s) => (s, Some(child)),
+                    Err(e) => {
+                        child.terminate(Duration::from_millis(200)).await;
+                        return Err(Error::connection(name, handshake_error(&e)));
+                    }
+                }
+            }
+            TransportType::Http => {
+                let transport = http::open(record, max_message)?;
+                let service = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| Error::connection(name, handshake_error(&e)))?;
+                (service, None)
+            }
+            t => {
+                return Err(Error::connection(
+                    name,
+                    format!(
+                        "the {} transport is not available in this build",
+                        t.as_str()
+                    ),
+                ));
+            }
+        };
+        let peer = service.peer().clone();
+        let protocol_version = peer
+            .peer_info()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default();
+        let modern = protocol_version.as_str() >= "2026-07-28";
+        let ended = CancellationToken::new();
+        let intentional = Arc::new(AtomicBool::new(false));
+        let cancel = service.cancellation_token();
+        {
+            let ended = ended.clone();
+            let intentional = intentional.clone();
+            tokio::spawn(async move {
+                let reason = match service.waiting().await {
+                    Ok(r) => format!("{r:?}"),
+                    Err(e) => format!("session task failed: {e}"),
+                };
+                ended.cancel();
+                if !intentional.load(Ordering::SeqCst) {
+                    on_lost(reason);
+                }
+            });
+        }
+        Ok(Arc::new(Connection {
+            child_pid: child.as_ref().map(ChildProcess::pid),
+            peer,
+            protocol_version,
+            modern,
+            generation,
+            cancel: Mutex::new(Some(cancel)),
+            ended,
+            intentional,
+            child: tokio::sync::Mutex::new(child),
+            last_used: Mutex::new(Instant::now()),
+        }))
+    }
+
+    pub fn is_alive(&self) -> bool {
+        !self.ended.is_cancelled() && !self.peer.is_transport_closed()
+    }
+
+    pub fn touch(&self) {
+        *self.last_used.lock().unwrap() = Instant::now();
+    }
+
+    pub fn idle_for(&self) -> Duration {
+        self.last_used.lock().unwrap().elapsed()
+    }
+
+    /// Ends the session on purpose (no reconnect follows) and stops a stdio child.
+    pub async fn close(&self, grace: Duration) {
+        self.intentional.store(true, Ordering::SeqCst);
+        if let Some(c) = self.cancel.lock().unwrap().take() {
+            c.cancel();
+        }
+        let _ = tokio::time::timeout(grace, self.ended.cancelled()).await;
+        if let Some(child) = self.child.lock().await.as_mut() {
+            child.terminate(grace).await;
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.intentional.store(true, Ordering::SeqCst);
+        if let Ok(mut c) = self.cancel.lock()
+            && let Some(c) = c.take()
+        {
+            c.cancel();
+        }
+    }
+}
+
+fn handshake_error(e: &rmcp::service::ClientInitializeError) -> String {
+    format!("handshake failed: {e}")
+}

@@ -1,0 +1,244 @@
+//! The connection pool: one per application, cheap to clone, every method async.
+
+mod calls;
+mod connection;
+mod options;
+mod servers;
+mod slot;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+pub use calls::{CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
+pub use options::PoolOptions;
+pub use servers::{DiscoverResult, ImportResult, TestResult};
+pub use slot::ServerStatus;
+
+use crate::error::{Error, Result};
+use crate::events::{EventBus, EventReceiver};
+use crate::store::ConfigStore;
+use slot::Slot;
+
+/// A pool of MCP server connections over one config file.
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    store: ConfigStore,
+    opts: PoolOptions,
+    events: EventBus,
+    /// Servers visible to this pool, by id.
+    slots: RwLock<HashMap<String, Arc<Slot>>>,
+    /// Tool id → (server id, tool name), rebuilt whenever tool lists are fetched.
+    tool_index: RwLock<HashMap<String, (String, String)>>,
+    in_flight: AtomicUsize,
+    idle: Notify,
+    closing: AtomicBool,
+    shutdown: CancellationToken,
+}
+
+/// Counts a call in flight (seed 000's activeFlowCount) until dropped.
+pub(crate) struct Flight {
+    inner: Arc<Inner>,
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        if self.inner.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.inner.idle.notify_waiters();
+        }
+    }
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("config", &self.inner.store.path())
+            .field("servers", &self.inner.slots.read().unwrap().len())
+            .finish()
+    }
+}
+
+impl Pool {
+    /// Opens the pool over the config file named by `options` (nothing connects yet).
+    pub async fn open(options: PoolOptions) -> Result<Pool> {
+        let path = match &options.config_path {
+            Some(p) => p.clone(),
+            None => ConfigStore::default_path()?,
+        };
+        let store = ConfigStore::new(path);
+        let records = {
+            let store = store.clone();
+            blocking(move || store.load()).await?
+        };
+        let inner = Arc::new(Inner {
+            store,
+            events: EventBus::new(1024),
+            slots: RwLock::new(HashMap::new()),
+            tool_index: RwLock::new(HashMap::new()),
+            in_flight: AtomicUsize::new(0),
+            idle: Notify::new(),
+            closing: AtomicBool::new(false),
+            shutdown: CancellationToken::new(),
+            opts: options,
+        });
+        inner.sync_slots(records).await;
+        if let Some(every) = inner.opts.health_interval() {
+            tokio::spawn(health_loop(
+                Arc::downgrade(&inner),
+                every,
+                inner.shutdown.clone(),
+            ));
+        }
+        Ok(Pool { inner })
+    }
+
+    /// The path of the config file.
+    pub fn config_path(&self) -> &std::path::Path {
+        self.inner.store.path()
+    }
+
+    pub fn options(&self) -> &PoolOptions {
+        &self.inner.opts
+    }
+
+    /// Subscribes to pool events.
+    pub fn events(&self) -> EventReceiver {
+        self.inner.events.subscribe()
+    }
+
+    /// Connection state of every visible server.
+    pub fn server_states(&self) -> Vec<ServerStatus> {
+        let mut v: Vec<_> = self.inner.slots().iter().map(|s| s.status()).collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// Connects one server now (servers otherwise connect on first use).
+    pub async fn connect(&self, server: &str) -> Result<ServerStatus> {
+        let slot = self.inner.slot(server)?;
+        slot.connection(&self.inner).await?;
+        Ok(slot.status())
+    }
+
+    /// Connects every active server, a bounded number at a time. One failing server never
+    /// blocks or fails the others: each outcome is in the returned states.
+    pub async fn connect_all(&self) -> Vec<ServerStatus> {
+        use futures::StreamExt;
+        let slots: Vec<_> = self
+            .inner
+            .slots()
+            .into_iter()
+            .filter(|s| s.record.read().unwrap().is_active)
+            .collect();
+        futures::stream::iter(slots)
+            .for_each_concurrent(self.inner.opts.connect_concurrency.max(1), |slot| {
+                let inner = self.inner.clone();
+                async move {
+                    let _ = slot.connection(&inner).await;
+                }
+            })
+            .await;
+        self.server_states()
+    }
+
+    /// Closes one server's connection; it reconnects on next use.
+    pub async fn disconnect(&self, server: &str) -> Result<()> {
+        let slot = self.inner.slot(server)?;
+        slot.disconnect(&self.inner).await;
+        Ok(())
+    }
+
+    /// Calls currently in flight.
+    pub fn in_flight(&self) -> usize {
+        self.inner.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Shuts down: refuses new calls, waits for calls in flight up to the shutdown timeout,
+    /// then closes every connection (stdio children: stdin closed, SIGTERM, SIGKILL, by
+    /// process group). Calls still running then fail with `ShuttingDown`. Idempotent.
+    pub async fn close(&self) {
+        let inner = &self.inner;
+        inner.closing.store(true, Ordering::SeqCst);
+        let deadline = tokio::time::Instant::now() + inner.opts.shutdown_timeout();
+        loop {
+            let idle = inner.idle.notified();
+            if inner.in_flight.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                break;
+            }
+        }
+        inner.shutdown.cancel();
+        let slots = inner.slots();
+        futures::future::join_all(slots.iter().map(|s| s.disconnect(inner))).await;
+        tracing::info!("pool closed");
+    }
+}
+
+impl Inner {
+    fn slots(&self) -> Vec<Arc<Slot>> {
+        self.slots.read().unwrap().values().cloned().collect()
+    }
+
+    /// Finds a visible server by id, else by name.
+    fn slot(&self, server: &str) -> Result<Arc<Slot>> {
+        let slots = self.slots.read().unwrap();
+        if let Some(s) = slots.get(server) {
+            return Ok(s.clone());
+        }
+        slots
+            .values()
+            .find(|s| s.record.read().unwrap().name == server)
+            .cloned()
+            .ok_or_else(|| Error::not_found("server", server))
+    }
+
+    /// Counts a call in flight, or refuses it while shutting down.
+    fn begin(self: &Arc<Self>) -> Result<Flight> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(Error::ShuttingDown);
+        }
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        if self.closing.load(Ordering::SeqCst) {
+            drop(Flight {
+                inner: self.clone(),
+            });
+            return Err(Error::ShuttingDown);
+        }
+        Ok(Flight {
+            inner: self.clone(),
+        })
+    }
+}
+
+/// Runs blocking file work off the async threads.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::io("background task failed", std::io::Error::other(e)))?
+}
+
+/// Checks idle connections now and then, so a dead server is found before a call needs it.
+async fn health_loop(pool: std::sync::Weak<Inner>, every: Duration, shutdown: CancellationToken) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = shutdown.cancelled() => return,
+        }
+        let Some(inner) = pool.upgrade() else { return };
+        for slot in inner.slots() {
+            slot.background_check(&inner).await;
+        }
+    }
+}

@@ -1,0 +1,388 @@
+//! Managing the server list (seed 003's list / add / addJson / update / remove / test / discover).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::connection::Connection;
+use super::slot::Slot;
+use super::{Inner, Pool, blocking};
+use crate::error::{Error, Result};
+use crate::events::Event;
+use crate::handler::ServerShared;
+use crate::import::parse_server_json;
+use crate::record::{ServerInput, ServerPatch, ServerRecord};
+
+/// The outcome of one entry of [`Pool::add_json`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportResult {
+    pub name: String,
+    pub success: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<ServerRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The outcome of [`Pool::test_server`]: whether it connects, and its tools if so.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestResult {
+    pub success: bool,
+    pub tools: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// Everything a server offers; prompts and resources may fail on their own.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    pub tools: Vec<rmcp::model::Tool>,
+    pub prompts: Vec<rmcp::model::Prompt>,
+    pub resources: Vec<rmcp::model::Resource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompts_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources_error: Option<String>,
+}
+
+impl Pool {
+    /// Every server this pool sees, re-read from the config file (so changes made by other
+    /// processes show up), in creation order.
+    pub async fn list_servers(&self) -> Result<Vec<ServerRecord>> {
+        let store = self.inner.store.clone();
+        let records = blocking(move || store.load()).await?;
+        self.inner.sync_slots(records.clone()).await;
+        let project = self.inner.opts.project_path.as_deref();
+        Ok(records
+            .into_iter()
+            .filter(|r| r.visible_from(project))
+            .collect())
+    }
+
+    /// One server by id or name.
+    pub async fn get_server(&self, server: &str) -> Result<ServerRecord> {
+        Ok(self.inner.slot(server)?.record())
+    }
+
+    /// Adds a server. Its name must be unique among the servers that can be seen together.
+    /// An active server starts connecting in the background; a failed connect never fails
+    /// the add (it shows in `connection:state`).
+    pub async fn add_server(&self, input: ServerInput) -> Result<ServerRecord> {
+        let record = input.into_record()?;
+        let saved = record.clone();
+        let store = self.inner.store.clone();
+        blocking(move || {
+            store.update(|records| {
+                if let Some(other) = records
+                    .iter()
+                    .find(|r| r.name == saved.name && r.shares_view_with(&saved))
+                {
+                    return Err(Error::invalid(format!(
+                        "a server named '{}' already exists (id {})",
+                        other.name, other.id
+                    )));
+                }
+                records.push(saved);
+                Ok(())
+            })
+        })
+        .await?;
+        if record.visible_from(self.inner.opts.project_path.as_deref()) {
+            let slot = Slot::new(record.clone(), &self.inner);
+            self.inner
+                .slots
+                .write()
+                .unwrap()
+                .insert(record.id.clone(), slot.clone());
+            if record.is_active && self.inner.opts.connect_on_add {
+                let inner = self.inner.clone();
+                tokio::spawn(async move {
+                    let _ = slot.connection(&inner).await;
+                });
+            }
+        }
+        self.inner.events.emit(Event::ServersChanged);
+        Ok(record)
+    }
+
+    /// Imports `{"mcpServers": {...}}` (Claude Desktop, Cursor), `{"servers": {...}}` (VS Code)
+    /// or a bare `{name: config}` map. One result per entry; a bad entry fails alone.
+    pub async fn add_json(&self, text: &str) -> Result<Vec<ImportResult>> {
+        let mut out = Vec::new();
+        for (name, input) in parse_server_json(text)? {
+            let result = match input {
+                Ok(input) => self.add_server(input).await,
+                Err(e) => Err(e),
+            };
+            out.push(match result {
+                Ok(record) => ImportResult {
+                    name,
+                    success: true,
+                    record: Some(record),
+                    error: None,
+                },
+                Err(e) => ImportResult {
+                    name,
+                    success: false,
+                    record: None,
+                    error: Some(e.to_string()),
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Merges `patch` into a server (id kept, `updatedAt` set). A change of `type` or `config`
+    /// reconnects it; deactivating disconnects it.
+    pub async fn update_server(&self, server: &str, patch: ServerPatch) -> Result<ServerRecord> {
+        let id = self.resolve_id(server).await?;
+        let store = self.inner.store.clone();
+        let (record, reconnect) = {
+            let id = id.clone();
+            blocking(move || {
+                store.update(|records| {
+                    let idx = records
+                        .iter()
+                        .position(|r| r.id == id)
+                        .ok_or_else(|| Error::not_found("server", &id))?;
+                    let mut updated = records[idx].clone();
+                    let changed = updated.apply(patch)?;
+                    if let Some(other) = records.iter().find(|r| {
+                        r.id != updated.id && r.name == updated.name && r.shares_view_with(&updated)
+                    }) {
+                        return Err(Error::invalid(format!(
+                            "a server named '{}' already exists (id {})",
+                            other.name, other.id
+                        )));
+                    }
+                    records[idx] = updated.clone();
+                    Ok((updated, changed))
+                })
+            })
+            .await?
+        };
+        self.inner.apply_record(record.clone(), reconnect).await;
+        self.inner.events.emit(Event::ServersChanged);
+        Ok(record)
+    }
+
+    /// Removes a server and closes its connection.
+    pub async fn remove_server(&self, server: &str) -> Result<ServerRecord> {
+        let id = self.resolve_id(server).await?;
+        let store = self.inner.store.clone();
+        let removed = blocking(move || {
+            store.update(|records| {
+                let idx = records
+                    .iter()
+                    .position(|r| r.id == id)
+                    .ok_or_else(|| Error::not_found("server", &id))?;
+                Ok(records.remove(idx))
+            })
+        })
+        .await?;
+        self.inner.drop_slot(&removed.id).await;
+        self.inner.events.emit(Event::ServersChanged);
+        Ok(removed)
+    }
+
+    /// Connects to a saved server on a fresh, separate connection, lists its tools and closes.
+    pub async fn test_server(&self, server: &str) -> Result<TestResult> {
+        let record = self.inner.slot(server)?.record();
+        Ok(self.test_record(&record).await)
+    }
+
+    /// Like [`Pool::test_server`] for a server that is not saved.
+    pub async fn test_config(&self, input: ServerInput) -> Result<TestResult> {
+        let record = input.into_record()?;
+        Ok(self.test_record(&record).await)
+    }
+
+    async fn test_record(&self, record: &ServerRecord) -> TestResult {
+        let started = Instant::now();
+        let shared = ServerShared::new(
+            &record.id,
+            crate::events::EventBus::new(16),
+            self.inner.opts.client_name.clone(),
+        );
+        let timeout = record
+            .timeouts
+            .connect()
+            .unwrap_or(self.inner.opts.connect_timeout());
+        let attempt = async {
+            let conn = Connection::open(
+                record,
+                shared,
+                0,
+                self.inner.opts.max_message_bytes,
+                Box::new(|_| {}),
+            )
+            .await?;
+            let tools =
+                conn.peer.list_all_tools().await.map_err(|e| {
+                    Error::connection(&record.name, format!("tools/list failed: {e}"))
+                });
+            conn.close(Duration::from_secs(2)).await;
+            Ok::<_, Error>((conn.protocol_version.clone(), tools?))
+        };
+        let outcome = match tokio::time::timeout(timeout, attempt).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::Timeout {
+                what: format!("testing server '{}'", record.name),
+                after: timeout,
+            }),
+        };
+        let duration_ms = started.elapsed().as_millis() as u64;
+        match outcome {
+            Ok((protocol, tools)) => TestResult {
+                success: true,
+                tools: tools.iter().map(|t| t.name.to_string()).collect(),
+                error: None,
+                protocol_version: Some(protocol),
+                duration_ms,
+            },
+            Err(e) => TestResult {
+                success: false,
+                tools: Vec::new(),
+                error: Some(e.to_string()),
+                protocol_version: None,
+                duration_ms,
+            },
+        }
+    }
+
+    /// Tools, prompts and resources of one server, through the pool's connection.
+    pub async fn discover(&self, server: &str) -> Result<DiscoverResult> {
+        let _flight = self.inner.begin()?;
+        let slot = self.inner.slot(server)?;
+        let conn = slot.connection(&self.inner).await?;
+        let name = slot.name();
+        let tools = conn
+            .peer
+            .list_all_tools()
+            .await
+            .map_err(|e| crate::pool::calls::service_error(&name, "tools/list", e))?;
+        let caps = conn.peer.peer_info().map(|i| i.capabilities.clone());
+        let (prompts, prompts_error) = match caps.as_ref().and_then(|c| c.prompts.as_ref()) {
+            None => (Vec::new(), None),
+            Some(_) => match conn.peer.list_all_prompts().await {
+                Ok(p) => (p, None),
+                Err(e) => (Vec::new(), Some(e.to_string())),
+            },
+        };
+        let (resources, resources_error) = match caps.as_ref().and_then(|c| c.resources.as_ref()) {
+            None => (Vec::new(), None),
+            Some(_) => match conn.peer.list_all_resources().await {
+                Ok(r) => (r, None),
+                Err(e) => (Vec::new(), Some(e.to_string())),
+            },
+        };
+        Ok(DiscoverResult {
+            tools,
+            prompts,
+            resources,
+            prompts_error,
+            resources_error,
+        })
+    }
+
+    /// Resolves an id or a name against the file (another process may have added it).
+    async fn resolve_id(&self, server: &str) -> Result<String> {
+        if let Ok(slot) = self.inner.slot(server) {
+            return Ok(slot.id.clone());
+        }
+        let records = self.list_servers().await?;
+        records
+            .iter()
+            .find(|r| r.id == server)
+            .or_else(|| records.iter().find(|r| r.name == server))
+            .map(|r| r.id.clone())
+            .ok_or_else(|| Error::not_found("server", server))
+    }
+}
+
+impl Inner {
+    /// Brings the in-memory servers in line with the records read from the file.
+    pub(super) async fn sync_slots(self: &Arc<Self>, records: Vec<ServerRecord>) {
+        let project = self.opts.project_path.clone();
+        let visible: Vec<_> = records
+            .into_iter()
+            .filter(|r| r.visible_from(project.as_deref()))
+            .collect();
+        let gone: Vec<String> = {
+            let slots = self.slots.read().unwrap();
+            slots
+                .keys()
+                .filter(|id| !visible.iter().any(|r| &r.id == *id))
+                .cloned()
+                .collect()
+        };
+        for id in gone {
+            self.drop_slot(&id).await;
+        }
+        for record in visible {
+            let existing = self.slots.read().unwrap().get(&record.id).cloned();
+            match existing {
+                None => {
+                    let slot = Slot::new(record.clone(), self);
+                    self.slots.write().unwrap().insert(record.id.clone(), slot);
+                }
+                Some(slot) => {
+                    let old = slot.record();
+                    if old != record {
+                        let reconnect =
+                            old.transport != record.transport || old.config != record.config;
+                        self.apply_record(record, reconnect).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stores a changed record in its slot and reconnects or disconnects as the change needs.
+    async fn apply_record(self: &Arc<Self>, record: ServerRecord, reconnect: bool) {
+        let project = self.opts.project_path.as_deref();
+        if !record.visible_from(project) {
+            self.drop_slot(&record.id).await;
+            return;
+        }
+        let slot = self.slots.read().unwrap().get(&record.id).cloned();
+        let Some(slot) = slot else {
+            let slot = Slot::new(record.clone(), self);
+            self.slots.write().unwrap().insert(record.id.clone(), slot);
+            return;
+        };
+        let active = record.is_active;
+        *slot.record.write().unwrap() = record;
+        *slot.tools.lock().unwrap() = None;
+        if reconnect || !active {
+            let was_connected = slot.status().state == crate::ConnectionState::Connected;
+            slot.disconnect(self).await;
+            if reconnect && active && was_connected {
+                let inner = self.clone();
+                tokio::spawn(async move {
+                    let _ = slot.connection(&inner).await;
+                });
+            }
+        }
+    }
+
+    async fn drop_slot(&self, id: &str) {
+        let slot = self.slots.write().unwrap().remove(id);
+        if let Some(slot) = slot {
+            slot.removed.store(true, Ordering::SeqCst);
+            slot.disconnect(self).await;
+            self.tool_index
+                .write()
+                .unwrap()
+                .retain(|_, (server_id, _)| server_id != id);
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! One server's place in the pool: its record, connection state, tool cache and reconnects.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ClientRequest, DiscoverRequest, DiscoverRequestParams, ErrorCode, PingRequest};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use tracing::Instrument;
+
+use super::Inner;
+use super::connection::Connection;
+use super::options::backoff;
+use crate::error::{Error, Result};
+use crate::events::{ConnectionPhase, ConnectionState, Event};
+use crate::handler::ServerShared;
+use crate::record::ServerRecord;
+
+/// A server's tool list as last fetched.
+pub(crate) struct CachedTools {
+    pub tools: Arc<Vec<rmcp::model::Tool>>,
+    pub fetched: Instant,
+    pub generation: u64,
+}
+
+struct Live {
+    state: ConnectionState,
+    conn: Option<Arc<Connection>>,
+    error: Option<String>,
+}
+
+/// A server known to the pool.
+pub(crate) struct Slot {
+    pub id: String,
+    pub record: RwLock<ServerRecord>,
+    pub shared: Arc<ServerShared>,
+    live: Mutex<Live>,
+    /// Serializes connects so a server never has two (re)connects at once.
+    connect_lock: tokio::sync::Mutex<()>,
+    pub tools: Mutex<Option<CachedTools>>,
+    generation: AtomicU64,
+    reconnecting: AtomicBool,
+    pub removed: AtomicBool,
+}
+
+/// A snapshot of one server's connection, as `server_states` reports it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    pub id: String,
+    pub name: String,
+    pub state: ConnectionState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// Process id of a stdio server's child.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+impl Slot {
+    pub fn new(record: ServerRecord, inner: &Inner) -> Arc<Slot> {
+        Arc::new(Slot {
+            id: record.id.clone(),
+            shared: ServerShared::new(
+                &record.id,
+                inner.events.clone(),
+                inner.opts.client_name.clone(),
+            ),
+            record: RwLock::new(record),
+            live: Mutex::new(Live {
+                state: ConnectionState::Disconnected,
+                conn: None,
+                error: None,
+            }),
+            connect_lock: tokio::sync::Mutex::new(()),
+            tools: Mutex::new(None),
+            generation: AtomicU64::new(0),
+            reconnecting: AtomicBool::new(false),
+            removed: AtomicBool::new(false),
+        })
+    }
+
+    pub fn record(&self) -> ServerRecord {
+        self.record.read().unwrap().clone()
+    }
+
+    pub fn name(&self) -> String {
+        self.record.read().unwrap().name.clone()
+    }
+
+    pub fn status(&self) -> ServerStatus {
+        let live = self.live.lock().unwrap();
+        ServerStatus {
+            id: self.id.clone(),
+            name: self.name(),
+            state: live.state,
+            error: live.error.clone(),
+            protocol_version: live.conn.as_ref().map(|c| c.protocol_version.clone()),
+            pid: live.conn.as_ref().and_then(|c| c.child_pid),
+        }
+    }
+
+    fn current(&self) -> Option<Arc<Connection>> {
+        self.live.lock().unwrap().conn.clone()
+    }
+
+    fn set_state(
+        &self,
+        inner: &Inner,
+        state: ConnectionState,
+        phase: ConnectionPhase,
+        error: Option<String>,
+        attempt: Option<u32>,
+    ) {
+        {
+            let mut live = self.live.lock().unwrap();
+            live.state = state;
+            live.error = error.clone();
+        }
+        inner.events.emit(Event::ConnectionState {
+            server_id: self.id.clone(),
+            server_name: self.name(),
+            state,
+            phase,
+            error,
+            attempt,
+        });
+    }
+
+    /// A live connection, connecting on first use. A connection idle for a while is
+    /// health-checked before reuse and rebuilt if it fails.
+    pub async fn connection(self: &Arc<Self>, inner: &Arc<Inner>) -> Result<Arc<Connection>> {
+        if let Some(c) = self.current()
+            && c.is_alive()
+            && c.idle_for() < inner.opts.health_idle()
+        {
+            c.touch();
+            return Ok(c);
+        }
+        let _guard = self.connect_lock.lock().await;
+        if let Some(c) = self.current() {
+            if c.is_alive() {
+                if c.idle_for() < inner.opts.health_idle() || self.check(inner, &c).await.is_ok() {
+                    c.touch();
+                    return Ok(c);
+                }
+                self.drop_connection(
+                    inner,
+                    &c,
+                    ConnectionPhase::Unhealthy,
+                    Some("health check failed".into()),
+                )
+                .await;
+            } else {
+                self.forget(&c);
+            }
+        }
+        self.connect_locked(inner, None).await
+    }
+
+    /// Connects; the caller holds `connect_lock`.
+    async fn connect_locked(
+        self: &Arc<Self>,
+        inner: &Arc<Inner>,
+        attempt: Option<u32>,
+    ) -> Result<Arc<Connection>> {
+        if inner.closing.load(Ordering::SeqCst) {
+            return Err(Error::ShuttingDown);
+        }
+        let record = self.record();
+        if !record.is_active {
+            return Err(Error::invalid(format!(
+                "server '{}' is disabled (isActive is false)",
+                record.name
+            )));
+        }
+        self.set_state(
+            inner,
+            ConnectionState::Connecting,
+            ConnectionPhase::Transport,
+            None,
+            attempt,
+        );
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let timeout = record
+            .timeouts
+            .connect()
+            .unwrap_or(inner.opts.connect_timeout());
+        let on_lost = {
+            let slot = Arc::downgrade(self);
+            let pool = Arc::downgrade(inner);
+            Box::new(move |reason: String| on_lost(slot, pool, generation, reason))
+        };
+        let span = tracing::info_span!("mcpmux.connect", server = %record.name, transport = record.transport.as_str());
+        let open = Connection::open(
+            &record,
+            self.shared.clone(),
+            generation,
+            inner.opts.max_message_bytes,
+            on_lost,
+        )
+        .instrument(span);
+        let result = tokio::select! {
+            r = tokio::time::timeout(timeout, open) => r.unwrap_or_else(|_| Err(Error::Timeout {
+                what: format!("connecting to server '{}'", record.name),
+                after: timeout,
+            })),
+            _ = inner.shutdown.cancelled() => Err(Error::ShuttingDown),
+        };
+        match result {
+            Ok(conn) => {
+                self.live.lock().unwrap().conn = Some(conn.clone());
+                self.set_state(
+                    inner,
+                    ConnectionState::Connected,
+                    ConnectionPhase::Ready,
+                    None,
+                    attempt,
+                );
+                inner.events.emit(Event::ServerConnected {
+                    server_id: self.id.clone(),
+                    server_name: record.name.clone(),
+                    protocol_version: conn.protocol_version.clone(),
+                });
+                tracing::info!(server = %record.name, protocol = %conn.protocol_version, "connected");
+                Ok(conn)
+            }
+            Err(e) => {
+                self.set_state(
+                    inner,
+                    ConnectionState::Error,
+                    ConnectionPhase::Failed,
+                    Some(e.to_string()),
+                    attempt,
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// Health check: `server/discover` for 2026-07-28 servers (which have no `ping`), `ping`
+    /// for older ones, and a `tools/list` for servers that answer neither.
+    pub async fn check(&self, inner: &Inner, conn: &Connection) -> Result<()> {
+        let timeout = Duration::from_secs(5).min(inner.opts.request_timeout());
+        let send = |req: ClientRequest| async {
+            conn.peer
+                .send_request_with_option(req, PeerRequestOptions::with_timeout(timeout))
+                .await?
+                .await_response()
+                .await
+        };
+        let first = if conn.modern {
+            send(ClientRequest::DiscoverRequest(DiscoverRequest::new(
+                DiscoverRequestParams {},
+            )))
+            .await
+        } else {
+            send(ClientRequest::PingRequest(PingRequest::default())).await
+        };
+        let result = match first {
+            Err(ServiceError::McpError(e)) if e.code == ErrorCode::METHOD_NOT_FOUND => {
+                send(ClientRequest::ListToolsRequest(Default::default())).await
+            }
+            other => other,
+        };
+        result
+            .map(|_| ())
+            .map_err(|e| Error::connection(self.name(), format!("health check failed: {e}")))
+    }
+
+    /// Forgets a connection that is already dead, if it is still the current one.
+    fn forget(&self, conn: &Arc<Connection>) {
+        let mut live = self.live.lock().unwrap();
+        if live.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            live.conn = None;
+        }
+    }
+
+    /// Closes `conn` on purpose and reports why.
+    pub async fn drop_connection(
+        &self,
+        inner: &Inner,
+        conn: &Arc<Connection>,
+        phase: ConnectionPhase,
+        error: Option<String>,
+    ) {
+        self.forget(conn);
+        conn.close(Duration::from_secs(2)).await;
+        let state = if error.is_some() {
+            ConnectionState::Error
+        } else {
+            ConnectionState::Disconnected
+        };
+        self.set_state(inner, state, phase, error, None);
+    }
+
+    /// Closes the current connection, if any (disconnect, update, remove, shutdown).
+    pub async fn disconnect(&self, inner: &Inner) {
+        let conn = self.live.lock().unwrap().conn.take();
+        if let Some(conn) = conn {
+            conn.close(Duration::from_secs(2)).await;
+            self.set_state(
+                inner,
+                ConnectionState::Disconnected,
+                ConnectionPhase::Closed,
+                None,
+                None,
+            );
+        }
+    }
+
+    /// Marks the current connection dead after a call found its transport closed.
+    pub fn connection_failed(self: &Arc<Self>, inner: &Arc<Inner>, conn: &Arc<Connection>) {
+        if !conn.is_alive() {
+            on_lost(
+                Arc::downgrade(self),
+                Arc::downgrade(inner),
+                conn.generation,
+                "transport closed during a request".into(),
+            );
+        }
+    }
+}
+
+/// Called when a connection ends by itself: report it and start reconnecting.
+fn on_lost(slot: Weak<Slot>, pool: Weak<Inner>, generation: u64, reason: String) {
+    let (Some(slot), Some(inner)) = (slot.upgrade(), pool.upgrade()) else {
+        return;
+    };
+    {
+        let mut live = slot.live.lock().unwrap();
+        match &live.conn {
+            Some(c) if c.generation == generation => live.conn = None,
+            _ => return,
+        }
+    }
+    tracing::warn!(server = %slot.name(), %reason, "connection lost");
+    slot.set_state(
+        &inner,
+        ConnectionState::Disconnected,
+        ConnectionPhase::Lost,
+        Some(format!("connection lost: {reason}")),
+        None,
+    );
+    if inner.opts.auto_reconnect && !inner.closing.load(Ordering::SeqCst) {
+        spawn_reconnect(slot, inner);
+    }
+}
+
+/// Reconnects with backoff `min(30 s, 1 s × 2^attempt)` until it works, the attempt cap is
+/// reached, or the server is connected by someone else (a call connecting lazily).
+pub(crate) fn spawn_reconnect(slot: Arc<Slot>, inner: Arc<Inner>) {
+    if slot.reconnecting.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let weak = Arc::downgrade(&inner);
+    let shutdown = inner.shutdown.clone();
+    drop(inner);
+    tokio::spawn(async move {
+        let mut attempt = 0;
+        let max = weak.upgrade().map_or(0, |i| i.opts.max_reconnect_attempts);
+        while attempt < max {
+            let delay = backoff(attempt);
+            if let Some(inner) = weak.upgrade() {
+                slot.set_state(
+                    &inner,
+                    ConnectionState::Disconnected,
+                    ConnectionPhase::Backoff,
+                    None,
+                    Some(attempt + 1),
+                );
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = shutdown.cancelled() => break,
+            }
+            let Some(inner) = weak.upgrade() else { break };
+            if slot.removed.load(Ordering::SeqCst) || !slot.record().is_active {
+                break;
+            }
+            let _guard = slot.connect_lock.lock().await;
+            if slot.current().is_some_and(|c| c.is_alive()) {
+                break;
+            }
+            match slot.connect_locked(&inner, Some(attempt + 1)).await {
+                Ok(_) => break,
+                Err(Error::ShuttingDown) => break,
+                Err(_) => attempt += 1,
+            }
+        }
+        slot.reconnecting.store(false, Ordering::SeqCst);
+    });
+}
+
+impl Slot {
+    /// The interval health check: only idle, live connections, and never while a connect runs.
+    pub async fn background_check(self: &Arc<Self>, inner: &Arc<Inner>) {
+        let Some(c) = self.current() else { return };
+        if !c.is_alive() || c.idle_for() < inner.opts.health_idle() {
+            return;
+        }
+        let Ok(_guard) = self.connect_lock.try_lock() else {
+            return;
+        };
+        match self.check(inner, &c).await {
+            Ok(()) => c.touch(),
+            Err(e) => {
+                self.drop_connection(inner, &c, ConnectionPhase::Unhealthy, Some(e.to_string()))
+                    .await;
+                drop(_guard);
+                if inner.opts.auto_reconnect && !inner.closing.load(Ordering::SeqCst) {
+                    spawn_reconnect(self.clone(), inner.clone());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,520 @@
+//! Server records: what the config store persists for each MCP server (seed 003's McpServerRecord).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How mcpmux reaches a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportType {
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// Legacy HTTP+SSE (2024-11-05).
+    Sse,
+    Websocket,
+}
+
+impl TransportType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportType::Stdio => "stdio",
+            TransportType::Http => "http",
+            TransportType::Sse => "sse",
+            TransportType::Websocket => "websocket",
+        }
+    }
+}
+
+/// Whether a server belongs to the user (everywhere) or to one project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    #[default]
+    User,
+    Local,
+}
+
+/// Where a record came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstallSource {
+    Builtin,
+    #[default]
+    Manual,
+    Protocol,
+    #[serde(other)]
+    Unknown,
+}
+
+/// Connection settings: `command`/`args`/`env`/`cwd` for stdio, `url`/`headers` otherwise.
+///
+/// `env` and `headers` often hold secrets, so `Debug` prints their keys only.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Vec<_> = self.env.keys().map(|k| format!("{k}=<redacted>")).collect();
+        let headers: Vec<_> = self
+            .headers
+            .keys()
+            .map(|k| format!("{k}: <redacted>"))
+            .collect();
+        f.debug_struct("ServerConfig")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &env)
+            .field("cwd", &self.cwd)
+            .field("url", &self.url.as_deref().map(redact_url))
+            .field("headers", &headers)
+            .finish()
+    }
+}
+
+/// Drops user info and the query string of a URL: both commonly carry credentials.
+pub fn redact_url(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, _)) => (b, "?<redacted>"),
+        None => (url, ""),
+    };
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return format!("{base}{query}");
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (user, host) = match authority.rsplit_once('@') {
+        Some((_, host)) => ("<redacted>@", host),
+        None => ("", authority),
+    };
+    format!("{scheme}://{user}{host}{path}{query}")
+}
+
+/// Per-server time limits; unset fields fall back to the pool's defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeouts {
+    /// Connect and handshake, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<u64>,
+    /// Each request, in milliseconds (reset by progress notifications).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_ms: Option<u64>,
+}
+
+impl Timeouts {
+    fn is_unset(&self) -> bool {
+        self.connect_ms.is_none() && self.request_ms.is_none()
+    }
+    pub(crate) fn connect(&self) -> Option<Duration> {
+        self.connect_ms.map(Duration::from_millis)
+    }
+    pub(crate) fn request(&self) -> Option<Duration> {
+        self.request_ms.map(Duration::from_millis)
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One MCP server as persisted in the config store, serialized in seed 003's camelCase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRecord {
+    /// `mcp_{timestamp}_{random}`, never changes.
+    pub id: String,
+    /// Unique among the servers a project sees.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub transport: TransportType,
+    #[serde(default)]
+    pub scope: Scope,
+    pub config: ServerConfig,
+    #[serde(default = "yes")]
+    pub is_active: bool,
+    #[serde(default)]
+    pub is_trusted: bool,
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    #[serde(default)]
+    pub disabled_auto_approve_tools: Vec<String>,
+    #[serde(default)]
+    pub install_source: InstallSource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_path: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Timeouts::is_unset")]
+    pub timeouts: Timeouts,
+}
+
+/// What a caller gives to add a server; everything but `name` and `config` has a default.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInput {
+    pub name: String,
+    /// Inferred from `config` when absent: `command` → stdio, `ws(s)://` → websocket, else http.
+    #[serde(rename = "type", default)]
+    pub transport: Option<TransportType>,
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    pub config: ServerConfig,
+    #[serde(default)]
+    pub is_active: Option<bool>,
+    #[serde(default)]
+    pub is_trusted: Option<bool>,
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    #[serde(default)]
+    pub disabled_auto_approve_tools: Vec<String>,
+    #[serde(default)]
+    pub install_source: Option<InstallSource>,
+    #[serde(default)]
+    pub project_path: Option<String>,
+    #[serde(default)]
+    pub timeouts: Timeouts,
+}
+
+/// A partial update of a record; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerPatch {
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub transport: Option<TransportType>,
+    pub scope: Option<Scope>,
+    pub config: Option<ServerConfig>,
+    pub is_active: Option<bool>,
+    pub is_trusted: Option<bool>,
+    pub disabled_tools: Option<Vec<String>>,
+    pub disabled_auto_approve_tools: Option<Vec<String>>,
+    pub install_source: Option<InstallSource>,
+    pub project_path: Option<String>,
+    pub timeouts: Option<Timeouts>,
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// A fresh id in seed 003's format, `mcp_{timestamp}_{random}`.
+pub fn new_server_id() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let random: String = (0..9)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect();
+    format!("mcp_{}_{random}", now_ms())
+}
+
+impl ServerInput {
+    /// Validates the input and turns it into a new record with a fresh id.
+    pub fn into_record(self) -> Result<ServerRecord> {
+        let transport = match self.transport {
+            Some(t) => t,
+            None => infer_transport(&self.config)?,
+        };
+        let record = ServerRecord {
+            id: new_server_id(),
+            name: self.name,
+            transport,
+            scope: self.scope.unwrap_or_default(),
+            config: self.config,
+            is_active: self.is_active.unwrap_or(true),
+            is_trusted: self.is_trusted.unwrap_or(false),
+            disabled_tools: self.disabled_tools,
+            disabled_auto_approve_tools: self.disabled_auto_approve_tools,
+            install_source: self.install_source.unwrap_or_default(),
+            project_path: self.project_path,
+            created_at: now_ms(),
+            updated_at: None,
+            timeouts: self.timeouts,
+        };
+        record.validate()?;
+        Ok(record)
+    }
+}
+
+pub(crate) fn infer_transport(config: &ServerConfig) -> Result<TransportType> {
+    match (&config.command, &config.url) {
+        (Some(_), None) => Ok(TransportType::Stdio),
+        (None, Some(url)) if url.starts_with("ws://") || url.starts_with("wss://") => {
+            Ok(TransportType::Websocket)
+        }
+        (None, Some(_)) => Ok(TransportType::Http),
+        (Some(_), Some(_)) => Err(Error::invalid(
+            "config has both `command` and `url`; set `type` to choose",
+        )),
+        (None, None) => Err(Error::invalid("config needs a `command` or a `url`")),
+    }
+}
+
+impl ServerRecord {
+    /// Checks that the record can be used: a name, and the settings its transport needs.
+    pub fn validate(&self) -> Result<()> {
+        if self.name.trim().is_empty() {
+            return Err(Error::invalid("server name must not be empty"));
+        }
+        if self.name.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "server name must not contain control characters",
+            ));
+        }
+        match self.transport {
+            TransportType::Stdio => match &self.config.command {
+                Some(c) if !c.trim().is_empty() => {}
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "server '{}': a stdio server needs `config.command`",
+                        self.name
+                    )));
+                }
+            },
+            t => {
+                let url = self.config.url.as_deref().unwrap_or("");
+                let ok = match t {
+                    TransportType::Websocket => {
+                        url.starts_with("ws://") || url.starts_with("wss://")
+                    }
+                    _ => url.starts_with("http://") || url.starts_with("https://"),
+                };
+                if !ok {
+                    return Err(Error::invalid(format!(
+                        "server '{}': a {} server needs a {} `config.url`",
+                        self.name,
+                        t.as_str(),
+                        if t == TransportType::Websocket {
+                            "ws:// or wss://"
+                        } else {
+                            "http:// or https://"
+                        }
+                    )));
+                }
+            }
+        }
+        if self.scope == Scope::Local && self.project_path.is_none() {
+            return Err(Error::invalid(format!(
+                "server '{}': a local-scope server needs `projectPath`",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether a pool opened for `project` sees this server.
+    pub fn visible_from(&self, project: Option<&str>) -> bool {
+        match self.scope {
+            Scope::User => true,
+            Scope::Local => project.is_some() && self.project_path.as_deref() == project,
+        }
+    }
+
+    /// Whether two records would be seen together by some pool, so their names must differ.
+    pub(crate) fn shares_view_with(&self, other: &ServerRecord) -> bool {
+        match (self.scope, other.scope) {
+            (Scope::Local, Scope::Local) => self.project_path == other.project_path,
+            _ => true,
+        }
+    }
+
+    /// Applies a patch; returns whether the connection settings changed.
+    pub(crate) fn apply(&mut self, patch: ServerPatch) -> Result<bool> {
+        let before = (self.transport, self.config.clone());
+        if let Some(v) = patch.name {
+            self.name = v;
+        }
+        if let Some(v) = patch.transport {
+            self.transport = v;
+        }
+        if let Some(v) = patch.scope {
+            self.scope = v;
+        }
+        if let Some(v) = patch.config {
+            self.config = v;
+        }
+        if let Some(v) = patch.is_active {
+            self.is_active = v;
+        }
+        if let Some(v) = patch.is_trusted {
+            self.is_trusted = v;
+        }
+        if let Some(v) = patch.disabled_tools {
+            self.disabled_tools = v;
+        }
+        if let Some(v) = patch.disabled_auto_approve_tools {
+            self.disabled_auto_approve_tools = v;
+        }
+        if let Some(v) = patch.install_source {
+            self.install_source = v;
+        }
+        if let Some(v) = patch.project_path {
+            self.project_path = Some(v);
+        }
+        if let Some(v) = patch.timeouts {
+            self.timeouts = v;
+        }
+        self.updated_at = Some(now_ms().max(self.created_at));
+        self.validate()?;
+        Ok(before != (self.transport, self.config.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(name: &str) -> ServerInput {
+        ServerInput {
+            name: name.into(),
+            config: ServerConfig {
+                command: Some("echo".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn record_serializes_in_seed_camel_case() {
+        let mut input = stdio("files");
+        input.config.env.insert("TOKEN".into(), "s3cret".into());
+        let rec = input.into_record().unwrap();
+        let v = serde_json::to_value(&rec).unwrap();
+        for key in [
+            "id",
+            "name",
+            "type",
+            "scope",
+            "config",
+            "isActive",
+            "isTrusted",
+            "disabledTools",
+            "disabledAutoApproveTools",
+            "installSource",
+            "createdAt",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key} in {v}");
+        }
+        assert_eq!(v["type"], "stdio");
+        assert_eq!(v["scope"], "user");
+        assert_eq!(v["isActive"], true);
+        assert_eq!(v["isTrusted"], false);
+        assert_eq!(v["installSource"], "manual");
+        let id = rec.id.clone();
+        let parts: Vec<_> = id.split('_').collect();
+        assert_eq!(parts.len(), 3, "{id}");
+        assert_eq!(parts[0], "mcp");
+        assert!(parts[1].parse::<u64>().is_ok());
+        let back: ServerRecord = serde_json::from_value(v).unwrap();
+        assert_eq!(back, rec);
+    }
+
+    #[test]
+    fn debug_never_shows_secrets() {
+        let mut input = stdio("files");
+        input.config.env.insert("TOKEN".into(), "s3cret-env".into());
+        input
+            .config
+            .headers
+            .insert("Authorization".into(), "Bearer s3cret-hdr".into());
+        input.config.url = Some("https://user:pw@example.com/mcp?key=s3cret-q".into());
+        let text = format!("{input:?}");
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(text.contains("TOKEN"));
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let mut bad = stdio("x");
+        bad.config.command = None;
+        bad.config.url = Some("ftp://nope".into());
+        let err = bad.into_record().unwrap_err().to_string();
+        assert!(err.contains("http:// or https://"), "{err}");
+        let local = ServerInput {
+            scope: Some(Scope::Local),
+            ..stdio("y")
+        };
+        assert!(
+            local
+                .into_record()
+                .unwrap_err()
+                .to_string()
+                .contains("projectPath")
+        );
+        assert!(stdio(" ").into_record().is_err());
+    }
+
+    #[test]
+    fn transport_is_inferred() {
+        let mut ws = stdio("w");
+        ws.config.command = None;
+        ws.config.url = Some("wss://h/x".into());
+        assert_eq!(
+            ws.into_record().unwrap().transport,
+            TransportType::Websocket
+        );
+    }
+
+    #[test]
+    fn local_scope_visibility() {
+        let mut a = stdio("a").into_record().unwrap();
+        a.scope = Scope::Local;
+        a.project_path = Some("/p".into());
+        assert!(a.visible_from(Some("/p")));
+        assert!(!a.visible_from(Some("/q")));
+        assert!(!a.visible_from(None));
+        let mut b = a.clone();
+        b.project_path = Some("/q".into());
+        assert!(!a.shares_view_with(&b));
+        let user = stdio("u").into_record().unwrap();
+        assert!(user.shares_view_with(&a));
+    }
+
+    #[test]
+    fn patch_reports_connection_changes() {
+        let mut rec = stdio("a").into_record().unwrap();
+        let changed = rec
+            .apply(ServerPatch {
+                is_trusted: Some(true),
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(!changed);
+        assert!(rec.updated_at.is_some());
+        let changed = rec
+            .apply(ServerPatch {
+                config: Some(ServerConfig {
+                    command: Some("cat".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(changed);
+    }
+}

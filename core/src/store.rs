@@ -1,0 +1,262 @@
+//! The persistent server list: one JSON file, written atomically and locked across processes.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind as IoKind, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::record::ServerRecord;
+
+/// Environment variable that overrides the default config path.
+pub const CONFIG_ENV: &str = "MCPMUX_CONFIG";
+
+/// The on-disk document. Unknown top-level keys are kept so that a newer or foreign writer loses nothing.
+#[derive(Serialize, Deserialize, Default)]
+struct StoreFile {
+    #[serde(rename = "mcpServers", default)]
+    servers: Vec<ServerRecord>,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A handle on the config file; cheap to clone. All methods block: async callers use `spawn_blocking`.
+#[derive(Debug, Clone)]
+pub struct ConfigStore {
+    path: PathBuf,
+}
+
+impl ConfigStore {
+    /// A store at `path` (the file need not exist yet).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        ConfigStore { path: path.into() }
+    }
+
+    /// `$MCPMUX_CONFIG`, else `<platform config dir>/mcpmux/servers.json`.
+    pub fn default_path() -> Result<PathBuf> {
+        if let Some(p) = std::env::var_os(CONFIG_ENV).filter(|p| !p.is_empty()) {
+            return Ok(PathBuf::from(p));
+        }
+        dirs::config_dir()
+            .map(|d| d.join("mcpmux").join("servers.json"))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "no platform config directory; set {CONFIG_ENV} or pass a config path"
+                ))
+            })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads every record. A missing file is an empty list; a malformed one is an error naming
+    /// the file and the position. No lock is needed: writers replace the file atomically.
+    pub fn load(&self) -> Result<Vec<ServerRecord>> {
+        Ok(self.read()?.servers)
+    }
+
+    /// Runs `f` on the records under an exclusive cross-process lock and writes the result
+    /// atomically. If `f` fails, or the file on disk cannot be parsed, nothing is written.
+    pub fn update<R>(&self, f: impl FnOnce(&mut Vec<ServerRecord>) -> Result<R>) -> Result<R> {
+        let _lock = self.lock()?;
+        let mut doc = self.read()?;
+        let out = f(&mut doc.servers)?;
+        let mut bytes = serde_json::to_vec_pretty(&doc)
+            .map_err(|e| Error::invalid(format!("cannot serialize config: {e}")))?;
+        bytes.push(b'\n');
+        write_atomic(&self.path, &bytes)?;
+        Ok(out)
+    }
+
+    fn read(&self) -> Result<StoreFile> {
+        let bytes = match fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == IoKind::NotFound => return Ok(StoreFile::default()),
+            Err(e) => {
+                return Err(Error::io(
+                    format!("cannot read config file {}", self.path.display()),
+                    e,
+                ));
+            }
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(StoreFile::default());
+        }
+        serde_json::from_slice(&bytes).map_err(|e| Error::InvalidConfig {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The lock lives in a side file because the data file itself is replaced on every write.
+    fn lock(&self) -> Result<File> {
+        let dir = self.dir();
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        let lock_path = sibling(&self.path, ".lock");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(|e| Error::io(format!("cannot open {}", lock_path.display()), e))?;
+        file.lock()
+            .map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
+        Ok(file)
+    }
+
+    fn dir(&self) -> &Path {
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        }
+    }
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// Temp file in the same directory, fsync, rename over, fsync the directory: a reader sees the
+/// old or the new document, never a half-written one, even if this process is killed.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = sibling(
+        path,
+        &format!(".tmp-{}-{:08x}", std::process::id(), rand::random::<u32>()),
+    );
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(d) = File::open(dir)
+        {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    result.map_err(|e: std::io::Error| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(format!("cannot write config file {}", path.display()), e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{ServerConfig, ServerInput};
+    use std::os::unix::fs::PermissionsExt;
+
+    fn rec(name: &str) -> ServerRecord {
+        ServerInput {
+            name: name.into(),
+            config: ServerConfig {
+                command: Some("x".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+        .into_record()
+        .unwrap()
+    }
+
+    #[test]
+    fn missing_file_is_empty_and_writes_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConfigStore::new(dir.path().join("sub/servers.json"));
+        assert!(store.load().unwrap().is_empty());
+        store
+            .update(|s| {
+                s.push(rec("a"));
+                Ok(())
+            })
+            .unwrap();
+        let mode = fs::metadata(store.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(store.load().unwrap()[0].name, "a");
+        let text = fs::read_to_string(store.path()).unwrap();
+        assert!(text.contains("\"mcpServers\""));
+    }
+
+    #[test]
+    fn malformed_file_is_reported_and_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.json");
+        fs::write(&path, "{\n  \"mcpServers\": [\n    {oops}\n  ]\n}\n").unwrap();
+        let store = ConfigStore::new(&path);
+        let err = store.load().unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(path.to_str().unwrap()), "{msg}");
+        assert!(msg.contains("line 3"), "{msg}");
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidConfig);
+        assert!(
+            store
+                .update(|s| {
+                    s.push(rec("a"));
+                    Ok(())
+                })
+                .is_err()
+        );
+        assert!(fs::read_to_string(&path).unwrap().contains("{oops}"));
+    }
+
+    #[test]
+    fn failed_update_writes_nothing_and_unknown_keys_survive() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.json");
+        fs::write(&path, r#"{"mcpServers": [], "theirSetting": 7}"#).unwrap();
+        let store = ConfigStore::new(&path);
+        let r: Result<()> = store.update(|s| {
+            s.push(rec("a"));
+            Err(Error::invalid("no"))
+        });
+        assert!(r.is_err());
+        assert!(store.load().unwrap().is_empty());
+        store
+            .update(|s| {
+                s.push(rec("b"));
+                Ok(())
+            })
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        assert_eq!(v["theirSetting"], 7);
+    }
+
+    #[test]
+    fn threads_adding_concurrently_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConfigStore::new(dir.path().join("servers.json"));
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let store = store.clone();
+                s.spawn(move || {
+                    for i in 0..25 {
+                        store
+                            .update(|v| {
+                                v.push(rec(&format!("t{t}-{i}")));
+                                Ok(())
+                            })
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(store.load().unwrap().len(), 100);
+    }
+}

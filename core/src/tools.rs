@@ -1,0 +1,199 @@
+//! Tool ids (`mcp__{server}__{tool}`) and the tool descriptions the pool hands out.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+/// LLM APIs reject function names longer than this.
+pub const MAX_TOOL_ID_LEN: usize = 64;
+
+/// A tool of some server, under the id an LLM sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    /// `mcp__{server}__{tool}`, sanitized, at most 64 characters, unique in the pool.
+    pub id: String,
+    pub server_id: String,
+    pub server_name: String,
+    /// The tool's own name on its server.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub input_schema: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<serde_json::Value>,
+}
+
+impl ToolInfo {
+    pub(crate) fn from_rmcp(
+        tool: &rmcp::model::Tool,
+        id: String,
+        server_id: &str,
+        server_name: &str,
+    ) -> ToolInfo {
+        ToolInfo {
+            id,
+            server_id: server_id.to_string(),
+            server_name: server_name.to_string(),
+            name: tool.name.to_string(),
+            title: tool
+                .title
+                .clone()
+                .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone())),
+            description: tool.description.as_ref().map(|d| d.to_string()),
+            input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
+            output_schema: tool
+                .output_schema
+                .as_ref()
+                .map(|s| serde_json::Value::Object((**s).clone())),
+            annotations: tool
+                .annotations
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok()),
+        }
+    }
+}
+
+/// Characters outside `[A-Za-z0-9_-]` become `_`.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The id prefix shared by every tool of servers with this name.
+pub fn server_prefix(server_name: &str) -> String {
+    format!("mcp__{}__", sanitize(server_name))
+}
+
+/// FNV-1a: stable across runs, versions and platforms, unlike std's hasher.
+fn stable_hash(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Cuts an over-long id and appends a hash of the whole, so distinct long ids stay distinct.
+fn fit(id: String) -> String {
+    if id.len() <= MAX_TOOL_ID_LEN {
+        return id;
+    }
+    let suffix = format!("_{:08x}", stable_hash(&id) as u32);
+    // Sanitized ids are ASCII, so any byte index is a char boundary.
+    format!("{}{suffix}", &id[..MAX_TOOL_ID_LEN - suffix.len()])
+}
+
+/// The id a tool gets when nothing conflicts with it.
+pub fn tool_id(server_name: &str, tool_name: &str) -> String {
+    fit(format!(
+        "{}{}",
+        server_prefix(server_name),
+        sanitize(tool_name)
+    ))
+}
+
+/// Assigns ids to `(server_id, server_name, tool_name)` entries, in order. An entry whose plain
+/// id is already taken (two servers whose names sanitize alike, or two tools that do) gets a
+/// suffix hashed from its server id and tool name, so no tool is ever lost and each keeps its
+/// id for as long as the order of servers is stable.
+pub(crate) fn assign_ids<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+) -> Vec<String> {
+    let mut taken = HashSet::new();
+    let mut out = Vec::new();
+    for (server_id, server_name, tool_name) in entries {
+        // Sanitized ids are ASCII, so byte truncation below is safe.
+        let base = format!("{}{}", server_prefix(server_name), sanitize(tool_name));
+        let mut id = fit(base.clone());
+        let mut salt = 0u32;
+        while taken.contains(&id) {
+            let key = format!("{server_id}/{tool_name}/{salt}");
+            let tag = format!("_{:06x}", stable_hash(&key) & 0xff_ffff);
+            let mut stem = base.clone();
+            stem.truncate(MAX_TOOL_ID_LEN - tag.len());
+            id = format!("{stem}{tag}");
+            salt += 1;
+        }
+        taken.insert(id.clone());
+        out.push(id);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_sanitized() {
+        assert_eq!(
+            tool_id("my server", "get.weather"),
+            "mcp__my_server__get_weather"
+        );
+        assert_eq!(tool_id("a-b", "c_d"), "mcp__a-b__c_d");
+        assert_eq!(tool_id("héllo", "x"), "mcp__h_llo__x");
+    }
+
+    #[test]
+    fn long_ids_are_cut_with_a_stable_hash() {
+        let long = "t".repeat(100);
+        let a = tool_id("server", &long);
+        assert_eq!(a.len(), MAX_TOOL_ID_LEN);
+        assert_eq!(a, tool_id("server", &long));
+        let b = tool_id("server", &format!("{long}2"));
+        assert_ne!(a, b);
+        assert!(a.starts_with("mcp__server__ttt"));
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        );
+    }
+
+    #[test]
+    fn conflicts_never_lose_a_tool() {
+        let ids = assign_ids([
+            ("s1", "a.b", "echo"),
+            ("s2", "a_b", "echo"),
+            ("s2", "a_b", "x.y"),
+            ("s2", "a_b", "x_y"),
+        ]);
+        assert_eq!(ids[0], "mcp__a_b__echo");
+        assert_ne!(ids[1], ids[0]);
+        assert!(ids[1].starts_with("mcp__a_b__echo_"));
+        assert_eq!(ids[2], "mcp__a_b__x_y");
+        assert_ne!(ids[3], ids[2]);
+        let set: HashSet<_> = ids.iter().collect();
+        assert_eq!(set.len(), 4);
+        // Stable: the same input gives the same ids.
+        assert_eq!(
+            ids,
+            assign_ids([
+                ("s1", "a.b", "echo"),
+                ("s2", "a_b", "echo"),
+                ("s2", "a_b", "x.y"),
+                ("s2", "a_b", "x_y"),
+            ])
+        );
+    }
+
+    #[test]
+    fn conflicts_between_long_ids_stay_within_the_limit() {
+        let long = "z".repeat(90);
+        let ids = assign_ids([("s1", "srv", long.as_str()), ("s2", "srv", long.as_str())]);
+        assert_ne!(ids[0], ids[1]);
+        assert!(ids.iter().all(|i| i.len() <= MAX_TOOL_ID_LEN), "{ids:?}");
+    }
+}

@@ -1,0 +1,56 @@
+//! Streamable HTTP, through rmcp's reqwest-based client.
+
+use std::collections::HashMap;
+
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use crate::error::{Error, Result};
+use crate::record::ServerRecord;
+
+/// Headers that the transport itself manages; a user value would break the session.
+const MANAGED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", "content-type"];
+
+pub(crate) type HttpTransport = StreamableHttpClientTransport<reqwest::Client>;
+
+/// Builds the transport; nothing goes on the wire until the handshake.
+pub(crate) fn open(record: &ServerRecord, max_message: usize) -> Result<HttpTransport> {
+    let url = record.config.url.clone().unwrap_or_default();
+    let headers = custom_headers(record)?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(headers)
+        .reinit_on_expired_session(true)
+        .max_json_response_size(max_message)
+        .max_sse_event_size(max_message);
+    Ok(StreamableHttpClientTransport::from_config(config))
+}
+
+pub(crate) fn custom_headers(
+    record: &ServerRecord,
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>> {
+    let mut out = HashMap::new();
+    for (name, value) in &record.config.headers {
+        let lower = name.to_ascii_lowercase();
+        if MANAGED_HEADERS.contains(&lower.as_str()) {
+            return Err(Error::invalid(format!(
+                "server '{}': header '{name}' is managed by the transport and cannot be set",
+                record.name
+            )));
+        }
+        let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            Error::invalid(format!(
+                "server '{}': invalid header name '{name}'",
+                record.name
+            ))
+        })?;
+        // The value is a secret more often than not: the error names the header only.
+        let v = http::HeaderValue::from_str(value).map_err(|_| {
+            Error::invalid(format!(
+                "server '{}': header '{name}' has a value that is not valid in HTTP",
+                record.name
+            ))
+        })?;
+        out.insert(n, v);
+    }
+    Ok(out)
+}

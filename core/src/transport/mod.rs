@@ -1,0 +1,8 @@
+//! Transports: how bytes reach a server. One file per transport; each yields something rmcp can
+//! serve a client over.
+
+pub(crate) mod http;
+pub(crate) mod stdio;
+
+/// Largest single message accepted from a server, unless the pool is told otherwise.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;

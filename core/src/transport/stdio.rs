@@ -1,0 +1,251 @@
+//! stdio: a child process speaking newline-delimited JSON-RPC on stdin/stdout.
+//!
+//! mcpmux spawns the child itself (rather than rmcp's `TokioChildProcess`) to own its process
+//! group, turn stderr into `log` events, report non-JSON stdout as errors instead of dropping it
+//! silently, and bound the size of a line.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::events::{Event, EventBus};
+use crate::record::ServerRecord;
+
+/// The rmcp transport over a child's pipes.
+pub(crate) struct StdioTransport {
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    stdout: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    /// Set while skipping the rest of an oversized line.
+    discarding: bool,
+    max_line: usize,
+    server_id: Arc<str>,
+    events: EventBus,
+}
+
+/// The child process behind a stdio connection; dropping it kills its whole process group.
+pub(crate) struct ChildProcess {
+    child: Child,
+    pgid: i32,
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    done: bool,
+}
+
+/// Spawns the server without a shell, in its own process group, env inherited then overlaid.
+pub(crate) fn spawn(
+    record: &ServerRecord,
+    events: EventBus,
+    max_line: usize,
+) -> Result<(StdioTransport, ChildProcess)> {
+    let command = record.config.command.as_deref().unwrap_or_default();
+    let mut cmd = Command::new(command);
+    cmd.args(&record.config.args)
+        .envs(&record.config.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false);
+    if let Some(cwd) = record.config.cwd.as_deref().filter(|c| !c.is_empty()) {
+        cmd.current_dir(cwd);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::connection(&record.name, format!("cannot start `{command}`: {e}")))?;
+    let pid = child.id().unwrap_or(0) as i32;
+    let stdin = Arc::new(Mutex::new(child.stdin.take()));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let server_id: Arc<str> = record.id.as_str().into();
+    if let Some(stderr) = child.stderr.take() {
+        let events = events.clone();
+        let server_id = server_id.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                events.emit(Event::Log {
+                    server_id: server_id.to_string(),
+                    level: "info".into(),
+                    source: "stderr".into(),
+                    message: line,
+                });
+            }
+        });
+    }
+    let transport = StdioTransport {
+        stdin: stdin.clone(),
+        stdout: BufReader::with_capacity(64 * 1024, stdout),
+        line: Vec::new(),
+        discarding: false,
+        max_line,
+        server_id,
+        events,
+    };
+    let process = ChildProcess {
+        child,
+        pgid: pid,
+        stdin,
+        done: false,
+    };
+    Ok((transport, process))
+}
+
+impl StdioTransport {
+    fn report(&self, message: String) {
+        tracing::warn!(server_id = %self.server_id, "{message}");
+        self.events.emit(Event::Log {
+            server_id: self.server_id.to_string(),
+            level: "error".into(),
+            source: "transport".into(),
+            message,
+        });
+    }
+
+    fn parse(&self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        match serde_json::from_slice(line) {
+            Ok(msg) => Some(msg),
+            Err(e) => {
+                let shown: String = String::from_utf8_lossy(&line[..line.len().min(200)]).into();
+                self.report(format!(
+                    "server wrote a line that is not JSON-RPC ({e}): {shown}"
+                ));
+                None
+            }
+        }
+    }
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let stdin = self.stdin.clone();
+        async move {
+            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            let mut guard = stdin.lock().await;
+            let Some(w) = guard.as_mut() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "stdin of the server is closed",
+                ));
+            };
+            w.write_all(&bytes).await?;
+            w.flush().await
+        }
+    }
+
+    /// Cancel-safe: rmcp polls this inside `select!`, so all partial state lives in `self`.
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let buf = match self.stdout.fill_buf().await {
+                Ok(b) => b,
+                Err(e) => {
+                    self.report(format!("reading the server's stdout failed: {e}"));
+                    return None;
+                }
+            };
+            if buf.is_empty() {
+                return None;
+            }
+            let (chunk_len, complete) = match buf.iter().position(|&b| b == b'\n') {
+                Some(pos) => (pos + 1, true),
+                None => (buf.len(), false),
+            };
+            if !self.discarding {
+                let body = if complete { &buf[..chunk_len - 1] } else { buf };
+                if self.line.len() + body.len() > self.max_line {
+                    self.discarding = true;
+                    self.line = Vec::new();
+                } else {
+                    self.line.extend_from_slice(body);
+                }
+            }
+            self.stdout.consume(chunk_len);
+            if !complete {
+                continue;
+            }
+            if std::mem::take(&mut self.discarding) {
+                self.report(format!(
+                    "server sent a message larger than {} bytes; it was discarded",
+                    self.max_line
+                ));
+                continue;
+            }
+            let line = std::mem::take(&mut self.line);
+            if let Some(msg) = self.parse(&line) {
+                self.line = line;
+                self.line.clear();
+                return Some(msg);
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.stdin.lock().await.take();
+        Ok(())
+    }
+}
+
+fn killpg(pgid: i32, signal: i32) {
+    if pgid > 0 {
+        // SAFETY: killpg has no memory-safety preconditions; ESRCH (group gone) is expected.
+        unsafe {
+            libc::killpg(pgid, signal);
+        }
+    }
+}
+
+impl ChildProcess {
+    pub(crate) fn pid(&self) -> u32 {
+        self.pgid as u32
+    }
+
+    /// Polite first: close stdin and let the server exit, then SIGTERM, then SIGKILL, each to
+    /// the whole process group so grandchildren go too.
+    pub(crate) async fn terminate(&mut self, grace: Duration) {
+        if self.done {
+            return;
+        }
+        self.stdin.lock().await.take();
+        let exited = tokio::time::timeout(grace, self.child.wait()).await.is_ok();
+        if !exited {
+            killpg(self.pgid, libc::SIGTERM);
+            if tokio::time::timeout(grace, self.child.wait())
+                .await
+                .is_err()
+            {
+                killpg(self.pgid, libc::SIGKILL);
+                let _ = self.child.wait().await;
+            }
+        }
+        // The leader is gone; anything it left in its group gets the same treatment.
+        killpg(self.pgid, libc::SIGTERM);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        killpg(self.pgid, libc::SIGKILL);
+        self.done = true;
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        if !self.done {
+            killpg(self.pgid, libc::SIGKILL);
+            let _ = self.child.try_wait();
+        }
+    }
+}
