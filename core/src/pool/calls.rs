@@ -541,10 +541,16 @@ impl Inner {
                 tool: tool.to_string(),
                 message: format!("{} (code {})", e.message, e.code.0),
             }),
-            Err(ServiceError::Timeout { timeout }) => Err(Error::Timeout {
-                what: format!("tool '{tool}' on server '{name}'"),
-                after: timeout,
-            }),
+            Err(ServiceError::Timeout { timeout }) => {
+                // A session the server forgot (e.g. it restarted and answers HTTP 400 rather
+                // than 404) swallows requests; a failed check finds it, so the next call
+                // reconnects instead of timing out again.
+                slot.verify_in_background(self, &conn);
+                Err(Error::Timeout {
+                    what: format!("tool '{tool}' on server '{name}'"),
+                    after: timeout,
+                })
+            }
             Err(e) => {
                 slot.connection_failed(self, &conn);
                 Err(self.closing_or(service_error(&name, "tools/call", e)))

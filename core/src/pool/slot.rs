@@ -416,4 +416,20 @@ impl Slot {
             }
         }
     }
+
+    /// Checks a connection after a request timed out, and drops it if it fails.
+    pub fn verify_in_background(self: &Arc<Self>, inner: &Arc<Inner>, conn: &Arc<Connection>) {
+        let (slot, inner, conn) = (self.clone(), inner.clone(), conn.clone());
+        tokio::spawn(async move {
+            if let Err(e) = slot.check(&inner, &conn).await {
+                slot.drop_connection(
+                    &inner,
+                    &conn,
+                    ConnectionPhase::Unhealthy,
+                    Some(e.to_string()),
+                )
+                .await;
+            }
+        });
+    }
 }

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Installs the real third-party MCP servers that the integration tests talk to.
+#
+# Everything goes into ${MCPMUX_DEPS_DIR:-<repo>/.deps} (gitignored) so the tests
+# never depend on whatever happens to be installed globally, and CI and
+# developers run the very same pinned versions. Versions are pinned because
+# server-everything renames its tools between releases and the tests assert on
+# names. Re-running is cheap: each step is skipped when the exact pinned version
+# is already there.
+set -euo pipefail
+
+EVERYTHING_VERSION="2026.8.31"
+TIME_SERVER_VERSION="2026.10.19"
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps_dir="${MCPMUX_DEPS_DIR:-$repo_root/.deps}"
+# A relative MCPMUX_DEPS_DIR means relative to the repository, as in the tests
+# (which run from another folder).
+[[ "$deps_dir" == /* ]] || deps_dir="$repo_root/$deps_dir"
+mkdir -p "$deps_dir"
+deps_dir="$(cd "$deps_dir" && pwd)"
+
+# --- @modelcontextprotocol/server-everything (Node) --------------------------
+npm_prefix="$deps_dir/npm"
+everything_pkg="$npm_prefix/node_modules/@modelcontextprotocol/server-everything"
+
+installed_everything_version() {
+    # Read the version from the installed package.json; empty when absent.
+    [[ -f "$everything_pkg/package.json" ]] || return 0
+    node -e 'process.stdout.write(require(process.argv[1]).version || "")' \
+        "$everything_pkg/package.json" 2>/dev/null || true
+}
+
+if [[ "$(installed_everything_version)" != "$EVERYTHING_VERSION" ]]; then
+    command -v npm >/dev/null || { echo "test-deps: npm is required" >&2; exit 1; }
+    mkdir -p "$npm_prefix"
+    # --no-save keeps npm from writing a package.json we would then have to manage;
+    # the quiet flags keep CI logs readable.
+    npm install --prefix "$npm_prefix" --no-save --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >&2
+    if [[ "$(installed_everything_version)" != "$EVERYTHING_VERSION" ]]; then
+        echo "test-deps: server-everything $EVERYTHING_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "server-everything $EVERYTHING_VERSION: $everything_pkg"
+
+# --- mcp-server-time (Python) ------------------------------------------------
+venv="$deps_dir/venv"
+
+installed_time_version() {
+    [[ -x "$venv/bin/python" ]] || return 0
+    "$venv/bin/python" - <<'EOF' 2>/dev/null || true
+import importlib.metadata as m
+try:
+    print(m.version("mcp-server-time"), end="")
+except m.PackageNotFoundError:
+    pass
+EOF
+}
+
+if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION" ]]; then
+    if [[ ! -x "$venv/bin/python" ]]; then
+        # --clear: a venv whose interpreter vanished (e.g. Python upgraded) is rebuilt.
+        python3 -m venv --clear "$venv"
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "mcp-server-time==$TIME_SERVER_VERSION" >&2
+    if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION" ]]; then
+        echo "test-deps: mcp-server-time $TIME_SERVER_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "mcp-server-time $TIME_SERVER_VERSION: $venv/bin/mcp-server-time"

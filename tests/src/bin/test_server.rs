@@ -1,0 +1,598 @@
+//! `mcpmux-test-server`: a small but real MCP server for mcpmux's integration tests.
+//!
+//! It is built on rmcp's server side, so it speaks the same protocol (and the same
+//! lifecycle variants: legacy `initialize` and 2026-07-28 `server/discover`) as a
+//! production server, while every behaviour the tests need to provoke — slowness,
+//! progress, cancellation, tool errors, stray processes, noisy or silent stdio — is
+//! one tool call or one flag away and fully deterministic.
+//!
+//! ```text
+//! mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] [--stderr-lines N]
+//!                    [--name NAME] [--legacy]
+//! ```
+//!
+//! * default: MCP over stdio (newline-delimited JSON-RPC).
+//! * `--garbage-stdout`: also write non-JSON lines to stdout, once at start and before
+//!   every real message, so clients must skip what is not JSON-RPC.
+//! * `--silent`: read stdin and never answer anything; keeps running after stdin closes,
+//!   so it can only be stopped by a signal (a hung server).
+//! * `--http PORT`: serve Streamable HTTP (stateful sessions) on `127.0.0.1:PORT/mcp`
+//!   instead of stdio. `PORT` may be 0; the first stdout line is then the actual URL.
+//! * `--stderr-lines N`: write `test-server stderr line i` (i = 1..=N) to stderr first.
+//! * `--name NAME`: server name reported in `serverInfo` (to tell instances apart).
+//! * `--legacy`: answer `server/discover` with -32601 "method not found", as servers
+//!   from before protocol 2026-07-28 do, so clients fall back to `initialize`.
+//!
+//! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
+//! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`. Resources:
+//! `test://hello`, `test://info`, template `test://echo/{text}`. Prompt: `greet {name}`.
+
+use std::{
+    convert::Infallible,
+    io::{Read, Write},
+    process::{Command, ExitCode, Stdio},
+    sync::Arc,
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{server::conn::http1, service::service_fn};
+use hyper_util::rt::TokioIo;
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt,
+    handler::server::{
+        router::{prompt::PromptRouter, tool::ToolRouter},
+        wrapper::{Json, Parameters},
+    },
+    model::{
+        CallToolResult, ContentBlock, DiscoverResult, ErrorCode, Implementation,
+        ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+        ProgressNotificationParam, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities,
+        ServerConfig,
+    },
+    prompt, prompt_handler, prompt_router,
+    service::{RequestContext, ServerInitializeError},
+    tool, tool_handler, tool_router,
+    transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    },
+};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The text of the `test://hello` resource; tests compare against it.
+const HELLO_TEXT: &str = "Hello from mcpmux-test-server";
+
+/// Lines written by `--garbage-stdout`. None of them is valid JSON (one even starts
+/// with `{`), so a conforming client must skip all of them.
+const GARBAGE_LINES: &[&str] = &[
+    "this is not json",
+    "{this is not json either",
+    "test-server: a log line printed to stdout by mistake",
+];
+
+#[derive(Debug, Clone)]
+struct Options {
+    garbage_stdout: bool,
+    silent: bool,
+    http_port: Option<u16>,
+    stderr_lines: u64,
+    name: String,
+    legacy: bool,
+}
+
+fn usage() -> &'static str {
+    "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
+     [--stderr-lines N] [--name NAME] [--legacy]"
+}
+
+/// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
+/// helper binary cheap to build on the 2-core CI machine.
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        garbage_stdout: false,
+        silent: false,
+        http_port: None,
+        stderr_lines: 0,
+        name: "mcpmux-test-server".to_owned(),
+        legacy: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--garbage-stdout" => options.garbage_stdout = true,
+            "--silent" => options.silent = true,
+            "--legacy" => options.legacy = true,
+            "--http" => {
+                let port = value("--http")?;
+                options.http_port = Some(port.parse().map_err(|_| format!("bad port {port:?}"))?);
+            }
+            "--stderr-lines" => {
+                let n = value("--stderr-lines")?;
+                options.stderr_lines = n.parse().map_err(|_| format!("bad count {n:?}"))?;
+            }
+            "--name" => options.name = value("--name")?,
+            "-h" | "--help" => {
+                println!("{}", usage());
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other:?}\n{}", usage())),
+        }
+    }
+    Ok(options)
+}
+
+// ----------------------------------------------------------------------------
+// Tool and prompt arguments
+// ----------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// Text to send back unchanged.
+    text: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct SpawnArgs {
+    /// Let the grandchild inherit this server's stdin/stdout/stderr. That is the
+    /// nasty real-world case (e.g. `npx` starting `node`): the pipes then stay open
+    /// after the server itself dies, so waiting for EOF alone would hang.
+    #[serde(default)]
+    inherit_stdio: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct EnvArgs {
+    /// Name of the environment variable to read.
+    name: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct GreetArgs {
+    /// Who to greet.
+    name: String,
+}
+
+/// Output of the `structured` tool; an object so that every protocol version
+/// gets both `structuredContent` and an `outputSchema`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+struct StructuredOutput {
+    message: String,
+    answer: i64,
+    items: Vec<String>,
+}
+
+// ----------------------------------------------------------------------------
+// The server
+// ----------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+struct TestServer {
+    tool_router: ToolRouter<Self>,
+    prompt_router: PromptRouter<Self>,
+    name: String,
+    legacy: bool,
+}
+
+impl TestServer {
+    fn new(options: &Options) -> Self {
+        Self {
+            tool_router: Self::tool_router(),
+            prompt_router: Self::prompt_router(),
+            name: options.name.clone(),
+            legacy: options.legacy,
+        }
+    }
+}
+
+#[tool_router]
+impl TestServer {
+    #[tool(description = "Return the given text unchanged")]
+    fn echo(&self, Parameters(EchoArgs { text }): Parameters<EchoArgs>) -> String {
+        text
+    }
+
+    #[tool(description = "Add two integers and return the sum as text")]
+    fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
+        // i128 so that no pair of i64 inputs can overflow.
+        (i128::from(a) + i128::from(b)).to_string()
+    }
+
+    #[tool(
+        description = "Sleep for `ms` milliseconds, then return \"slept\". Sends a progress \
+                       notification every 100 ms when the request carries a progress token; \
+                       stops early when the request is cancelled."
+    )]
+    async fn sleep(
+        &self,
+        Parameters(SleepArgs { ms }): Parameters<SleepArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<String, ErrorData> {
+        let token = context.meta.get_progress_token();
+        let total = Duration::from_millis(ms);
+        let start = tokio::time::Instant::now();
+        let tick = Duration::from_millis(100);
+        loop {
+            let elapsed = start.elapsed();
+            if elapsed >= total {
+                break;
+            }
+            tokio::select! {
+                // Without this a cancelled call would keep running until `ms` is over,
+                // hiding whether the client's cancellation reached the server.
+                _ = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error("sleep cancelled", None));
+                }
+                _ = tokio::time::sleep((total - elapsed).min(tick)) => {}
+            }
+            let elapsed = start.elapsed().min(total);
+            if let Some(token) = &token
+                && elapsed < total
+            {
+                let done = elapsed.as_millis() as f64;
+                // A failed notification (client gone) must not fail the call itself.
+                let _ = context
+                    .peer
+                    .notify_progress(
+                        ProgressNotificationParam::new(token.clone(), done)
+                            .with_total(ms as f64)
+                            .with_message(format!("slept {done} of {ms} ms")),
+                    )
+                    .await;
+            }
+        }
+        Ok("slept".to_owned())
+    }
+
+    #[tool(description = "Return this server's process id")]
+    fn pid(&self) -> String {
+        std::process::id().to_string()
+    }
+
+    #[tool(
+        description = "Spawn `sleep 1000` as a child process in this server's process group \
+                       and return its pid"
+    )]
+    fn spawn_grandchild(
+        &self,
+        Parameters(SpawnArgs { inherit_stdio }): Parameters<SpawnArgs>,
+    ) -> Result<String, ErrorData> {
+        let mut command = Command::new("sleep");
+        command.arg("1000");
+        if !inherit_stdio {
+            command
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| ErrorData::internal_error(format!("spawn sleep: {e}"), None))?;
+        let pid = child.id();
+        // Reap it when it dies so that, while this server lives, a killed grandchild
+        // disappears instead of lingering as a zombie.
+        std::thread::spawn(move || child.wait());
+        Ok(pid.to_string())
+    }
+
+    #[tool(description = "Always fail: returns a tool result with isError = true")]
+    fn fail(&self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text("this tool always fails")])
+    }
+
+    #[tool(description = "Return a fixed object as structuredContent, plus its JSON as text")]
+    fn structured(&self) -> Json<StructuredOutput> {
+        Json(StructuredOutput {
+            message: "structured".to_owned(),
+            answer: 42,
+            items: vec!["a".to_owned(), "b".to_owned()],
+        })
+    }
+
+    #[tool(description = "Return the value of an environment variable of this server")]
+    fn env(&self, Parameters(EnvArgs { name }): Parameters<EnvArgs>) -> CallToolResult {
+        match std::env::var(&name) {
+            Ok(value) => CallToolResult::success(vec![ContentBlock::text(value)]),
+            Err(_) => CallToolResult::error(vec![ContentBlock::text(format!("{name} is not set"))]),
+        }
+    }
+
+    #[tool(description = "Return this server's current working directory")]
+    fn cwd(&self) -> Result<String, ErrorData> {
+        std::env::current_dir()
+            .map(|dir| dir.display().to_string())
+            .map_err(|e| ErrorData::internal_error(format!("current_dir: {e}"), None))
+    }
+}
+
+#[prompt_router]
+impl TestServer {
+    #[prompt(description = "Greet someone by name")]
+    async fn greet(
+        &self,
+        Parameters(GreetArgs { name }): Parameters<GreetArgs>,
+    ) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(
+            Role::User,
+            format!("Hello, {name}!"),
+        )]
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+#[prompt_handler(router = self.prompt_router)]
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            self.name.clone(),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions("Test server for mcpmux; every tool is deterministic.")
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        if self.legacy {
+            // What real pre-2026 servers answer (server-everything 2026.8.31 and
+            // mcp-server-time without request _meta both say -32601). Only discover
+            // changes: the supported versions stay as they are, because rmcp would
+            // otherwise answer "unsupported protocol version" before reaching here.
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Method not found",
+                Some(serde_json::Value::from("server/discover")),
+            ));
+        }
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new("test://hello", "hello")
+                .with_description("A fixed greeting")
+                .with_mime_type("text/plain"),
+            Resource::new("test://info", "info")
+                .with_description("This server's name and pid, as JSON")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("test://echo/{text}", "echo")
+                .with_description("Reading test://echo/X returns X")
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let contents = if uri == "test://hello" {
+            ResourceContents::text(HELLO_TEXT, &uri)
+        } else if uri == "test://info" {
+            let info = serde_json::json!({ "name": self.name, "pid": std::process::id() });
+            ResourceContents::text(info.to_string(), &uri).with_mime_type("application/json")
+        } else if let Some(text) = uri.strip_prefix("test://echo/") {
+            ResourceContents::text(text, &uri)
+        } else {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {uri}"),
+                None,
+            ));
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Transports
+// ----------------------------------------------------------------------------
+
+/// Plain MCP over this process's stdin/stdout.
+async fn serve_stdio(server: TestServer) -> Result<(), String> {
+    match server
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await
+    {
+        Ok(running) => running.waiting().await.map(drop).map_err(|e| e.to_string()),
+        Err(e) => handshake_outcome(e),
+    }
+}
+
+/// How a stdio session that never completed `initialize` ended.
+///
+/// A client on the 2026-07-28 lifecycle (`server/discover`, then self-contained
+/// requests) never sends `initialize`: rmcp answers its requests and, when the
+/// client closes stdin, reports a handshake that never happened. That is a normal
+/// end, not a failure, so the exit code stays 0 as for a legacy session.
+fn handshake_outcome(error: ServerInitializeError) -> Result<(), String> {
+    match error {
+        ServerInitializeError::ConnectionClosed(_) => Ok(()),
+        other => Err(format!("initialization failed: {other}")),
+    }
+}
+
+/// MCP over stdio with non-JSON lines mixed into stdout.
+///
+/// rmcp writes whole newline-terminated messages, so the server writes into an
+/// in-memory pipe and a relay copies it to stdout line by line, putting a garbage
+/// line in front of each message. Real messages are never split or interleaved
+/// mid-line, which is what a badly behaved but working server does.
+async fn serve_stdio_with_garbage(server: TestServer) -> Result<(), String> {
+    let (server_side, relay_side) = tokio::io::duplex(64 * 1024);
+    let relay = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut lines = BufReader::new(relay_side).lines();
+        let mut n = 0usize;
+        let mut garbage = move || {
+            n += 1;
+            format!("{}\n", GARBAGE_LINES[(n - 1) % GARBAGE_LINES.len()])
+        };
+        stdout.write_all(garbage().as_bytes()).await?;
+        stdout.flush().await?;
+        while let Some(line) = lines.next_line().await? {
+            stdout
+                .write_all(format!("{}{line}\n", garbage()).as_bytes())
+                .await?;
+            stdout.flush().await?;
+        }
+        std::io::Result::Ok(())
+    });
+    let result = match server.serve((tokio::io::stdin(), server_side)).await {
+        Ok(running) => running.waiting().await.map(drop).map_err(|e| e.to_string()),
+        Err(e) => handshake_outcome(e),
+    };
+    // The service owned the writing half; now that it is gone the relay sees EOF,
+    // and waiting for it makes sure the last response really left the process.
+    let _ = relay.await;
+    result
+}
+
+/// Streamable HTTP on 127.0.0.1:`port` at `/mcp`, stateful sessions.
+async fn serve_http(options: Options, port: u16) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| format!("bind 127.0.0.1:{port}: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    // The URL goes to stdout so that `--http 0` can be used without any race on
+    // choosing a free port: the test reads this one line and connects.
+    println!("http://127.0.0.1:{port}/mcp");
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+
+    let service = StreamableHttpService::new(
+        move || Ok(TestServer::new(&options)),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    loop {
+        let (stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
+        let service = service.clone();
+        tokio::spawn(async move {
+            let handler = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let service = service.clone();
+                async move {
+                    // rmcp's service answers any path; a real deployment mounts it on
+                    // one, and tests of URL handling need the others to fail.
+                    if request.uri().path() == "/mcp" {
+                        Ok::<_, Infallible>(service.handle(request).await)
+                    } else {
+                        let mut response = hyper::Response::new(
+                            Full::new(Bytes::from_static(b"not found")).boxed(),
+                        );
+                        *response.status_mut() = hyper::StatusCode::NOT_FOUND;
+                        Ok(response)
+                    }
+                }
+            });
+            // A client hanging up mid-stream is normal here; nothing to report.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
+        });
+    }
+}
+
+/// `--silent`: swallow stdin and never write a byte. Even after stdin closes the
+/// process stays alive, like a truly hung server, so only a signal ends it.
+fn run_silent() -> ! {
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = [0u8; 8192];
+    while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn main() -> ExitCode {
+    let options = match parse_args() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("mcpmux-test-server: {message}");
+            return ExitCode::from(2);
+        }
+    };
+
+    // Before anything else, and blocking: with a large N and a parent that does not
+    // drain stderr this stalls the server, which is exactly what such a test wants.
+    {
+        let mut stderr = std::io::stderr().lock();
+        for i in 1..=options.stderr_lines {
+            let _ = writeln!(stderr, "test-server stderr line {i}");
+        }
+    }
+
+    if options.silent {
+        run_silent();
+    }
+
+    // A current-thread runtime: the server is tiny, and the CI machine has 2 cores
+    // shared with the code under test.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcpmux-test-server: tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        if let Some(port) = options.http_port {
+            serve_http(options, port).await
+        } else {
+            let server = TestServer::new(&options);
+            if options.garbage_stdout {
+                serve_stdio_with_garbage(server).await
+            } else {
+                serve_stdio(server).await
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("mcpmux-test-server: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

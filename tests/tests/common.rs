@@ -1,0 +1,103 @@
+//! Shared by the integration tests: opening pools on temp configs and adding servers.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use mcpmux::{Event, EventReceiver, Pool, PoolOptions, ServerConfig, ServerInput, ServerRecord};
+
+pub struct TestPool {
+    pub pool: Pool,
+    pub dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for TestPool {
+    type Target = Pool;
+    fn deref(&self) -> &Pool {
+        &self.pool
+    }
+}
+
+pub fn options() -> PoolOptions {
+    PoolOptions {
+        connect_on_add: false,
+        health_check_interval_ms: 0,
+        connect_timeout_ms: 20_000,
+        request_timeout_ms: 20_000,
+        ..PoolOptions::default()
+    }
+}
+
+pub async fn pool_with(options: PoolOptions) -> TestPool {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::open(PoolOptions {
+        config_path: Some(dir.path().join("servers.json")),
+        ..options
+    })
+    .await
+    .unwrap();
+    TestPool { pool, dir }
+}
+
+pub async fn pool() -> TestPool {
+    pool_with(options()).await
+}
+
+pub fn stdio(name: &str, command: &str, args: &[&str]) -> ServerInput {
+    ServerInput {
+        name: name.into(),
+        config: ServerConfig {
+            command: Some(command.into()),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// The test server (`mcpmux-test-server`) over stdio, with extra arguments.
+pub fn test_server(name: &str, args: &[&str]) -> ServerInput {
+    let bin = env!("CARGO_BIN_EXE_mcpmux-test-server");
+    stdio(name, bin, args)
+}
+
+pub async fn add_test_server(pool: &Pool, name: &str, args: &[&str]) -> ServerRecord {
+    pool.add_server(test_server(name, args)).await.unwrap()
+}
+
+/// Text of the first content block of a tool result.
+pub fn text(result: &mcpmux::model::CallToolResult) -> String {
+    let v = serde_json::to_value(&result.content[0]).unwrap();
+    v["text"].as_str().unwrap_or_default().to_string()
+}
+
+/// Waits for an event matching `f`, up to `timeout`.
+pub async fn wait_event(
+    rx: &mut EventReceiver,
+    timeout: Duration,
+    mut f: impl FnMut(&Event) -> bool,
+) -> Option<Event> {
+    tokio::time::timeout(timeout, async {
+        while let Some(e) = rx.recv().await {
+            if f(&e) {
+                return Some(e);
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Every event already received.
+pub fn drain(rx: &mut EventReceiver) -> Vec<Event> {
+    std::iter::from_fn(|| rx.try_recv()).collect()
+}
+
+pub async fn pid_of(pool: &Pool, tool_id: &str) -> u32 {
+    let r = pool
+        .call_tool(tool_id, serde_json::json!({}), Default::default())
+        .await
+        .unwrap();
+    text(&r).trim().parse().unwrap()
+}

@@ -1,0 +1,640 @@
+//! The pool against a real MCP server (mcpmux-test-server, built with rmcp) over stdio.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+use mcpmux::{
+    CallOptions, ConnectionPhase, ConnectionState, ErrorKind, Event, PoolOptions, ServerPatch,
+};
+use mcpmux_tests::{pid_alive, wait_for_pid_exit};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connects_lazily_lists_and_calls_tools_with_events() {
+    let pool = pool().await;
+    let mut events = pool.events();
+    let rec = add_test_server(&pool, "t", &[]).await;
+    assert_eq!(pool.server_states()[0].state, ConnectionState::Disconnected);
+
+    let tools = pool.list_tools(None).await.unwrap();
+    let ids: Vec<_> = tools.iter().map(|t| t.id.as_str()).collect();
+    for id in [
+        "mcp__t__echo",
+        "mcp__t__add",
+        "mcp__t__sleep",
+        "mcp__t__structured",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    let echo = tools.iter().find(|t| t.name == "echo").unwrap();
+    assert_eq!(echo.server_id, rec.id);
+    assert_eq!(echo.input_schema["type"], "object");
+
+    let r = pool
+        .call_tool(
+            "mcp__t__echo",
+            json!({"text": "hi"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "hi");
+    let r = pool
+        .call_tool(
+            "mcp__t__add",
+            json!({"a": 2, "b": 40}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "42");
+    let r = pool
+        .call_tool("mcp__t__structured", json!({}), CallOptions::default())
+        .await
+        .unwrap();
+    assert!(r.structured_content.is_some(), "{r:?}");
+    let r = pool
+        .call_tool("mcp__t__fail", json!({}), CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+
+    let seen = drain(&mut events);
+    let names: Vec<_> = seen.iter().map(Event::name).collect();
+    assert!(names.contains(&"servers:changed"), "{names:?}");
+    assert!(names.contains(&"server:connected"), "{names:?}");
+    let states: Vec<_> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::ConnectionState { state, .. } => Some(*state),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        &states[..2],
+        &[ConnectionState::Connecting, ConnectionState::Connected]
+    );
+    let calls: Vec<_> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCalled {
+                tool_name, success, ..
+            } => Some((tool_name.as_str(), *success)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("echo", true),
+            ("add", true),
+            ("structured", true),
+            ("fail", false)
+        ]
+    );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_prompts() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let resources = pool.list_resources(None).await.unwrap();
+    assert!(resources.iter().any(|r| r.resource.uri == "test://hello"));
+    assert_eq!(resources[0].server_name, "t");
+    let templates = pool.list_resource_templates(None).await.unwrap();
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.template.uri_template == "test://echo/{text}")
+    );
+    let read = pool.read_resource("t", "test://echo/abc").await.unwrap();
+    let v = serde_json::to_value(&read.contents[0]).unwrap();
+    assert_eq!(v["text"], "abc");
+    let err = pool.read_resource("t", "test://nope").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Protocol, "{err}");
+
+    let prompts = pool.list_prompts(None).await.unwrap();
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.prompt.name == "greet" && p.server_name == "t")
+    );
+    let mut args = serde_json::Map::new();
+    args.insert("name".into(), json!("Ada"));
+    let got = pool.get_prompt("t", "greet", Some(args)).await.unwrap();
+    assert!(serde_json::to_string(&got).unwrap().contains("Ada"));
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn env_is_inherited_then_overlaid_and_cwd_is_set() {
+    let pool = pool().await;
+    let mut input = test_server("t", &[]);
+    input
+        .config
+        .env
+        .insert("MCPMUX_TEST_VALUE".into(), "overlaid".into());
+    let dir = tempfile::tempdir().unwrap();
+    input.config.cwd = Some(dir.path().to_string_lossy().into_owned());
+    pool.add_server(input).await.unwrap();
+    let r = pool
+        .call_tool(
+            "mcp__t__env",
+            json!({"name": "MCPMUX_TEST_VALUE"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "overlaid");
+    let r = pool
+        .call_tool("mcp__t__env", json!({"name": "PATH"}), Default::default())
+        .await
+        .unwrap();
+    assert!(!text(&r).is_empty(), "PATH was not inherited");
+    let r = pool
+        .call_tool("mcp__t__cwd", json!({}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::canonicalize(text(&r)).unwrap(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stderr_becomes_log_events_and_garbage_stdout_an_error_event() {
+    let pool = pool().await;
+    let mut events = pool.events();
+    add_test_server(&pool, "noisy", &["--stderr-lines", "3", "--garbage-stdout"]).await;
+    let r = pool
+        .call_tool(
+            "mcp__noisy__echo",
+            json!({"text": "still works"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "still works");
+    let stderr = wait_event(&mut events, Duration::from_secs(5), |e| {
+        matches!(e, Event::Log { source, message, .. } if source == "stderr" && message.contains("stderr line"))
+    })
+    .await;
+    assert!(stderr.is_some(), "no stderr log event");
+    let mut events = pool.events();
+    pool.call_tool(
+        "mcp__noisy__echo",
+        json!({"text": "again"}),
+        Default::default(),
+    )
+    .await
+    .unwrap();
+    let garbage = wait_event(&mut events, Duration::from_secs(5), |e| {
+        matches!(e, Event::Log { level, source, .. } if level == "error" && source == "transport")
+    })
+    .await;
+    assert!(garbage.is_some(), "no error event for non-JSON stdout");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_during_call_fails_fast_and_next_call_respawns() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let pid = pid_of(&pool, "mcp__t__pid").await;
+    let call = {
+        let pool = pool.pool.clone();
+        tokio::spawn(async move {
+            pool.call_tool("mcp__t__sleep", json!({"ms": 20_000}), Default::default())
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = Instant::now();
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        killed.elapsed() < Duration::from_secs(1),
+        "failed after {:?}",
+        killed.elapsed()
+    );
+    assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
+    let new_pid = pid_of(&pool, "mcp__t__pid").await;
+    assert_ne!(new_pid, pid);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_reconnects_by_itself() {
+    let pool = pool().await;
+    let mut events = pool.events();
+    add_test_server(&pool, "t", &[]).await;
+    let pid = pid_of(&pool, "mcp__t__pid").await;
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+    let lost = wait_event(&mut events, Duration::from_secs(5), |e| {
+        matches!(
+            e,
+            Event::ConnectionState {
+                phase: ConnectionPhase::Lost,
+                ..
+            }
+        )
+    })
+    .await;
+    assert!(lost.is_some(), "no lost event");
+    let back = wait_event(&mut events, Duration::from_secs(10), |e| {
+        matches!(e, Event::ServerConnected { .. })
+    })
+    .await;
+    assert!(back.is_some(), "did not reconnect");
+    let status = &pool.server_states()[0];
+    assert_eq!(status.state, ConnectionState::Connected);
+    assert_ne!(status.pid, Some(pid));
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
+    let pool = pool_with(PoolOptions {
+        connect_timeout_ms: 1_000,
+        ..options()
+    })
+    .await;
+    add_test_server(&pool, "silent", &["--silent"]).await;
+    let started = Instant::now();
+    let err = pool.list_tools(Some("silent")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    add_test_server(&pool, "t", &[]).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let r = pool
+        .call_tool(
+            "mcp__t__sleep",
+            json!({"ms": 1_500}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(600)),
+                on_progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "slept");
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.len() >= 5, "{seen:?}");
+    assert_eq!(seen[0].total, Some(1500.0));
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_call_returns_at_once_and_keeps_the_connection() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let pid = pid_of(&pool, "mcp__t__pid").await;
+    let token = tokio_util::sync::CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let err = pool
+        .call_tool(
+            "mcp__t__sleep",
+            json!({"ms": 10_000}),
+            CallOptions {
+                cancel: Some(token),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // A dropped call future cancels too.
+    let _ = tokio::time::timeout(
+        Duration::from_millis(200),
+        pool.call_tool("mcp__t__sleep", json!({"ms": 10_000}), Default::default()),
+    )
+    .await;
+    assert_eq!(pid_of(&pool, "mcp__t__pid").await, pid);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_drains_calls_in_flight_and_leaves_no_process() {
+    let pool = pool_with(PoolOptions {
+        shutdown_timeout_ms: 1_500,
+        ..options()
+    })
+    .await;
+    add_test_server(&pool, "t", &[]).await;
+    let pid = pid_of(&pool, "mcp__t__pid").await;
+    let r = pool
+        .call_tool("mcp__t__spawn_grandchild", json!({}), Default::default())
+        .await
+        .unwrap();
+    let grandchild: u32 = text(&r).trim().parse().unwrap();
+    assert!(pid_alive(grandchild));
+
+    let mut calls = Vec::new();
+    for ms in [300, 400, 20_000, 20_000] {
+        let pool = pool.pool.clone();
+        calls.push(tokio::spawn(async move {
+            pool.call_tool("mcp__t__sleep", json!({"ms": ms}), Default::default())
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(pool.in_flight(), 4);
+    let started = Instant::now();
+    pool.close().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut outcomes = Vec::new();
+    for c in calls {
+        outcomes.push(c.await.unwrap());
+    }
+    assert!(outcomes[0].is_ok() && outcomes[1].is_ok(), "{outcomes:?}");
+    for o in &outcomes[2..] {
+        assert_eq!(
+            o.as_ref().unwrap_err().kind(),
+            ErrorKind::ShuttingDown,
+            "{o:?}"
+        );
+    }
+    let after = pool
+        .call_tool("mcp__t__echo", json!({"text": "x"}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(after.kind(), ErrorKind::ShuttingDown);
+    assert!(
+        wait_for_pid_exit(pid, Duration::from_secs(5)),
+        "server left running"
+    );
+    assert!(
+        wait_for_pid_exit(grandchild, Duration::from_secs(5)),
+        "grandchild left running"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_reconnects_disable_hides_and_remove_stops_the_server() {
+    let pool = pool().await;
+    let rec = add_test_server(&pool, "t", &[]).await;
+    let pid = pid_of(&pool, "mcp__t__pid").await;
+
+    let updated = pool
+        .update_server(
+            "t",
+            ServerPatch {
+                is_trusted: Some(true),
+                disabled_tools: Some(vec!["add".into()]),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.id, rec.id);
+    assert!(updated.updated_at.is_some());
+    assert_eq!(
+        pid_of(&pool, "mcp__t__pid").await,
+        pid,
+        "no reconnect expected"
+    );
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(
+        !tools.iter().any(|t| t.name == "add"),
+        "disabled tool listed"
+    );
+    let err = pool
+        .call_tool("mcp__t__add", json!({"a": 1, "b": 1}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+
+    let mut config = updated.config.clone();
+    config.args = vec!["--name".into(), "renamed".into()];
+    pool.update_server(
+        &rec.id,
+        ServerPatch {
+            config: Some(config),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(wait_for_pid_exit(pid, Duration::from_secs(5)));
+    let new_pid = pid_of(&pool, "mcp__t__pid").await;
+    assert_ne!(new_pid, pid);
+
+    pool.update_server(
+        "t",
+        ServerPatch {
+            is_active: Some(false),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(wait_for_pid_exit(new_pid, Duration::from_secs(5)));
+    assert!(pool.list_tools(None).await.unwrap().is_empty());
+    pool.update_server(
+        "t",
+        ServerPatch {
+            is_active: Some(true),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let last_pid = pid_of(&pool, "mcp__t__pid").await;
+    pool.remove_server("t").await.unwrap();
+    assert!(wait_for_pid_exit(last_pid, Duration::from_secs(5)));
+    assert!(pool.list_servers().await.unwrap().is_empty());
+    let err = pool
+        .call_tool("mcp__t__pid", json!({}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_whose_names_clash_keep_all_their_tools() {
+    let pool = pool().await;
+    add_test_server(&pool, "a.b", &[]).await;
+    add_test_server(&pool, "a_b", &["--name", "second"]).await;
+    let tools = pool.list_tools(None).await.unwrap();
+    let echoes: Vec<_> = tools.iter().filter(|t| t.name == "echo").collect();
+    assert_eq!(echoes.len(), 2, "{tools:?}");
+    assert_ne!(echoes[0].id, echoes[1].id);
+    for e in echoes {
+        let r = pool
+            .call_tool(&e.id, json!({"text": e.server_name}), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(text(&r), e.server_name);
+    }
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_clear_errors() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let e = pool
+        .call_tool("mcp__nope__x", json!({}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    let e = pool
+        .call_tool("mcp__t__no_such_tool", json!({}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    let e = pool
+        .call_tool("mcp__t__echo", json!([1]), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let e = pool
+        .call_tool("mcp__t__add", json!({"a": "x"}), Default::default())
+        .await;
+    assert!(
+        matches!(&e, Err(err) if err.kind() == ErrorKind::Tool)
+            || matches!(&e, Ok(r) if r.is_error == Some(true)),
+        "{e:?}"
+    );
+    let e = pool.add_server(test_server("t", &[])).await.unwrap_err();
+    assert!(e.to_string().contains("already exists"), "{e}");
+
+    pool.add_server(stdio("dead", "/nonexistent/mcp-server", &[]))
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let e = pool.list_tools(Some("dead")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(e.to_string().contains("cannot start"), "{e}");
+    // A dead server never hides the others.
+    assert!(
+        pool.list_tools(None)
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.name == "echo")
+    );
+    let states = pool.server_states();
+    let dead = states.iter().find(|s| s.name == "dead").unwrap();
+    assert_eq!(dead.state, ConnectionState::Error);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_discover_and_add_json() {
+    let pool = pool().await;
+    let results = pool
+        .add_json(&format!(
+            r#"{{"mcpServers": {{
+                "good": {{"command": "{bin}"}},
+                "broken": {{"args": "not-a-list"}}
+            }}}}"#,
+            bin = env!("CARGO_BIN_EXE_mcpmux-test-server")
+        ))
+        .await
+        .unwrap();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().find(|r| r.name == "good").unwrap().success);
+    assert!(!results.iter().find(|r| r.name == "broken").unwrap().success);
+
+    let t = pool.test_server("good").await.unwrap();
+    assert!(t.success, "{t:?}");
+    assert!(t.tools.contains(&"echo".to_string()));
+    let bad = pool
+        .test_config(stdio("x", "/nonexistent/thing", &[]))
+        .await
+        .unwrap();
+    assert!(!bad.success);
+    assert!(bad.error.is_some());
+
+    let d = pool.discover("good").await.unwrap();
+    assert!(d.tools.iter().any(|t| t.name == "echo"));
+    assert!(d.prompts.iter().any(|p| p.name == "greet"));
+    assert!(d.resources.iter().any(|r| r.uri == "test://hello"));
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_all_connects_in_parallel_and_one_failure_fails_alone() {
+    let pool = pool().await;
+    for i in 0..4 {
+        add_test_server(&pool, &format!("s{i}"), &[]).await;
+    }
+    pool.add_server(stdio("dead", "/nonexistent/x", &[]))
+        .await
+        .unwrap();
+    let states = pool.connect_all().await;
+    assert_eq!(states.len(), 5);
+    for s in &states {
+        let expected = if s.name == "dead" {
+            ConnectionState::Error
+        } else {
+            ConnectionState::Connected
+        };
+        assert_eq!(s.state, expected, "{s:?}");
+    }
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_servers_are_seen_only_from_their_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let open = |project: Option<&str>| {
+        let config = config.clone();
+        let project = project.map(str::to_string);
+        async move {
+            mcpmux::Pool::open(PoolOptions {
+                config_path: Some(config),
+                project_path: project,
+                ..options()
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let p = open(Some("/work/p")).await;
+    let mut local = test_server("db", &[]);
+    local.scope = Some(mcpmux::Scope::Local);
+    local.project_path = Some("/work/p".into());
+    p.add_server(local.clone()).await.unwrap();
+    p.add_server(test_server("global", &[])).await.unwrap();
+    let q = open(Some("/work/q")).await;
+    let names = |v: Vec<mcpmux::ServerRecord>| {
+        let mut n: Vec<_> = v.into_iter().map(|r| r.name).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(p.list_servers().await.unwrap()), ["db", "global"]);
+    assert_eq!(names(q.list_servers().await.unwrap()), ["global"]);
+    // Another project may use the same name for its own local server.
+    local.project_path = Some("/work/q".into());
+    q.add_server(local).await.unwrap();
+    assert_eq!(names(q.list_servers().await.unwrap()), ["db", "global"]);
+    let none = open(None).await;
+    assert_eq!(names(none.list_servers().await.unwrap()), ["global"]);
+}

@@ -1,0 +1,222 @@
+//! The pool against third-party MCP servers, installed by scripts/test-deps.sh:
+//! `@modelcontextprotocol/server-everything` (TypeScript SDK) over stdio and Streamable HTTP,
+//! and `mcp-server-time` (Python SDK) over stdio.
+
+mod common;
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use mcpmux::{CallOptions, ServerConfig, ServerInput};
+use mcpmux_tests::{
+    ChildGuard, everything_command, free_port, require_or_skip, time_server_command, wait_for_port,
+};
+use serde_json::json;
+
+fn everything_stdio() -> Option<ServerInput> {
+    let (node, mut args) = everything_command()?;
+    args.push("stdio".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Some(stdio("everything", node.to_str()?, &args))
+}
+
+/// Starts server-everything over Streamable HTTP on a free port of 127.0.0.1.
+fn everything_http() -> Option<(ChildGuard, u16)> {
+    let (node, mut args) = everything_command()?;
+    args.push("streamableHttp".into());
+    let port = free_port();
+    let mut cmd = Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "server-everything did not listen on {port}"
+    );
+    Some((guard, port))
+}
+
+async fn exercise_everything(pool: &TestPool) {
+    let tools = pool.list_tools(Some("everything")).await.unwrap();
+    let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["echo", "get-sum", "trigger-long-running-operation"] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let r = pool
+        .call_tool(
+            "mcp__everything__echo",
+            json!({"message": "hello"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains("hello"), "{r:?}");
+    let r = pool
+        .call_tool(
+            "mcp__everything__get-sum",
+            json!({"a": 2, "b": 3}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains('5'), "{r:?}");
+
+    let progress = Arc::new(Mutex::new(0));
+    let counter = progress.clone();
+    let r = pool
+        .call_tool(
+            "mcp__everything__trigger-long-running-operation",
+            json!({"duration": 1, "steps": 3}),
+            CallOptions {
+                on_progress: Some(Arc::new(move |_| *counter.lock().unwrap() += 1)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert!(
+        *progress.lock().unwrap() >= 2,
+        "progress updates: {}",
+        progress.lock().unwrap()
+    );
+
+    let resources = pool.list_resources(Some("everything")).await.unwrap();
+    assert!(!resources.is_empty());
+    let first = resources[0].resource.uri.clone();
+    let read = pool.read_resource("everything", &first).await.unwrap();
+    assert!(!read.contents.is_empty());
+    let prompts = pool.list_prompts(Some("everything")).await.unwrap();
+    assert!(!prompts.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_stdio() {
+    let input = require_or_skip!(
+        everything_stdio(),
+        "@modelcontextprotocol/server-everything"
+    );
+    let pool = pool().await;
+    pool.add_server(input).await.unwrap();
+    exercise_everything(&pool).await;
+    let status = &pool.server_states()[0];
+    assert_eq!(
+        status.protocol_version.as_deref(),
+        Some("2025-11-25"),
+        "{status:?}"
+    );
+    let pid = status.pid.unwrap();
+    pool.close().await;
+    assert!(mcpmux_tests::wait_for_pid_exit(pid, Duration::from_secs(5)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_streamable_http_with_headers() {
+    let (mut server, port) =
+        require_or_skip!(everything_http(), "@modelcontextprotocol/server-everything");
+    let pool = pool_with(mcpmux::PoolOptions {
+        request_timeout_ms: 3_000,
+        ..options()
+    })
+    .await;
+    let mut config = ServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        ..Default::default()
+    };
+    config.headers.insert("X-Mcpmux-Test".into(), "yes".into());
+    pool.add_server(ServerInput {
+        name: "everything".into(),
+        config,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    exercise_everything(&pool).await;
+
+    // The server goes away and comes back on the same port: its sessions are gone, and the
+    // pool must recover (session re-initialization or reconnect) without the caller's help.
+    server.kill();
+    let (node, mut args) = everything_command().unwrap();
+    args.push("streamableHttp".into());
+    let mut cmd = Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _server = ChildGuard::spawn(&mut cmd).unwrap();
+    assert!(wait_for_port(port, Duration::from_secs(20)));
+    let mut ok = false;
+    for _ in 0..8 {
+        match pool
+            .call_tool(
+                "mcp__everything__echo",
+                json!({"message": "again"}),
+                CallOptions::default(),
+            )
+            .await
+        {
+            Ok(r) if text(&r).contains("again") => {
+                ok = true;
+                break;
+            }
+            other => {
+                eprintln!("after restart: {other:?}");
+                tokio::time::sleep(Duration::from_millis(500)).await
+            }
+        }
+    }
+    assert!(ok, "the pool did not recover after the server restarted");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_server_time_from_pypi_over_stdio() {
+    let bin = require_or_skip!(time_server_command(), "mcp-server-time (PyPI)");
+    let pool = pool().await;
+    pool.add_server(stdio(
+        "time",
+        bin.to_str().unwrap(),
+        &["--local-timezone", "UTC"],
+    ))
+    .await
+    .unwrap();
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(
+        tools.iter().any(|t| t.id == "mcp__time__get_current_time"),
+        "{tools:?}"
+    );
+    let r = pool
+        .call_tool(
+            "mcp__time__get_current_time",
+            json!({"timezone": "UTC"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).contains("UTC"), "{r:?}");
+    let e = pool
+        .call_tool(
+            "mcp__time__convert_time",
+            json!({"nonsense": 1}),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(
+        e.as_ref().is_err() || e.as_ref().unwrap().is_error == Some(true),
+        "{e:?}"
+    );
+    let status = pool.server_states().remove(0);
+    eprintln!(
+        "mcp-server-time spoke protocol {:?}",
+        status.protocol_version
+    );
+    pool.close().await;
+}
