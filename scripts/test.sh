@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test of mcpmux, the same way on a laptop and in CI: installs the pinned
+# third-party MCP servers the integration tests use, then lint, then the test suites.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/test-deps.sh
+# The deps are installed: a test that cannot find one must fail, not skip.
+export MCPMUX_REQUIRE_SERVERS=1
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --workspace
