@@ -638,3 +638,37 @@ async fn local_servers_are_seen_only_from_their_project() {
     let none = open(None).await;
     assert_eq!(names(none.list_servers().await.unwrap()), ["global"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_protocol_eras_connect_and_pass_health_checks_on_reuse() {
+    // Idle threshold 0: every reuse runs the health check, so a check that fails would show
+    // as a new process behind the same server.
+    let pool = pool_with(PoolOptions {
+        health_check_idle_ms: 0,
+        ..options()
+    })
+    .await;
+    add_test_server(&pool, "modern", &[]).await;
+    add_test_server(&pool, "legacy", &["--legacy"]).await;
+    for name in ["modern", "legacy"] {
+        let tool = format!("mcp__{name}__pid");
+        let first = pid_of(&pool, &tool).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(pid_of(&pool, &tool).await, first, "{name} was reconnected");
+    }
+    let states = pool.server_states();
+    let version = |n: &str| {
+        states
+            .iter()
+            .find(|s| s.name == n)
+            .and_then(|s| s.protocol_version.clone())
+            .unwrap()
+    };
+    assert_eq!(version("modern"), "2026-07-28");
+    assert!(
+        version("legacy").as_str() < "2026-07-28",
+        "{}",
+        version("legacy")
+    );
+    pool.close().await;
+}
