@@ -134,9 +134,9 @@ impl ClientHandler for ClientSide {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_else(|| "info".into());
-        let message = match (&params.logger, params.data) {
-            (_, serde_json::Value::String(s)) => s,
-            (_, other) => other.to_string(),
+        let message = match params.data {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
         };
         let message = match params.logger {
             Some(logger) => format!("[{logger}] {message}"),

@@ -84,6 +84,22 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
     }
 }
 
+/// Flattens per-server lists, tagging each item with its server's id and name.
+fn tag_servers<T, U>(
+    per_server: Vec<(Arc<Slot>, Vec<T>)>,
+    wrap: impl Fn(String, String, T) -> U,
+) -> Vec<U> {
+    let mut out = Vec::new();
+    for (slot, list) in per_server {
+        let name = slot.name();
+        out.extend(
+            list.into_iter()
+                .map(|item| wrap(slot.id.clone(), name.clone(), item)),
+        );
+    }
+    out
+}
+
 /// Sends `notifications/cancelled` if the call is dropped before it completes.
 struct CancelOnDrop {
     peer: Option<Peer<RoleClient>>,
@@ -129,12 +145,7 @@ impl Pool {
                 Ok(tools)
             }
             None => {
-                let slots: Vec<_> = self
-                    .inner
-                    .slots()
-                    .into_iter()
-                    .filter(|s| s.record.read().unwrap().is_active)
-                    .collect();
+                let slots = self.inner.active_slots();
                 let mut groups: Vec<Vec<Arc<Slot>>> = Vec::new();
                 for slot in slots {
                     let prefix = server_prefix(&slot.name());
@@ -211,17 +222,14 @@ impl Pool {
                 |peer| async move { peer.list_all_resources().await },
             )
             .await?;
-        Ok(per_server
-            .into_iter()
-            .flat_map(|(slot, list)| {
-                let (id, name) = (slot.id.clone(), slot.name());
-                list.into_iter().map(move |resource| ResourceInfo {
-                    server_id: id.clone(),
-                    server_name: name.clone(),
-                    resource,
-                })
-            })
-            .collect())
+        Ok(tag_servers(
+            per_server,
+            |server_id, server_name, resource| ResourceInfo {
+                server_id,
+                server_name,
+                resource,
+            },
+        ))
     }
 
     /// Resource templates of every server that offers them (or of one).
@@ -238,17 +246,14 @@ impl Pool {
                 |peer| async move { peer.list_all_resource_templates().await },
             )
             .await?;
-        Ok(per_server
-            .into_iter()
-            .flat_map(|(slot, list)| {
-                let (id, name) = (slot.id.clone(), slot.name());
-                list.into_iter().map(move |template| ResourceTemplateInfo {
-                    server_id: id.clone(),
-                    server_name: name.clone(),
-                    template,
-                })
-            })
-            .collect())
+        Ok(tag_servers(
+            per_server,
+            |server_id, server_name, template| ResourceTemplateInfo {
+                server_id,
+                server_name,
+                template,
+            },
+        ))
     }
 
     /// Reads one resource of one server.
@@ -306,17 +311,13 @@ impl Pool {
                 |peer| async move { peer.list_all_prompts().await },
             )
             .await?;
-        Ok(per_server
-            .into_iter()
-            .flat_map(|(slot, list)| {
-                let (id, name) = (slot.id.clone(), slot.name());
-                list.into_iter().map(move |prompt| PromptInfo {
-                    server_id: id.clone(),
-                    server_name: name.clone(),
-                    prompt,
-                })
-            })
-            .collect())
+        Ok(tag_servers(per_server, |server_id, server_name, prompt| {
+            PromptInfo {
+                server_id,
+                server_name,
+                prompt,
+            }
+        }))
     }
 
     /// Gets one prompt of one server, filled with `arguments`.
@@ -583,11 +584,7 @@ impl Inner {
     {
         let slots = match server {
             Some(s) => vec![self.slot(s)?],
-            None => self
-                .slots()
-                .into_iter()
-                .filter(|s| s.record.read().unwrap().is_active)
-                .collect(),
+            None => self.active_slots(),
         };
         let jobs = slots.into_iter().map(|slot| {
             let capable = &capable;

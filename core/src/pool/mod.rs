@@ -132,13 +132,7 @@ impl Pool {
     /// blocks or fails the others: each outcome is in the returned states.
     pub async fn connect_all(&self) -> Vec<ServerStatus> {
         use futures::StreamExt;
-        let slots: Vec<_> = self
-            .inner
-            .slots()
-            .into_iter()
-            .filter(|s| s.record.read().unwrap().is_active)
-            .collect();
-        futures::stream::iter(slots)
+        futures::stream::iter(self.inner.active_slots())
             .for_each_concurrent(self.inner.opts.connect_concurrency.max(1), |slot| {
                 let inner = self.inner.clone();
                 async move {
@@ -187,6 +181,12 @@ impl Pool {
 impl Inner {
     fn slots(&self) -> Vec<Arc<Slot>> {
         self.slots.read().unwrap().values().cloned().collect()
+    }
+
+    fn active_slots(&self) -> Vec<Arc<Slot>> {
+        let mut slots = self.slots();
+        slots.retain(|s| s.record.read().unwrap().is_active);
+        slots
     }
 
     /// Finds a visible server by id, else by name.
