@@ -10,13 +10,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ErrorCode, Implementation, InputRequest, InputRequests,
+    InputResponses, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, ResourceUpdatedNotificationParam,
 };
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 
 use crate::events::{Event, EventBus};
+use crate::host::{Host, HostRequest};
 
 /// One progress update of a call, as given to a per-call callback.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -38,11 +41,18 @@ pub(crate) struct ServerShared {
     /// generation is stale.
     pub tools_generation: AtomicU64,
     pub client_name: String,
+    pub host: Arc<Host>,
 }
 
 impl ServerShared {
-    pub fn new(server_id: &str, events: EventBus, client_name: String) -> Arc<Self> {
+    pub fn new(
+        server_id: &str,
+        events: EventBus,
+        client_name: String,
+        host: Arc<Host>,
+    ) -> Arc<Self> {
         Arc::new(ServerShared {
+            host,
             server_id: server_id.into(),
             events,
             progress: Mutex::new(HashMap::new()),
@@ -85,14 +95,104 @@ impl Drop for ProgressRoute {
 /// The rmcp client handler of one connection.
 pub(crate) struct ClientSide {
     pub shared: Arc<ServerShared>,
+    pub server_name: String,
+}
+
+/// The code clients use to refuse a sampling request (MCP: "user rejected").
+const USER_REJECTED: ErrorCode = ErrorCode(-1);
+
+impl ClientSide {
+    fn request<P>(&self, params: P) -> HostRequest<P> {
+        HostRequest {
+            server_id: self.shared.server_id.to_string(),
+            server_name: self.server_name.clone(),
+            params,
+        }
+    }
+
+    async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(handler) = self.shared.host.sampling() else {
+            return Err(ErrorData::new(
+                USER_REJECTED,
+                "sampling is not available: the host has no sampling handler",
+                None,
+            ));
+        };
+        handler(self.request(params))
+            .await
+            .map_err(|reason| ErrorData::new(USER_REJECTED, reason, None))
+    }
+
+    async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
+        // No handler means nobody can answer: decline, as the spec asks of such clients.
+        let Some(handler) = self.shared.host.elicitation() else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        handler(self.request(params))
+            .await
+            .map_err(|reason| ErrorData::internal_error(reason, None))
+    }
+
+    fn roots(&self) -> ListRootsResult {
+        ListRootsResult::new(self.shared.host.roots_for(&self.shared.server_id))
+    }
+
+    /// Answers the requests of a 2026-07-28 `input_required` result, for the retry.
+    pub async fn fulfil(&self, requests: InputRequests) -> Result<InputResponses, ErrorData> {
+        let mut out = InputResponses::new();
+        for (key, request) in requests {
+            let value = match request {
+                InputRequest::CreateMessage(r) => {
+                    serde_json::to_value(self.sample(r.params).await?)
+                }
+                InputRequest::Elicitation(r) => serde_json::to_value(self.elicit(r.params).await?),
+                InputRequest::ListRoots(_) => serde_json::to_value(self.roots()),
+                other => {
+                    return Err(ErrorData::invalid_params(
+                        format!("input request '{key}' is of a kind this client does not know: {other:?}"),
+                        None,
+                    ));
+                }
+            }
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            out.insert(key, value);
+        }
+        Ok(out)
+    }
 }
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            ClientCapabilities::default(),
+            self.shared.host.capabilities(),
             Implementation::new(self.shared.client_name.clone(), env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.sample(params).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.elicit(params).await
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(self.roots())
     }
 
     async fn on_progress(

@@ -8,6 +8,7 @@
 mod error;
 pub mod events;
 mod handler;
+pub mod host;
 pub mod import;
 mod pool;
 pub mod record;
@@ -18,6 +19,7 @@ pub mod transport;
 pub use error::{Error, ErrorKind, Result};
 pub use events::{ConnectionPhase, ConnectionState, Event, EventReceiver};
 pub use handler::{Progress, ProgressFn};
+pub use host::{ElicitationHandler, HostRequest, SamplingHandler};
 pub use pool::{
     CallOptions, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo, ResourceInfo,
     ResourceTemplateInfo, ServerStatus, TestResult,

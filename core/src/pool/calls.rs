@@ -18,8 +18,11 @@ use super::slot::{CachedTools, Slot};
 use super::{Inner, Pool};
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::handler::ProgressFn;
+use crate::handler::{ClientSide, ProgressFn};
 use crate::tools::{ToolInfo, assign_ids, server_prefix};
+
+/// How many `input_required` rounds a call may take before it is abandoned.
+const MAX_INPUT_ROUNDS: usize = 8;
 
 /// Per-call settings of [`Pool::call_tool`].
 #[derive(Clone, Default)]
@@ -500,63 +503,88 @@ impl Inner {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = conn
-            .peer
-            .send_request_with_option(
-                request,
-                PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress(),
-            )
-            .await
-            .map_err(|e| {
-                slot.connection_failed(self, &conn);
-                self.closing_or(service_error(&name, "tools/call", e))
-            })?;
-        let _route = options
-            .on_progress
-            .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
-        let mut guard = CancelOnDrop {
-            peer: Some(conn.peer.clone()),
-            id: handle.id.clone(),
-        };
         let cancel = options.cancel.unwrap_or_default();
-        let response = tokio::select! {
-            r = handle.await_response() => r,
-            _ = cancel.cancelled() => return Err(Error::Cancelled),
-        };
-        guard.disarm();
-        conn.touch();
-        match response {
-            Ok(ServerResult::CallToolResult(r)) => Ok(r),
-            Ok(ServerResult::InputRequiredResult(_)) => Err(Error::Protocol {
-                server: name,
-                message:
-                    "the server asked for input (input_required), which this host does not provide"
-                        .into(),
-            }),
-            Ok(_) => Err(Error::Protocol {
-                server: name,
-                message: "tools/call: unexpected response type".into(),
-            }),
-            Err(ServiceError::McpError(e)) => Err(Error::Tool {
-                tool: tool.to_string(),
-                message: format!("{} (code {})", e.message, e.code.0),
-            }),
-            Err(ServiceError::Timeout { timeout }) => {
-                // A session the server forgot (e.g. it restarted and answers HTTP 400 rather
-                // than 404) swallows requests; a failed check finds it, so the next call
-                // reconnects instead of timing out again.
-                slot.verify_in_background(self, &conn);
-                Err(Error::Timeout {
-                    what: format!("tool '{tool}' on server '{name}'"),
-                    after: timeout,
-                })
-            }
-            Err(e) => {
-                slot.connection_failed(self, &conn);
-                Err(self.closing_or(service_error(&name, "tools/call", e)))
+        // 2026-07-28 servers ask for sampling, elicitation or roots by answering
+        // `input_required`; the host answers and the call is retried with the responses.
+        for _round in 0..MAX_INPUT_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let handle = conn
+                .peer
+                .send_request_with_option(
+                    request,
+                    PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress(),
+                )
+                .await
+                .map_err(|e| {
+                    slot.connection_failed(self, &conn);
+                    self.closing_or(service_error(&name, "tools/call", e))
+                })?;
+            let _route = options
+                .on_progress
+                .clone()
+                .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
+            let mut guard = CancelOnDrop {
+                peer: Some(conn.peer.clone()),
+                id: handle.id.clone(),
+            };
+            let response = tokio::select! {
+                r = handle.await_response() => r,
+                _ = cancel.cancelled() => return Err(Error::Cancelled),
+            };
+            guard.disarm();
+            conn.touch();
+            match response {
+                Ok(ServerResult::CallToolResult(r)) => return Ok(r),
+                Ok(ServerResult::InputRequiredResult(r)) => {
+                    let client = ClientSide {
+                        shared: slot.shared.clone(),
+                        server_name: name.clone(),
+                    };
+                    let responses = client
+                        .fulfil(r.input_requests.unwrap_or_default())
+                        .await
+                        .map_err(|e| Error::Tool {
+                            tool: tool.to_string(),
+                            message: format!(
+                                "answering the server's input request failed: {}",
+                                e.message
+                            ),
+                        })?;
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = r.request_state;
+                }
+                Ok(_) => {
+                    return Err(Error::Protocol {
+                        server: name,
+                        message: "tools/call: unexpected response type".into(),
+                    });
+                }
+                Err(ServiceError::McpError(e)) => {
+                    return Err(Error::Tool {
+                        tool: tool.to_string(),
+                        message: format!("{} (code {})", e.message, e.code.0),
+                    });
+                }
+                Err(ServiceError::Timeout { timeout }) => {
+                    // A session the server forgot (e.g. it restarted and answers HTTP 400
+                    // rather than 404) swallows requests; a failed check finds it, so the
+                    // next call reconnects instead of timing out again.
+                    slot.verify_in_background(self, &conn);
+                    return Err(Error::Timeout {
+                        what: format!("tool '{tool}' on server '{name}'"),
+                        after: timeout,
+                    });
+                }
+                Err(e) => {
+                    slot.connection_failed(self, &conn);
+                    return Err(self.closing_or(service_error(&name, "tools/call", e)));
+                }
             }
         }
+        Err(Error::Protocol {
+            server: name,
+            message: format!("tools/call: still asking for input after {MAX_INPUT_ROUNDS} rounds"),
+        })
     }
 
     /// While shutting down, a call cut off by the closing connection is a `ShuttingDown` error.

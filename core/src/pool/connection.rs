@@ -45,6 +45,7 @@ impl Connection {
     ) -> Result<Arc<Connection>> {
         let handler = ClientSide {
             shared: shared.clone(),
+            server_name: record.name.clone(),
         };
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],

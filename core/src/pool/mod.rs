@@ -2,6 +2,7 @@
 
 mod calls;
 mod connection;
+mod host;
 mod options;
 mod servers;
 mod slot;
@@ -21,6 +22,7 @@ pub use slot::ServerStatus;
 
 use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
+use crate::host::Host;
 use crate::store::ConfigStore;
 use slot::Slot;
 
@@ -42,6 +44,7 @@ pub(crate) struct Inner {
     idle: Notify,
     closing: AtomicBool,
     shutdown: CancellationToken,
+    host: Arc<Host>,
 }
 
 /// Counts a call in flight (seed 000's activeFlowCount) until dropped.
@@ -87,6 +90,7 @@ impl Pool {
             idle: Notify::new(),
             closing: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
+            host: Arc::new(Host::default()),
             opts: options,
         });
         inner.sync_slots(records).await;

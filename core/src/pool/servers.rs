@@ -211,6 +211,7 @@ impl Pool {
             &record.id,
             crate::events::EventBus::new(16),
             self.inner.opts.client_name.clone(),
+            self.inner.host.clone(),
         );
         let timeout = record
             .timeouts

@@ -67,6 +67,7 @@ impl Slot {
                 &record.id,
                 inner.events.clone(),
                 inner.opts.client_name.clone(),
+                inner.host.clone(),
             ),
             record: RwLock::new(record),
             live: Mutex::new(Live {
@@ -431,5 +432,12 @@ impl Slot {
                 .await;
             }
         });
+    }
+}
+
+impl Slot {
+    /// The current connection if it is alive; never connects.
+    pub fn live_connection(&self) -> Option<Arc<Connection>> {
+        self.current().filter(|c| c.is_alive())
     }
 }

@@ -1,0 +1,56 @@
+//! The pool's host-side settings: roots and the sampling and elicitation handlers.
+#![allow(
+    deprecated,
+    reason = "roots and sampling are deprecated by SEP-2577 but servers still use them"
+)]
+
+use rmcp::model::Root;
+
+use super::Pool;
+use crate::ConnectionState;
+use crate::error::Result;
+use crate::host::{ElicitationHandler, SamplingHandler};
+
+impl Pool {
+    /// Answers servers' `sampling/createMessage`; `None` refuses them. Servers learn that
+    /// sampling is available when they connect, so set it before connecting.
+    pub fn set_sampling_handler(&self, handler: Option<SamplingHandler>) {
+        self.inner.host.set_sampling(handler);
+    }
+
+    /// Answers servers' `elicitation/create`; `None` declines them. Set it before connecting.
+    pub fn set_elicitation_handler(&self, handler: Option<ElicitationHandler>) {
+        self.inner.host.set_elicitation(handler);
+    }
+
+    /// The roots every server sees unless it has its own.
+    pub fn roots(&self) -> Vec<Root> {
+        self.inner.host.roots_for("")
+    }
+
+    /// Replaces the pool's roots and tells connected servers that the list changed.
+    pub async fn set_roots(&self, roots: Vec<Root>) {
+        self.inner.host.set_roots(roots);
+        for slot in self.inner.slots() {
+            self.notify_roots_changed(&slot).await;
+        }
+    }
+
+    /// Gives one server its own roots (`None`: back to the pool's) and tells it.
+    pub async fn set_server_roots(&self, server: &str, roots: Option<Vec<Root>>) -> Result<()> {
+        let slot = self.inner.slot(server)?;
+        self.inner.host.set_server_roots(&slot.id, roots);
+        self.notify_roots_changed(&slot).await;
+        Ok(())
+    }
+
+    async fn notify_roots_changed(&self, slot: &super::slot::Slot) {
+        if slot.status().state != ConnectionState::Connected {
+            return;
+        }
+        if let Some(conn) = slot.live_connection() {
+            // A server that cannot take the notification learns the roots on its next list.
+            let _ = conn.peer.notify_roots_list_changed().await;
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! Server → client requests routed to the host: sampling, elicitation, roots; and server
+//! notifications: logging, resource updates, tool list changes. Against server-everything.
+#![allow(
+    deprecated,
+    reason = "sampling and roots are deprecated by SEP-2577 but still used"
+)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use mcpmux::model::{CreateMessageResult, ElicitResult, ElicitationAction, Root};
+use mcpmux::{Event, HostRequest, Pool, ServerInput};
+use mcpmux_tests::{everything_command, require_or_skip};
+use serde_json::json;
+
+fn everything() -> Option<ServerInput> {
+    let (node, mut args) = everything_command()?;
+    args.push("stdio".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Some(stdio("everything", node.to_str()?, &args))
+}
+
+/// A sampling handler standing in for the host's LLM; records what it was asked.
+fn sampler(seen: Arc<Mutex<Vec<String>>>) -> mcpmux::SamplingHandler {
+    Arc::new(
+        move |req: HostRequest<mcpmux::model::CreateMessageRequestParams>| {
+            let seen = seen.clone();
+            Box::pin(async move {
+                let asked = serde_json::to_string(&req.params.messages).unwrap();
+                seen.lock()
+                    .unwrap()
+                    .push(format!("{}: {asked}", req.server_name));
+                let result: CreateMessageResult = serde_json::from_value(json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "sampled by the host"},
+                    "model": "host-model",
+                    "stopReason": "endTurn"
+                }))
+                .unwrap();
+                Ok(result)
+            })
+        },
+    )
+}
+
+fn elicitor() -> mcpmux::ElicitationHandler {
+    Arc::new(|_req| {
+        Box::pin(async {
+            Ok(ElicitResult::new(ElicitationAction::Accept)
+                .with_content(json!({"name": "Ada Lovelace", "check": true})))
+        })
+    })
+}
+
+async fn call_text(pool: &Pool, tool: &str, args: serde_json::Value) -> String {
+    let r = pool
+        .call_tool(tool, args, Default::default())
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{tool}: {r:?}");
+    serde_json::to_string(&r.content).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_elicitation_and_roots_reach_the_host() {
+    let input = require_or_skip!(everything(), "@modelcontextprotocol/server-everything");
+    let pool = pool().await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    pool.set_sampling_handler(Some(sampler(seen.clone())));
+    pool.set_elicitation_handler(Some(elicitor()));
+    pool.set_roots(vec![
+        Root::new("file:///tmp/mcpmux-first").with_name("first"),
+    ])
+    .await;
+    let mut events = pool.events();
+    pool.add_server(input).await.unwrap();
+    pool.connect("everything").await.unwrap();
+    // The server adds tools for the capabilities we declared, and says so.
+    let changed = wait_event(&mut events, Duration::from_secs(10), |e| {
+        matches!(e, Event::ToolsChanged { .. })
+    })
+    .await;
+    assert!(changed.is_some(), "no tools:changed event");
+    let tools = pool.list_tools(None).await.unwrap();
+    for t in [
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ] {
+        assert!(tools.iter().any(|x| x.name == t), "{t} missing");
+    }
+
+    let out = call_text(
+        &pool,
+        "mcp__everything__trigger-sampling-request",
+        json!({"prompt": "what is mcpmux?", "maxTokens": 10}),
+    )
+    .await;
+    assert!(out.contains("sampled by the host"), "{out}");
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert!(
+        asked[0].starts_with("everything: ") && asked[0].contains("what is mcpmux?"),
+        "{asked:?}"
+    );
+
+    let out = call_text(
+        &pool,
+        "mcp__everything__trigger-elicitation-request",
+        json!({}),
+    )
+    .await;
+    assert!(out.contains("Ada Lovelace"), "{out}");
+
+    let out = call_text(&pool, "mcp__everything__get-roots-list", json!({})).await;
+    assert!(out.contains("file:///tmp/mcpmux-first"), "{out}");
+    pool.set_roots(vec![Root::new("file:///tmp/mcpmux-second")])
+        .await;
+    let mut updated = false;
+    for _ in 0..50 {
+        let out = call_text(&pool, "mcp__everything__get-roots-list", json!({})).await;
+        if out.contains("mcpmux-second") {
+            updated = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(updated, "the server never saw the new roots");
+
+    // Handlers removed after connecting: sampling is refused and elicitation declined,
+    // cleanly, as results or errors the caller can read.
+    pool.set_sampling_handler(None);
+    pool.set_elicitation_handler(None);
+    let r = pool
+        .call_tool(
+            "mcp__everything__trigger-sampling-request",
+            json!({"prompt": "x"}),
+            Default::default(),
+        )
+        .await;
+    match r {
+        Ok(r) => assert_eq!(r.is_error, Some(true), "{r:?}"),
+        Err(e) => assert!(e.to_string().contains("sampling"), "{e}"),
+    }
+    let out = call_text(
+        &pool,
+        "mcp__everything__trigger-elicitation-request",
+        json!({}),
+    )
+    .await;
+    assert!(out.contains("declined"), "{out}");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_logs_and_resource_updates_become_events() {
+    let input = require_or_skip!(everything(), "@modelcontextprotocol/server-everything");
+    let pool = pool().await;
+    pool.add_server(input).await.unwrap();
+    let mut events = pool.events();
+    let resources = pool.list_resources(Some("everything")).await.unwrap();
+    let uri = resources[0].resource.uri.clone();
+    pool.subscribe_resource("everything", &uri).await.unwrap();
+    call_text(
+        &pool,
+        "mcp__everything__toggle-subscriber-updates",
+        json!({}),
+    )
+    .await;
+    call_text(
+        &pool,
+        "mcp__everything__toggle-simulated-logging",
+        json!({}),
+    )
+    .await;
+    let mut got_update = false;
+    let mut got_log = false;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while !(got_update && got_log) {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match tokio::time::timeout(left, events.recv()).await {
+            Ok(Some(Event::ResourceUpdated { uri: u, .. })) if u == uri => got_update = true,
+            Ok(Some(Event::Log { source, level, .. })) if source == "notification" => {
+                assert!(!level.is_empty());
+                got_log = true;
+            }
+            Ok(Some(_)) => {}
+            _ => break,
+        }
+    }
+    assert!(got_update, "no resource:updated for {uri}");
+    assert!(got_log, "no log event from notifications/message");
+    pool.unsubscribe_resource("everything", &uri).await.unwrap();
+    pool.close().await;
+}
