@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Builds libmcpmux (ffi/) and runs its C tests: the header alone as C11 and C++, the C test
+# program linked dynamically, statically, under AddressSanitizer + UndefinedBehaviorSanitizer,
+# and under valgrind, all against real MCP servers (mcpmux-test-server, server-everything),
+# plus the example program built through pkg-config. Ends with one "N passed, N failed" line
+# that sums every run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root="$PWD"
+
+# --- tools -----------------------------------------------------------------------------
+missing=()
+for tool in gcc g++ valgrind pkg-config; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+    pkgs=()
+    for tool in "${missing[@]}"; do
+        case "$tool" in
+            g++) pkgs+=(g++) ;;
+            *) pkgs+=("$tool") ;;
+        esac
+    done
+    echo "== installing ${pkgs[*]}"
+    sudo_cmd=()
+    [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${pkgs[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1 && [[ -f "$HOME/.cargo/env" ]]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+
+# server-everything: its test fails rather than skips once the deps are installed.
+bash scripts/test-deps.sh >/dev/null
+export MCPMUX_REQUIRE_SERVERS=1
+
+# --- build -----------------------------------------------------------------------------
+echo "== cargo build (libmcpmux, mcpmux-test-server)"
+cargo build --quiet -p mcpmux-ffi
+cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server
+echo "== cargo test -p mcpmux-ffi (unit tests, header drift)"
+cargo test --quiet -p mcpmux-ffi
+
+target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+lib_dir="$target_dir/debug"
+out="$target_dir/c-tests"
+rm -rf "$out"
+mkdir -p "$out"
+
+cflags=(-std=c11 -Wall -Wextra -Werror -g -pthread)
+# What the Rust standard library needs from the system when libmcpmux.a is linked.
+static_libs=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+test_src=tests/c/test_mcpmux.c
+
+echo "== header alone: C11 and C++"
+gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c include/mcpmux.h
+g++ -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ include/mcpmux.h
+# The header must also link from C++: extern "C" names, not mangled ones.
+printf '#include "mcpmux.h"\n#include <cstring>\nint main() { return std::strlen(mcpmux_version()) > 0 && mcpmux_status_name(MCPMUX_OK)[0] == %s ? 0 : 1; }\n' "'o'" \
+    > "$out/header_check.cpp"
+g++ -std=c++11 -Wall -Wextra -Werror -Iffi/include "$out/header_check.cpp" \
+    -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" -o "$out/header_check_cpp"
+"$out/header_check_cpp"
+
+echo "== compiling the C tests"
+gcc "${cflags[@]}" -Iffi/include "$test_src" -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" \
+    -o "$out/test_dynamic"
+gcc "${cflags[@]}" -Iffi/include "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" \
+    -o "$out/test_static"
+# The Rust side is not instrumented (that needs a nightly compiler), but ASan still checks
+# every C access and every allocation crossing the boundary (malloc/free are intercepted).
+gcc "${cflags[@]}" -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+    -Iffi/include "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" -o "$out/test_asan"
+
+everything_js="$(node -e '
+const path = require("path");
+const dir = path.join(process.argv[1], "node_modules/@modelcontextprotocol/server-everything");
+const bin = require(path.join(dir, "package.json")).bin;
+const rel = typeof bin === "string" ? bin : (bin["mcp-server-everything"] || Object.values(bin)[0]);
+process.stdout.write(path.join(dir, rel));
+' "${MCPMUX_DEPS_DIR:-$root/.deps}/npm")"
+export MCPMUX_EVERYTHING_JS="$everything_js"
+export MCPMUX_TEST_SERVER="$lib_dir/mcpmux-test-server"
+
+total_passed=0
+total_failed=0
+# Runs one test binary (or command), echoes its output and adds its summary to the totals.
+run() {
+    local label="$1"
+    shift
+    echo "== $label"
+    local log="$out/$label.log" status=0
+    "$@" >"$log" 2>&1 || status=$?
+    cat "$log"
+    local line
+    line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1 || true)"
+    if [[ -z "$line" ]]; then
+        echo "$label: no summary line (exit status $status)"
+        total_failed=$((total_failed + 1))
+        return
+    fi
+    local p f
+    p="${line%% passed*}"
+    f="${line#*, }"
+    f="${f%% failed}"
+    total_passed=$((total_passed + p))
+    total_failed=$((total_failed + f))
+    if ((status != 0 && f == 0)); then
+        echo "$label: exit status $status"
+        total_failed=$((total_failed + 1))
+    fi
+}
+
+run dynamic "$out/test_dynamic"
+run static "$out/test_static"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    run asan-ubsan "$out/test_asan"
+run valgrind valgrind --quiet --error-exitcode=1 --leak-check=full \
+    --errors-for-leak-kinds=definite --show-leak-kinds=definite "$out/test_dynamic"
+
+echo "== example through pkg-config"
+prefix="$out/prefix"
+mkdir -p "$prefix/lib/pkgconfig" "$prefix/include"
+cp include/mcpmux.h "$prefix/include/"
+cp "$lib_dir/libmcpmux.so" "$lib_dir/libmcpmux.a" "$prefix/lib/"
+version="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print([p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="mcpmux-ffi"][0])')"
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" ffi/mcpmux.pc.in >"$prefix/lib/pkgconfig/mcpmux.pc"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046
+gcc -std=c11 -Wall -Wextra -Werror examples/c/list_tools.c $(pkg-config --cflags --libs mcpmux) \
+    -Wl,-rpath,"$prefix/lib" -o "$out/list_tools"
+# shellcheck disable=SC2046
+gcc -std=c11 -Wall -Wextra -Werror examples/c/list_tools.c $(pkg-config --cflags mcpmux) \
+    "$prefix/lib/libmcpmux.a" $(pkg-config --static --libs-only-l mcpmux | sed 's/-lmcpmux//') \
+    -o "$out/list_tools_static"
+example_out="$("$out/list_tools" "$out/example.json" demo "$MCPMUX_TEST_SERVER" mcp__demo__echo '{"text": "from the example"}')"
+if grep -q '"text":"from the example"' <<<"$example_out"; then
+    echo "ok   example"
+    total_passed=$((total_passed + 1))
+else
+    echo "FAIL example: $example_out"
+    total_failed=$((total_failed + 1))
+fi
+
+echo "$total_passed passed, $total_failed failed"
+((total_failed == 0))

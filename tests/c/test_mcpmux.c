@@ -1,0 +1,1594 @@
+/*
+ * C tests of libmcpmux against real MCP servers.
+ *
+ * Environment (set by scripts/test-c.sh):
+ *   MCPMUX_TEST_SERVER      path of the mcpmux-test-server binary (required)
+ *   MCPMUX_EVERYTHING_JS    entry script of @modelcontextprotocol/server-everything
+ *                           (its tests are skipped without it, unless
+ *                           MCPMUX_REQUIRE_SERVERS=1 turns the skip into a failure)
+ *   MCPMUX_C_TEST_FILTER    run only tests whose name contains this text
+ *
+ * Prints one line per test and closes with "N passed, N failed".
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "mcpmux.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------------- */
+/* A tiny harness: a failed CHECK marks the current test failed and carries on.        */
+/* ---------------------------------------------------------------------------------- */
+
+static int current_failed;
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            current_failed = 1;                                                        \
+            char *why_ = mcpmux_last_error();                                          \
+            fprintf(stderr, "  CHECK failed %s:%d: %s (last error: %s)\n", __FILE__,   \
+                    __LINE__, #cond, why_ ? why_ : "none");                            \
+            mcpmux_string_free(why_);                                                  \
+        }                                                                              \
+    } while (0)
+
+#define CHECK_STATUS(expr, expected)                                                   \
+    do {                                                                               \
+        mcpmux_status got_ = (expr);                                                   \
+        if (got_ != (expected)) {                                                      \
+            current_failed = 1;                                                        \
+            char *why_ = mcpmux_last_error();                                          \
+            fprintf(stderr, "  %s:%d: %s gave %s, expected %s (last error: %s)\n",     \
+                    __FILE__, __LINE__, #expr, mcpmux_status_name(got_),               \
+                    mcpmux_status_name(expected), why_ ? why_ : "none");               \
+            mcpmux_string_free(why_);                                                  \
+        }                                                                              \
+    } while (0)
+
+#define CHECK_CONTAINS(haystack, needle)                                               \
+    do {                                                                               \
+        const char *h_ = (haystack);                                                   \
+        if (!h_ || !strstr(h_, (needle))) {                                            \
+            current_failed = 1;                                                        \
+            fprintf(stderr, "  %s:%d: expected \"%s\" in: %.400s\n", __FILE__,         \
+                    __LINE__, (needle), h_ ? h_ : "(null)");                           \
+        }                                                                              \
+    } while (0)
+
+static int skipped;
+
+static void skip(const char *why) {
+    const char *req = getenv("MCPMUX_REQUIRE_SERVERS");
+    if (req && strcmp(req, "1") == 0) {
+        fprintf(stderr, "  required dependency missing: %s\n", why);
+        current_failed = 1;
+    } else {
+        fprintf(stderr, "  SKIP: %s\n", why);
+        skipped = 1;
+    }
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Fixtures                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+static char tmp_root[256];
+static int tmp_counter;
+
+/* A fresh config file path in the run's temp folder. */
+static void config_path(char *buf, size_t n) {
+    snprintf(buf, n, "%s/servers-%d.json", tmp_root, ++tmp_counter);
+}
+
+/* Opens a pool over a fresh config; servers connect only when used. */
+static mcpmux_pool open_pool(void) {
+    char path[320], opts[512];
+    config_path(path, sizeof path);
+    snprintf(opts, sizeof opts,
+             "{\"configPath\": \"%s\", \"healthCheckIntervalMs\": 0, \"connectOnAdd\": false,"
+             " \"shutdownTimeoutMs\": 2000}",
+             path);
+    mcpmux_pool pool = 0;
+    CHECK_STATUS(mcpmux_pool_open(opts, &pool), MCPMUX_OK);
+    CHECK(pool != 0);
+    return pool;
+}
+
+static const char *test_server(void) { return getenv("MCPMUX_TEST_SERVER"); }
+
+/* Adds the test server under `name` (extra args as a JSON array body, may be ""). */
+static int add_test_server(mcpmux_pool pool, const char *name, const char *args) {
+    char input[1024];
+    snprintf(input, sizeof input,
+             "{\"name\": \"%s\", \"config\": {\"command\": \"%s\", \"args\": [%s]}}", name,
+             test_server(), args);
+    char *out = NULL;
+    mcpmux_status s = mcpmux_servers_add(pool, input, &out);
+    CHECK_STATUS(s, MCPMUX_OK);
+    CHECK_CONTAINS(out, name);
+    mcpmux_string_free(out);
+    return s == MCPMUX_OK;
+}
+
+/* Waits for one completion callback and keeps what it received. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    mcpmux_status status;
+    char *json;
+} waiter;
+
+static void waiter_init(waiter *w) {
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->done = 0;
+    w->status = -1;
+    w->json = NULL;
+}
+
+static void waiter_destroy(waiter *w) {
+    free(w->json);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+}
+
+static void on_complete(void *user_data, mcpmux_status status, const char *json, size_t len) {
+    waiter *w = user_data;
+    pthread_mutex_lock(&w->mu);
+    w->status = status;
+    w->json = malloc(len + 1);
+    memcpy(w->json, json, len + 1);
+    w->done++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Returns 0 when no callback came within `ms`. */
+static int waiter_wait(waiter *w, long ms) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->mu);
+    while (!w->done) {
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &deadline) == ETIMEDOUT) {
+            break;
+        }
+    }
+    int done = w->done;
+    pthread_mutex_unlock(&w->mu);
+    return done;
+}
+
+/* Runs an async call (already started with `w` as user data) to completion. */
+#define AWAIT(w, call)                                                                 \
+    do {                                                                               \
+        CHECK_STATUS((call), MCPMUX_OK);                                               \
+        CHECK(waiter_wait((w), 30000));                                                \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------- */
+/* Tests                                                                                */
+/* ---------------------------------------------------------------------------------- */
+
+static void test_version_and_status_names(void) {
+    const char *v = mcpmux_version();
+    CHECK(v != NULL && strlen(v) >= 5);
+    CHECK(strcmp(mcpmux_status_name(MCPMUX_OK), "ok") == 0);
+    CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_TIMEOUT), "timeout") == 0);
+    CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_INVALID_HANDLE), "invalid_handle") == 0);
+    CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_BUFFER_TOO_SMALL), "buffer_too_small") == 0);
+    CHECK(strcmp(mcpmux_status_name(-1), "unknown") == 0);
+    CHECK(strcmp(mcpmux_status_name(1000), "unknown") == 0);
+    /* The numbers are part of the ABI. */
+    CHECK(MCPMUX_ERR_INVALID_ARGUMENT == 1 && MCPMUX_ERR_PANIC == 12);
+}
+
+static void test_last_error_message(void) {
+    /* A thread that never failed has no message. */
+    CHECK_STATUS(mcpmux_last_error_status(), MCPMUX_OK);
+    char buf[8] = "xxxxxxx";
+    size_t len = 99;
+    CHECK_STATUS(mcpmux_last_error_message(buf, sizeof buf, &len), MCPMUX_ERR_NOT_FOUND);
+    CHECK(len == 0 && buf[0] == '\0');
+    CHECK(mcpmux_last_error() == NULL);
+
+    mcpmux_pool pool = 0;
+    CHECK_STATUS(mcpmux_pool_open("{\"requestTimeoutMs\": \"soon\"}", &pool),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK(pool == 0);
+    CHECK_STATUS(mcpmux_last_error_status(), MCPMUX_ERR_INVALID_ARGUMENT);
+    char *full = mcpmux_last_error();
+    CHECK_CONTAINS(full, "options_json");
+    size_t full_len = full ? strlen(full) : 0;
+
+    /* Asking for the size, then a buffer too small, then one that fits exactly. */
+    CHECK_STATUS(mcpmux_last_error_message(NULL, 0, &len), MCPMUX_ERR_BUFFER_TOO_SMALL);
+    CHECK(len == full_len);
+    CHECK_STATUS(mcpmux_last_error_message(buf, sizeof buf, &len), MCPMUX_ERR_BUFFER_TOO_SMALL);
+    CHECK(strlen(buf) == sizeof buf - 1 && full && strncmp(buf, full, sizeof buf - 1) == 0);
+    char *exact = malloc(full_len + 1);
+    CHECK_STATUS(mcpmux_last_error_message(exact, full_len + 1, NULL), MCPMUX_OK);
+    CHECK(full && strcmp(exact, full) == 0);
+    free(exact);
+    mcpmux_string_free(full);
+    mcpmux_string_free(NULL);
+}
+
+static void test_null_arguments(void) {
+    mcpmux_pool pool = open_pool();
+    char *out = (char *)"untouched";
+    mcpmux_request_id rid = 0;
+    mcpmux_subscription_id sid = 0;
+    waiter w;
+    waiter_init(&w);
+
+    CHECK_STATUS(mcpmux_pool_open(NULL, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    char *msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, "out_pool");
+    mcpmux_string_free(msg);
+    CHECK_STATUS(mcpmux_pool_in_flight(pool, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_list(pool, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_states(pool, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_get(pool, NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK(out == NULL);
+    msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, "server is NULL");
+    mcpmux_string_free(msg);
+    CHECK_STATUS(mcpmux_servers_get(pool, "x", NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_add(pool, NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_add_json(pool, NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_update(pool, NULL, "{}", &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_update(pool, "x", NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_remove(pool, NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_test(pool, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_test_config(pool, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_discover(pool, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_connect(pool, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_disconnect(pool, NULL, 0), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_call(pool, NULL, "{}", 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_call(pool, "t", "{}", 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_list(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_templates(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_read(pool, NULL, "u", 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_read(pool, "s", NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_subscribe(pool, NULL, "u", 0), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_unsubscribe(pool, "s", NULL, 0), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_prompts_get(pool, "s", NULL, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_prompts_get(pool, NULL, "p", NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+
+    /* Async calls: a NULL callback or a NULL required argument fails at once and the
+     * callback is never called. */
+    CHECK_STATUS(mcpmux_tools_list_async(pool, NULL, 0, NULL, &w, &rid), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, NULL, NULL, 0, NULL, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_test_async(pool, NULL, 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_test_config_async(pool, NULL, 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_discover_async(pool, NULL, 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_connect_async(pool, NULL, 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_disconnect_async(pool, NULL, 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_list_async(pool, NULL, 0, NULL, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_templates_async(pool, NULL, 0, NULL, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_read_async(pool, NULL, "u", 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_subscribe_async(pool, "s", NULL, 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_unsubscribe_async(pool, NULL, "u", 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_prompts_list_async(pool, NULL, 0, NULL, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_prompts_get_async(pool, "s", NULL, NULL, 0, on_complete, &w, &rid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_events_subscribe(pool, NULL, NULL, &w, NULL, &sid),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_events_subscribe(pool, NULL, (mcpmux_event_fn)0, NULL, NULL, NULL),
+                 MCPMUX_ERR_NULL_ARGUMENT);
+    sleep_ms(50);
+    CHECK(w.done == 0);
+
+    /* NULL for an optional argument is fine: the async request id is optional. */
+    CHECK_STATUS(mcpmux_servers_states(pool, &out), MCPMUX_OK);
+    CHECK(out && strcmp(out, "[]") == 0);
+    mcpmux_string_free(out);
+    AWAIT(&w, mcpmux_tools_list_async(pool, NULL, 0, on_complete, &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    CHECK(w.json && strcmp(w.json, "[]") == 0);
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+static void test_invalid_handles(void) {
+    char *out = NULL;
+    size_t n = 0;
+    mcpmux_subscription_id sid = 0;
+    mcpmux_pool bogus[] = {0, 1, 12345, (mcpmux_pool)-1, (mcpmux_pool)1 << 60};
+    for (size_t i = 0; i < sizeof bogus / sizeof bogus[0]; i++) {
+        CHECK_STATUS(mcpmux_servers_list(bogus[i], &out), MCPMUX_ERR_INVALID_HANDLE);
+        CHECK(out == NULL);
+        CHECK_STATUS(mcpmux_pool_close(bogus[i], 0), MCPMUX_ERR_INVALID_HANDLE);
+    }
+
+    mcpmux_pool pool = open_pool();
+    CHECK_STATUS(mcpmux_pool_in_flight(pool, &n), MCPMUX_OK);
+    CHECK(n == 0);
+    CHECK_STATUS(mcpmux_pool_close(pool, -1), MCPMUX_OK);
+    /* Closed: every function says so, a second close too. */
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_ERR_INVALID_HANDLE);
+    char *msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, "not open");
+    mcpmux_string_free(msg);
+    waiter w;
+    waiter_init(&w);
+    mcpmux_request_id rid = 0;
+    CHECK_STATUS(mcpmux_pool_in_flight(pool, &n), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_list(pool, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_states(pool, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_get(pool, "x", &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_add(pool, "{}", &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_add_json(pool, "{}", &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_update(pool, "x", "{}", &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_remove(pool, "x", &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_test(pool, "x", 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_disconnect(pool, "x", 0), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_tools_call(pool, "t", NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "t", NULL, 0, NULL, on_complete, &w, &rid),
+                 MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_resources_list(pool, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_resources_subscribe(pool, "s", "u", 0), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_events_subscribe(pool, NULL, (mcpmux_event_fn)0, NULL, NULL, &sid),
+                 MCPMUX_ERR_INVALID_HANDLE);
+    CHECK(out == NULL);
+
+    /* A new pool may reuse the slot, but never the handle. */
+    mcpmux_pool again = open_pool();
+    CHECK(again != pool);
+    CHECK_STATUS(mcpmux_servers_list(pool, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_servers_list(again, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_pool_close(again, 0), MCPMUX_OK);
+    sleep_ms(20);
+    CHECK(w.done == 0);
+    waiter_destroy(&w);
+}
+
+static void test_invalid_json_and_utf8(void) {
+    mcpmux_pool pool = 0;
+    CHECK_STATUS(mcpmux_pool_open("{not json", &pool), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_pool_open("{\"noSuchOption\": 1}", &pool), MCPMUX_ERR_INVALID_ARGUMENT);
+    char *msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, "noSuchOption");
+    mcpmux_string_free(msg);
+    CHECK_STATUS(mcpmux_pool_open("{\"configPath\": \"\xff\xfe\"}", &pool),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, "UTF-8");
+    mcpmux_string_free(msg);
+    CHECK(pool == 0);
+
+    /* A config file that is not JSON: its own status, and the file is left alone. */
+    char path[320], opts[512];
+    config_path(path, sizeof path);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("this is not a config", f);
+        fclose(f);
+    }
+    snprintf(opts, sizeof opts, "{\"configPath\": \"%s\"}", path);
+    CHECK_STATUS(mcpmux_pool_open(opts, &pool), MCPMUX_ERR_INVALID_CONFIG);
+    msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, path);
+    mcpmux_string_free(msg);
+    CHECK(pool == 0);
+
+    pool = open_pool();
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_servers_add(pool, "", &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_add(pool, "[1, 2]", &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_add(pool, "{\"name\": \"x\"}", &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_add(pool, "{\"name\": \"bad\xc3\x28\", \"config\": {}}", &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, "input_json is not valid UTF-8");
+    mcpmux_string_free(msg);
+    CHECK_STATUS(mcpmux_servers_add_json(pool, "{\"mcpServers\": ", &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_get(pool, "\x80", &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_servers_update(pool, "x", "{\"isActive\": \"yes\"}", &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__x__y", "{oops", 0, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_prompts_get(pool, "s", "p", "[\"not\", \"an\", \"object\"]", 0, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK(out == NULL);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+static void test_servers_crud(void) {
+    mcpmux_pool pool = open_pool();
+    char *out = NULL;
+    CHECK(add_test_server(pool, "alpha", ""));
+    /* The same name twice is refused. */
+    CHECK_STATUS(mcpmux_servers_add(pool, "{\"name\": \"alpha\", \"config\": {\"command\": \"x\"}}",
+                                    &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+
+    CHECK_STATUS(mcpmux_servers_list(pool, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"name\":\"alpha\"");
+    CHECK_CONTAINS(out, "\"type\":\"stdio\"");
+    mcpmux_string_free(out);
+
+    CHECK_STATUS(mcpmux_servers_get(pool, "alpha", &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"isActive\":true");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_servers_get(pool, "nobody", &out), MCPMUX_ERR_NOT_FOUND);
+
+    CHECK_STATUS(mcpmux_servers_update(pool, "alpha", "{\"isActive\": false}", &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"isActive\":false");
+    CHECK_CONTAINS(out, "\"updatedAt\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_servers_update(pool, "nobody", "{}", &out), MCPMUX_ERR_NOT_FOUND);
+
+    /* One good and one bad entry: the bad one fails alone. */
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"mcpServers\": {\"beta\": {\"command\": \"%s\"}, \"gamma\": {\"args\": [1]}}}",
+             test_server());
+    CHECK_STATUS(mcpmux_servers_add_json(pool, text, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"name\":\"beta\",\"success\":true");
+    CHECK_CONTAINS(out, "\"name\":\"gamma\",\"success\":false");
+    mcpmux_string_free(out);
+
+    CHECK_STATUS(mcpmux_servers_states(pool, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"name\":\"beta\",\"state\":\"disconnected\"");
+    mcpmux_string_free(out);
+
+    CHECK_STATUS(mcpmux_servers_remove(pool, "beta", &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"name\":\"beta\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_servers_remove(pool, "beta", &out), MCPMUX_ERR_NOT_FOUND);
+    CHECK(out == NULL);
+    CHECK_STATUS(mcpmux_servers_list(pool, &out), MCPMUX_OK);
+    CHECK(out && !strstr(out, "beta"));
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+static void test_server_operations(void) {
+    mcpmux_pool pool = open_pool();
+    char *out = NULL;
+    waiter w;
+    add_test_server(pool, "ops", "");
+
+    CHECK_STATUS(mcpmux_servers_test(pool, "ops", 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"success\":true");
+    CHECK_CONTAINS(out, "\"echo\"");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_servers_test_async(pool, "ops", 20000, on_complete, &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    CHECK_CONTAINS(w.json, "\"success\":true");
+    waiter_destroy(&w);
+
+    char input[512];
+    snprintf(input, sizeof input, "{\"name\": \"tmp\", \"config\": {\"command\": \"%s\"}}",
+             test_server());
+    CHECK_STATUS(mcpmux_servers_test_config(pool, input, 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"success\":true");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_servers_test_config_async(
+                  pool, "{\"name\": \"nope\", \"config\": {\"command\": \"/nonexistent/x\"}}",
+                  20000, on_complete, &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    CHECK_CONTAINS(w.json, "\"success\":false");
+    waiter_destroy(&w);
+
+    CHECK_STATUS(mcpmux_servers_connect(pool, "ops", 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"state\":\"connected\"");
+    CHECK_CONTAINS(out, "\"pid\":");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_servers_discover(pool, "ops", 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"tools\":[");
+    CHECK_CONTAINS(out, "test://hello");
+    CHECK_CONTAINS(out, "greet");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_servers_discover_async(pool, "ops", 20000, on_complete, &w, NULL));
+    CHECK_CONTAINS(w.json, "\"prompts\":[");
+    waiter_destroy(&w);
+
+    CHECK_STATUS(mcpmux_servers_disconnect(pool, "ops", 5000), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_servers_states(pool, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"state\":\"disconnected\"");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_servers_connect_async(pool, "ops", 20000, on_complete, &w, NULL));
+    CHECK_CONTAINS(w.json, "\"state\":\"connected\"");
+    waiter_destroy(&w);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_servers_disconnect_async(pool, "ops", 5000, on_complete, &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    CHECK(w.json && strcmp(w.json, "null") == 0);
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_servers_connect(pool, "nobody", 0, &out), MCPMUX_ERR_NOT_FOUND);
+
+    /* A server that never answers: the call's own timeout ends the wait. */
+    add_test_server(pool, "hung", "\"--silent\"");
+    double start = now_s();
+    CHECK_STATUS(mcpmux_servers_connect(pool, "hung", 300, &out), MCPMUX_ERR_TIMEOUT);
+    CHECK(now_s() - start < 5.0);
+    CHECK(out == NULL);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_servers_discover_async(pool, "hung", 300, on_complete, &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_ERR_TIMEOUT);
+    CHECK_CONTAINS(w.json, "\"code\":\"timeout\"");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+static void test_tools(void) {
+    mcpmux_pool pool = open_pool();
+    char *out = NULL;
+    waiter w;
+    add_test_server(pool, "ts", "");
+
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"id\":\"mcp__ts__echo\"");
+    CHECK_CONTAINS(out, "\"inputSchema\"");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_tools_list_async(pool, "ts", 20000, on_complete, &w, NULL));
+    CHECK_CONTAINS(w.json, "mcp__ts__add");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_tools_list(pool, "nobody", 0, &out), MCPMUX_ERR_NOT_FOUND);
+
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__echo", "{\"text\": \"h\xc3\xa9llo\"}", 0, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "h\xc3\xa9llo");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__add", "{\"a\": 2, \"b\": 40}", 0, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "42");
+    mcpmux_string_free(out);
+    /* A tool result with isError is a result, not a failure. */
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__fail", NULL, 0, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"isError\":true");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__structured", NULL, 0, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"structuredContent\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__nope", NULL, 0, &out), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__echo", "[1]", 0, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    /* Wrong arguments: rmcp servers answer with a tool error result, not a failure. */
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__add", "{\"a\": \"x\"}", 0, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"isError\":true");
+    mcpmux_string_free(out);
+
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_tools_call_async(pool, "mcp__ts__echo", "{\"text\": \"async\"}", 0, NULL,
+                                      on_complete, &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    CHECK_CONTAINS(w.json, "async");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+/* Progress of one call: its own callback, with the call's user data, never after the
+ * completion. */
+typedef struct {
+    waiter w;
+    atomic_int progress, after_done;
+    char last[256];
+} progress_log;
+
+static void on_progress(void *user_data, const char *json, size_t len) {
+    progress_log *l = user_data;
+    pthread_mutex_lock(&l->w.mu);
+    if (l->w.done) {
+        atomic_fetch_add(&l->after_done, 1);
+    }
+    if (len < sizeof l->last) {
+        memcpy(l->last, json, len + 1);
+    }
+    pthread_mutex_unlock(&l->w.mu);
+    atomic_fetch_add(&l->progress, 1);
+}
+
+static void on_progress_done(void *user_data, mcpmux_status status, const char *json,
+                             size_t len) {
+    progress_log *l = user_data;
+    on_complete(&l->w, status, json, len);
+}
+
+static void test_progress(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "prog", "");
+    static progress_log l;
+    memset(&l, 0, sizeof l);
+    waiter_init(&l.w);
+    atomic_init(&l.progress, 0);
+    atomic_init(&l.after_done, 0);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__prog__sleep", "{\"ms\": 600}", 0,
+                                         on_progress, on_progress_done, &l, NULL),
+                 MCPMUX_OK);
+    CHECK(waiter_wait(&l.w, 20000));
+    CHECK_STATUS(l.w.status, MCPMUX_OK);
+    CHECK_CONTAINS(l.w.json, "slept");
+    CHECK(atomic_load(&l.progress) >= 3);
+    CHECK_CONTAINS(l.last, "\"total\":600");
+    CHECK_CONTAINS(l.last, "\"message\":\"slept ");
+    sleep_ms(200);
+    CHECK(atomic_load(&l.after_done) == 0);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    waiter_destroy(&l.w);
+}
+
+static void test_cancel(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "slow", "");
+    waiter w;
+    waiter_init(&w);
+    mcpmux_request_id id = 0;
+    double start = now_s();
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__slow__sleep", "{\"ms\": 20000}", 0, NULL,
+                                         on_complete, &w, &id),
+                 MCPMUX_OK);
+    CHECK(id != 0);
+    sleep_ms(300);
+    size_t n = 0;
+    CHECK_STATUS(mcpmux_pool_in_flight(pool, &n), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_cancel(id), MCPMUX_OK);
+    CHECK(waiter_wait(&w, 10000));
+    CHECK_STATUS(w.status, MCPMUX_ERR_CANCELLED);
+    CHECK_CONTAINS(w.json, "\"code\":\"cancelled\"");
+    CHECK(now_s() - start < 10.0);
+    /* Cancelling what has finished, or what never was, is harmless. */
+    CHECK_STATUS(mcpmux_cancel(id), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_cancel(0), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_cancel(UINT64_MAX), MCPMUX_ERR_NOT_FOUND);
+    waiter_destroy(&w);
+
+    waiter_init(&w);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__slow__echo", "{\"text\": \"done\"}", 0, NULL,
+                                         on_complete, &w, &id),
+                 MCPMUX_OK);
+    CHECK(waiter_wait(&w, 20000));
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    CHECK_STATUS(mcpmux_cancel(id), MCPMUX_ERR_NOT_FOUND);
+    CHECK(w.done == 1);
+    waiter_destroy(&w);
+
+    /* The pool still works after a cancel (the server got notifications/cancelled). */
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__slow__echo", "{\"text\": \"after\"}", 0, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "after");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+#define CONCURRENT 100
+
+typedef struct {
+    atomic_int ok, bad, calls;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} fanout;
+
+typedef struct {
+    fanout *f;
+    char expect[32];
+} fanout_call;
+
+static void on_fanout(void *user_data, mcpmux_status status, const char *json, size_t len) {
+    fanout_call *c = user_data;
+    if (status == MCPMUX_OK && strlen(json) == len && strstr(json, c->expect)) {
+        atomic_fetch_add(&c->f->ok, 1);
+    } else {
+        atomic_fetch_add(&c->f->bad, 1);
+    }
+    pthread_mutex_lock(&c->f->mu);
+    atomic_fetch_add(&c->f->calls, 1);
+    pthread_cond_broadcast(&c->f->cv);
+    pthread_mutex_unlock(&c->f->mu);
+}
+
+static void test_many_concurrent_calls(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "fan", "");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+
+    static fanout f;
+    atomic_init(&f.ok, 0);
+    atomic_init(&f.bad, 0);
+    atomic_init(&f.calls, 0);
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    static fanout_call calls[CONCURRENT];
+    for (int i = 0; i < CONCURRENT; i++) {
+        calls[i].f = &f;
+        snprintf(calls[i].expect, sizeof calls[i].expect, "message-%03d", i);
+        char args[64];
+        snprintf(args, sizeof args, "{\"text\": \"%s\"}", calls[i].expect);
+        CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__fan__echo", args, 0, NULL, on_fanout,
+                                             &calls[i], NULL),
+                     MCPMUX_OK);
+    }
+    double deadline = now_s() + 60;
+    pthread_mutex_lock(&f.mu);
+    while (atomic_load(&f.calls) < CONCURRENT && now_s() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&f.cv, &f.mu, &ts);
+    }
+    pthread_mutex_unlock(&f.mu);
+    CHECK(atomic_load(&f.ok) == CONCURRENT);
+    CHECK(atomic_load(&f.bad) == 0);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    /* Exactly once each, also after the close. */
+    CHECK(atomic_load(&f.calls) == CONCURRENT);
+    pthread_mutex_destroy(&f.mu);
+    pthread_cond_destroy(&f.cv);
+}
+
+#define BLOCKERS 6
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int blocked, released, finished;
+} gate;
+
+static void on_complete_block(void *user_data, mcpmux_status status, const char *json,
+                              size_t len) {
+    (void)status;
+    (void)json;
+    (void)len;
+    gate *g = user_data;
+    pthread_mutex_lock(&g->mu);
+    g->blocked++;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->released) {
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    g->finished++;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Callbacks that block (more of them than the machine has cores) do not stall the
+ * library: other requests still complete meanwhile. */
+static void test_blocking_callbacks_do_not_stall(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "gate", "");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    static gate g;
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    for (int i = 0; i < BLOCKERS; i++) {
+        CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__gate__echo", "{\"text\": \"b\"}", 0, NULL,
+                                             on_complete_block, &g, NULL),
+                     MCPMUX_OK);
+    }
+    double deadline = now_s() + 20;
+    pthread_mutex_lock(&g.mu);
+    while (g.blocked < BLOCKERS && now_s() < deadline) {
+        pthread_mutex_unlock(&g.mu);
+        sleep_ms(10);
+        pthread_mutex_lock(&g.mu);
+    }
+    int blocked = g.blocked;
+    pthread_mutex_unlock(&g.mu);
+    CHECK(blocked == BLOCKERS);
+
+    waiter w;
+    waiter_init(&w);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__gate__echo", "{\"text\": \"free\"}", 0, NULL,
+                                         on_complete, &w, NULL),
+                 MCPMUX_OK);
+    CHECK(waiter_wait(&w, 10000));
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    CHECK_CONTAINS(w.json, "free");
+    waiter_destroy(&w);
+
+    pthread_mutex_lock(&g.mu);
+    g.released = 1;
+    pthread_cond_broadcast(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    CHECK_STATUS(mcpmux_pool_close(pool, 5000), MCPMUX_OK);
+    CHECK(g.finished == BLOCKERS);
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+}
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int events, tool_called, other, freed;
+    mcpmux_pool close_me; /* when set, the event callback closes this pool */
+    mcpmux_subscription_id unsubscribe_me; /* when set, the callback ends this subscription */
+    mcpmux_status unsubscribe_status;
+    mcpmux_status close_status;
+} event_log;
+
+static void event_log_init(event_log *l) {
+    memset(l, 0, sizeof *l);
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    l->close_status = -1;
+}
+
+static void on_event(void *user_data, const char *json, size_t len) {
+    event_log *l = user_data;
+    pthread_mutex_lock(&l->mu);
+    l->events++;
+    if (strlen(json) == len && strstr(json, "\"type\":\"tool:called\"")) {
+        l->tool_called++;
+        if (l->close_me) {
+            l->close_status = mcpmux_pool_close(l->close_me, 0);
+            l->close_me = 0;
+        }
+        if (l->unsubscribe_me) {
+            l->unsubscribe_status = mcpmux_events_unsubscribe(l->unsubscribe_me);
+            l->unsubscribe_me = 0;
+        }
+    } else {
+        l->other++;
+    }
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void on_event_free(void *user_data) {
+    event_log *l = user_data;
+    pthread_mutex_lock(&l->mu);
+    l->freed++;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Waits until `*field >= want` (read under the log's lock) or `ms` pass. */
+static int event_wait(event_log *l, int *field, int want, long ms) {
+    double deadline = now_s() + ms / 1000.0;
+    pthread_mutex_lock(&l->mu);
+    while (*field < want && now_s() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+    }
+    int ok = *field >= want;
+    pthread_mutex_unlock(&l->mu);
+    return ok;
+}
+
+static void test_events(void) {
+    mcpmux_pool pool = open_pool();
+    event_log all, only_tools, until_close;
+    event_log_init(&all);
+    event_log_init(&only_tools);
+    event_log_init(&until_close);
+    mcpmux_subscription_id s_all = 0, s_tools = 0, s_close = 0;
+    CHECK_STATUS(mcpmux_events_subscribe(pool, NULL, on_event, &all, on_event_free, &s_all),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_events_subscribe(pool, "tool:called", on_event, &only_tools,
+                                         on_event_free, &s_tools),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_events_subscribe(pool, NULL, on_event, &until_close, on_event_free,
+                                         &s_close),
+                 MCPMUX_OK);
+    CHECK(s_all != s_tools && s_all != 0);
+    mcpmux_subscription_id bad = 0;
+    CHECK_STATUS(mcpmux_events_subscribe(pool, "\xff", on_event, &all, on_event_free, &bad),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK(bad == 0 && all.freed == 0);
+
+    add_test_server(pool, "ev", ""); /* servers:changed */
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", 0, &out),
+                 MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK(event_wait(&all, &all.tool_called, 1, 10000));
+    CHECK(event_wait(&only_tools, &only_tools.tool_called, 1, 10000));
+    CHECK(all.other >= 2); /* servers:changed, server:connected, connection:state... */
+    CHECK(only_tools.other == 0);
+
+    /* Unsubscribing from a host thread: the finalizer has run when it returns. */
+    CHECK_STATUS(mcpmux_events_unsubscribe(s_all), MCPMUX_OK);
+    CHECK(all.freed == 1);
+    CHECK_STATUS(mcpmux_events_unsubscribe(s_all), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_events_unsubscribe(0), MCPMUX_ERR_NOT_FOUND);
+    int seen = all.events;
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", 0, &out),
+                 MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK(event_wait(&only_tools, &only_tools.tool_called, 2, 10000));
+    CHECK(all.events == seen);
+    CHECK_STATUS(mcpmux_events_unsubscribe(s_tools), MCPMUX_OK);
+    CHECK(only_tools.freed == 1);
+
+    /* A callback may end its own subscription. */
+    event_log self_ending;
+    event_log_init(&self_ending);
+    mcpmux_subscription_id s_self = 0;
+    pthread_mutex_lock(&self_ending.mu);
+    CHECK_STATUS(mcpmux_events_subscribe(pool, "tool:called", on_event, &self_ending,
+                                         on_event_free, &s_self),
+                 MCPMUX_OK);
+    self_ending.unsubscribe_me = s_self;
+    pthread_mutex_unlock(&self_ending.mu);
+    for (int i = 0; i < 2; i++) {
+        CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", 0, &out),
+                     MCPMUX_OK);
+        mcpmux_string_free(out);
+    }
+    CHECK(event_wait(&self_ending, &self_ending.freed, 1, 10000));
+    CHECK_STATUS(self_ending.unsubscribe_status, MCPMUX_OK);
+    CHECK(self_ending.tool_called == 1);
+    CHECK_STATUS(mcpmux_events_unsubscribe(s_self), MCPMUX_ERR_NOT_FOUND);
+
+    /* Closing the pool ends the remaining subscription and runs its finalizer. */
+    CHECK(until_close.freed == 0);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    CHECK(until_close.freed == 1);
+    CHECK_STATUS(mcpmux_events_unsubscribe(s_close), MCPMUX_ERR_NOT_FOUND);
+    CHECK(all.freed == 1 && only_tools.freed == 1 && until_close.freed == 1);
+}
+
+/* A completion callback that makes a blocking call, then closes the pool. */
+typedef struct {
+    waiter w;
+    mcpmux_pool pool;
+    mcpmux_status nested_status, close_status, after_close_status;
+    mcpmux_status open_other, list_other, close_other;
+    char other_options[512];
+    char nested[64];
+} reentrant;
+
+static void on_complete_reenter(void *user_data, mcpmux_status status, const char *json,
+                                size_t len) {
+    reentrant *r = user_data;
+    char *out = NULL;
+    r->nested_status = mcpmux_tools_call(r->pool, "mcp__re__echo", "{\"text\": \"nested\"}", 0, &out);
+    if (out) {
+        snprintf(r->nested, sizeof r->nested, "%s", strstr(out, "nested") ? "nested" : "?");
+    }
+    mcpmux_string_free(out);
+    /* Another pool opened, used and closed from a library thread. */
+    mcpmux_pool other = 0;
+    r->open_other = mcpmux_pool_open(r->other_options, &other);
+    r->list_other = mcpmux_servers_list(other, &out);
+    mcpmux_string_free(out);
+    out = NULL;
+    r->close_other = mcpmux_pool_close(other, 0);
+    r->close_status = mcpmux_pool_close(r->pool, 0);
+    r->after_close_status = mcpmux_servers_list(r->pool, &out);
+    on_complete(&r->w, status, json, len);
+}
+
+static void test_close_from_callbacks(void) {
+    /* From a completion callback. */
+    reentrant r;
+    memset(&r, 0, sizeof r);
+    waiter_init(&r.w);
+    r.pool = open_pool();
+    char other_path[320];
+    config_path(other_path, sizeof other_path);
+    snprintf(r.other_options, sizeof r.other_options, "{\"configPath\": \"%s\"}", other_path);
+    add_test_server(r.pool, "re", "");
+    event_log log;
+    event_log_init(&log);
+    mcpmux_subscription_id sid = 0;
+    CHECK_STATUS(mcpmux_events_subscribe(r.pool, "servers:changed", on_event, &log,
+                                         on_event_free, &sid),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call_async(r.pool, "mcp__re__echo", "{\"text\": \"outer\"}", 0, NULL,
+                                         on_complete_reenter, &r, NULL),
+                 MCPMUX_OK);
+    CHECK(waiter_wait(&r.w, 30000));
+    CHECK_STATUS(r.w.status, MCPMUX_OK);
+    CHECK_STATUS(r.nested_status, MCPMUX_OK);
+    CHECK(strcmp(r.nested, "nested") == 0);
+    CHECK_STATUS(r.close_status, MCPMUX_OK);
+    CHECK_STATUS(r.after_close_status, MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(r.open_other, MCPMUX_OK);
+    CHECK_STATUS(r.list_other, MCPMUX_OK);
+    CHECK_STATUS(r.close_other, MCPMUX_OK);
+    /* The close finishes in the background: the subscription's finalizer shows it. */
+    CHECK(event_wait(&log, &log.freed, 1, 20000));
+    CHECK_STATUS(mcpmux_pool_close(r.pool, 0), MCPMUX_ERR_INVALID_HANDLE);
+    waiter_destroy(&r.w);
+
+    /* From an event callback, while other calls run. */
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "ev2", "");
+    event_log closer;
+    event_log_init(&closer);
+    closer.close_me = pool;
+    CHECK_STATUS(mcpmux_events_subscribe(pool, "tool:called", on_event, &closer, on_event_free,
+                                         &sid),
+                 MCPMUX_OK);
+    waiter slow;
+    waiter_init(&slow);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__ev2__sleep", "{\"ms\": 30000}", 0, NULL,
+                                         on_complete, &slow, NULL),
+                 MCPMUX_OK);
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev2__echo", "{\"text\": \"x\"}", 0, &out),
+                 MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK(event_wait(&closer, &closer.freed, 1, 20000));
+    CHECK_STATUS(closer.close_status, MCPMUX_OK);
+    /* The sleeping call was cut by the close (drain 0). */
+    CHECK(waiter_wait(&slow, 20000));
+    CHECK_STATUS(slow.status, MCPMUX_ERR_SHUTTING_DOWN);
+    waiter_destroy(&slow);
+}
+
+static void test_close_drains(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "dr", "");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    waiter quick, slow;
+    waiter_init(&quick);
+    waiter_init(&slow);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__dr__sleep", "{\"ms\": 300}", 0, NULL, on_complete,
+                                         &quick, NULL),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__dr__sleep", "{\"ms\": 30000}", 0, NULL,
+                                         on_complete, &slow, NULL),
+                 MCPMUX_OK);
+    sleep_ms(100);
+    double start = now_s();
+    CHECK_STATUS(mcpmux_pool_close(pool, 1500), MCPMUX_OK);
+    double took = now_s() - start;
+    /* Both callbacks have run by the time close returns. */
+    CHECK(quick.done == 1 && slow.done == 1);
+    CHECK_STATUS(quick.status, MCPMUX_OK);
+    CHECK_CONTAINS(quick.json, "slept");
+    CHECK_STATUS(slow.status, MCPMUX_ERR_SHUTTING_DOWN);
+    CHECK(took >= 1.0 && took < 15.0);
+    waiter_destroy(&quick);
+    waiter_destroy(&slow);
+}
+
+static void test_resources_and_prompts(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "rp", "");
+    char *out = NULL;
+    waiter w;
+
+    CHECK_STATUS(mcpmux_resources_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"uri\":\"test://hello\"");
+    CHECK_CONTAINS(out, "\"serverName\":\"rp\"");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_resources_list_async(pool, "rp", 20000, on_complete, &w, NULL));
+    CHECK_CONTAINS(w.json, "test://info");
+    waiter_destroy(&w);
+
+    CHECK_STATUS(mcpmux_resources_templates(pool, "rp", 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "test://echo/{text}");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_resources_templates_async(pool, NULL, 20000, on_complete, &w, NULL));
+    CHECK_CONTAINS(w.json, "uriTemplate");
+    waiter_destroy(&w);
+
+    CHECK_STATUS(mcpmux_resources_read(pool, "rp", "test://hello", 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "Hello from mcpmux-test-server");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_resources_read_async(pool, "rp", "test://echo/abc", 20000, on_complete, &w,
+                                          NULL));
+    CHECK_CONTAINS(w.json, "\"text\":\"abc\"");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_resources_read(pool, "rp", "test://missing", 20000, &out),
+                 MCPMUX_ERR_PROTOCOL);
+
+    /* The test server offers no subscriptions: the server's refusal comes through. */
+    mcpmux_status s = mcpmux_resources_subscribe(pool, "rp", "test://hello", 20000);
+    CHECK(s == MCPMUX_ERR_PROTOCOL);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_resources_subscribe_async(pool, "rp", "test://hello", 20000, on_complete,
+                                               &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_ERR_PROTOCOL);
+    waiter_destroy(&w);
+
+    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"name\":\"greet\"");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_prompts_list_async(pool, "rp", 20000, on_complete, &w, NULL));
+    CHECK_CONTAINS(w.json, "greet");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_prompts_get(pool, "rp", "greet", "{\"name\": \"C\"}", 20000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "Hello, C!");
+    mcpmux_string_free(out);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_prompts_get_async(pool, "rp", "greet", "{\"name\": \"async\"}", 20000,
+                                       on_complete, &w, NULL));
+    CHECK_CONTAINS(w.json, "Hello, async!");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_prompts_get(pool, "rp", "nope", NULL, 20000, &out), MCPMUX_ERR_PROTOCOL);
+    CHECK_STATUS(mcpmux_prompts_get(pool, "nobody", "greet", NULL, 20000, &out),
+                 MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+typedef struct {
+    mcpmux_pool pool;
+    atomic_int ok, refused, other;
+} hammer;
+
+static void *hammer_thread(void *arg) {
+    hammer *h = arg;
+    /* Until the close refuses this thread (bounded, should the close never come). */
+    for (int i = 0; i < 100000; i++) {
+        char *out = NULL;
+        mcpmux_status s = mcpmux_tools_call(h->pool, "mcp__ham__echo", "{\"text\": \"x\"}", 0, &out);
+        if (s == MCPMUX_OK && out && strstr(out, "\"x\"")) {
+            atomic_fetch_add(&h->ok, 1);
+        } else if (s == MCPMUX_ERR_INVALID_HANDLE || s == MCPMUX_ERR_SHUTTING_DOWN) {
+            atomic_fetch_add(&h->refused, 1);
+            mcpmux_string_free(out);
+            return NULL;
+        } else {
+            fprintf(stderr, "  hammer: %s\n", mcpmux_status_name(s));
+            atomic_fetch_add(&h->other, 1);
+        }
+        mcpmux_string_free(out);
+    }
+    return NULL;
+}
+
+/* Host threads keep calling while another thread closes the pool: each call either
+ * succeeds or is refused with a clear status. */
+static void test_close_while_threads_call(void) {
+    static hammer h;
+    h.pool = open_pool();
+    atomic_init(&h.ok, 0);
+    atomic_init(&h.refused, 0);
+    atomic_init(&h.other, 0);
+    add_test_server(h.pool, "ham", "");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_list(h.pool, NULL, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    pthread_t threads[8];
+    for (int i = 0; i < 8; i++) {
+        CHECK(pthread_create(&threads[i], NULL, hammer_thread, &h) == 0);
+    }
+    sleep_ms(150);
+    CHECK_STATUS(mcpmux_pool_close(h.pool, 2000), MCPMUX_OK);
+    for (int i = 0; i < 8; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    CHECK(atomic_load(&h.ok) > 0);
+    CHECK(atomic_load(&h.refused) == 8);
+    CHECK(atomic_load(&h.other) == 0);
+}
+
+/* A server killed under the pool: the host process lives on (no SIGPIPE kills it when the
+ * library writes to the dead server's stdin) and the pool reports or recovers. */
+static void test_server_killed(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "victim", "");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_servers_connect(pool, "victim", 20000, &out), MCPMUX_OK);
+    const char *p = out ? strstr(out, "\"pid\":") : NULL;
+    long pid = p ? strtol(p + 6, NULL, 10) : 0;
+    mcpmux_string_free(out);
+    CHECK(pid > 0);
+    if (pid > 0) {
+        CHECK(kill((pid_t)pid, SIGKILL) == 0);
+        sleep_ms(100);
+        for (int i = 0; i < 5; i++) {
+            mcpmux_status s = mcpmux_tools_call(pool, "mcp__victim__echo", "{\"text\": \"still\"}",
+                                                5000, &out);
+            CHECK(s == MCPMUX_OK || s == MCPMUX_ERR_CONNECTION);
+            mcpmux_string_free(out);
+        }
+    }
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+static void test_roots(void) {
+    mcpmux_pool pool = open_pool();
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_roots_get(pool, &out), MCPMUX_OK);
+    CHECK(out && strcmp(out, "[]") == 0);
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_roots_set(pool, "[{\"uri\": \"file:///tmp/a\", \"name\": \"a\"}]"),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_roots_get(pool, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"uri\":\"file:///tmp/a\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_roots_set(pool, "{\"uri\": \"file:///x\"}"), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_roots_set(pool, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_roots_get(pool, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_roots_set_for_server(pool, "nobody", NULL), MCPMUX_ERR_NOT_FOUND);
+    add_test_server(pool, "rooted", "");
+    CHECK_STATUS(mcpmux_roots_set_for_server(pool, "rooted", "[{\"uri\": \"file:///tmp/b\"}]"),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_roots_set_for_server(pool, "rooted", NULL), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_roots_set_for_server(pool, NULL, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_roots_get(pool, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_roots_set(pool, "[]"), MCPMUX_ERR_INVALID_HANDLE);
+}
+
+/* Calls server-everything's get-roots-list until its answer contains `want` (the tool
+ * appears only once the server has seen the client's capabilities). */
+static int everything_sees_root(mcpmux_pool pool, const char *want) {
+    for (int i = 0; i < 100; i++) {
+        char *out = NULL;
+        mcpmux_status s = mcpmux_tools_call(pool, "mcp__everything__get-roots-list", "{}", 10000, &out);
+        int found = s == MCPMUX_OK && out && strstr(out, want);
+        mcpmux_string_free(out);
+        if (found) {
+            return 1;
+        }
+        sleep_ms(100);
+    }
+    return 0;
+}
+
+/* Host handlers for server-everything's sampling and elicitation tools. */
+typedef struct {
+    atomic_int calls, freed;
+    mcpmux_status bad_json, good, again;
+    char request[512];
+} host_log;
+
+static void on_sampling(void *user_data, mcpmux_host_request_id request, const char *json,
+                        size_t len) {
+    host_log *l = user_data;
+    atomic_fetch_add(&l->calls, 1);
+    snprintf(l->request, sizeof l->request, "%.*s", (int)len, json);
+    /* A wrong answer is refused and the request keeps waiting for a good one. */
+    l->bad_json = mcpmux_host_request_respond(request, "{\"role\": \"assistant\"}");
+    l->good = mcpmux_host_request_respond(
+        request, "{\"role\": \"assistant\", \"content\": {\"type\": \"text\", \"text\": "
+                 "\"sampled by C\"}, \"model\": \"c-model\", \"stopReason\": \"endTurn\"}");
+    l->again = mcpmux_host_request_respond(request, "{}");
+}
+
+typedef struct {
+    mcpmux_host_request_id request;
+} later;
+
+/* Answers from another thread, a little later, as a host showing a form would. */
+static void *answer_later(void *arg) {
+    later *a = arg;
+    sleep_ms(50);
+    mcpmux_host_request_respond(
+        a->request, "{\"action\": \"accept\", \"content\": {\"name\": \"Ada Lovelace\", "
+                    "\"check\": true}}");
+    free(a);
+    return NULL;
+}
+
+static void on_elicitation(void *user_data, mcpmux_host_request_id request, const char *json,
+                           size_t len) {
+    (void)json;
+    (void)len;
+    host_log *l = user_data;
+    atomic_fetch_add(&l->calls, 1);
+    later *a = malloc(sizeof *a);
+    a->request = request;
+    pthread_t t;
+    if (pthread_create(&t, NULL, answer_later, a) == 0) {
+        pthread_detach(t);
+    } else {
+        free(a);
+        mcpmux_host_request_refuse(request, "no thread");
+    }
+}
+
+static void on_host_free(void *user_data) {
+    host_log *l = user_data;
+    atomic_fetch_add(&l->freed, 1);
+}
+
+/* Calls a server-everything tool until its answer contains `want` (some tools appear only
+ * once the server has seen the client's capabilities). */
+static int everything_answers(mcpmux_pool pool, const char *tool, const char *args,
+                              const char *want) {
+    for (int i = 0; i < 100; i++) {
+        char *out = NULL;
+        mcpmux_status s = mcpmux_tools_call(pool, tool, args, 10000, &out);
+        int found = s == MCPMUX_OK && out && strstr(out, want);
+        if (i == 99) {
+            fprintf(stderr, "  %s: %s %s\n", tool, mcpmux_status_name(s), out ? out : "");
+        }
+        mcpmux_string_free(out);
+        if (found) {
+            return 1;
+        }
+        sleep_ms(100);
+    }
+    return 0;
+}
+
+static void test_host_request_misuse(void) {
+    CHECK_STATUS(mcpmux_host_request_respond(0, "{}"), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_host_request_respond(12345, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_host_request_refuse(UINT64_MAX, NULL), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_host_request_refuse(1, "\xff"), MCPMUX_ERR_INVALID_ARGUMENT);
+    mcpmux_pool pool = open_pool();
+    static host_log l;
+    memset(&l, 0, sizeof l);
+    /* Replacing or removing a handler frees its user data, once. */
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &l, on_host_free), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &l, on_host_free), MCPMUX_OK);
+    CHECK(atomic_load(&l.freed) == 1);
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, NULL, NULL), MCPMUX_OK);
+    CHECK(atomic_load(&l.freed) == 2);
+    CHECK_STATUS(mcpmux_pool_set_elicitation_handler(pool, on_elicitation, &l, on_host_free),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    CHECK(atomic_load(&l.freed) == 3);
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &l, on_host_free),
+                 MCPMUX_ERR_INVALID_HANDLE);
+    CHECK(atomic_load(&l.freed) == 3);
+}
+
+/* Copies the first "uri":"..." value of `json` into `buf`. */
+static int first_uri(const char *json, char *buf, size_t n) {
+    const char *p = json ? strstr(json, "\"uri\":\"") : NULL;
+    if (!p) {
+        return 0;
+    }
+    p += 7;
+    const char *end = strchr(p, '"');
+    if (!end || (size_t)(end - p) >= n) {
+        return 0;
+    }
+    memcpy(buf, p, (size_t)(end - p));
+    buf[end - p] = '\0';
+    return 1;
+}
+
+static void test_server_everything(void) {
+    const char *js = getenv("MCPMUX_EVERYTHING_JS");
+    if (!js || access(js, R_OK) != 0) {
+        skip("server-everything (run scripts/test-deps.sh)");
+        return;
+    }
+    mcpmux_pool pool = open_pool();
+    char input[1024], *out = NULL;
+    snprintf(input, sizeof input,
+             "{\"name\": \"everything\", \"config\": {\"command\": \"node\", \"args\": [\"%s\", "
+             "\"stdio\"]}}",
+             js);
+    CHECK_STATUS(mcpmux_roots_set(pool, "[{\"uri\": \"file:///tmp/mcpmux-c-first\"}]"),
+                 MCPMUX_OK);
+    static host_log sampling, elicitation;
+    memset(&sampling, 0, sizeof sampling);
+    memset(&elicitation, 0, sizeof elicitation);
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &sampling, on_host_free),
+                 MCPMUX_OK);
+    CHECK_STATUS(
+        mcpmux_pool_set_elicitation_handler(pool, on_elicitation, &elicitation, on_host_free),
+        MCPMUX_OK);
+    CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+
+    CHECK_STATUS(mcpmux_tools_list(pool, "everything", 60000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"name\":\"echo\"");
+    CHECK_CONTAINS(out, "\"name\":\"get-sum\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__everything__echo", "{\"message\": \"from C\"}", 0,
+                                   &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "from C");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__everything__get-sum", "{\"a\": 20, \"b\": 22}", 0,
+                                   &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "42");
+    mcpmux_string_free(out);
+
+    CHECK_STATUS(mcpmux_resources_list(pool, "everything", 30000, &out), MCPMUX_OK);
+    char uri[256] = "";
+    CHECK(first_uri(out, uri, sizeof uri));
+    mcpmux_string_free(out);
+    if (uri[0]) {
+        CHECK_STATUS(mcpmux_resources_read(pool, "everything", uri, 30000, &out), MCPMUX_OK);
+        CHECK_CONTAINS(out, "\"contents\"");
+        mcpmux_string_free(out);
+        CHECK_STATUS(mcpmux_resources_subscribe(pool, "everything", uri, 30000), MCPMUX_OK);
+        CHECK_STATUS(mcpmux_resources_unsubscribe(pool, "everything", uri, 30000), MCPMUX_OK);
+        waiter w;
+        waiter_init(&w);
+        AWAIT(&w, mcpmux_resources_unsubscribe_async(pool, "everything", uri, 30000, on_complete,
+                                                     &w, NULL));
+        CHECK_STATUS(w.status, MCPMUX_OK);
+        waiter_destroy(&w);
+    }
+    CHECK_STATUS(mcpmux_prompts_list(pool, "everything", 30000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"serverName\":\"everything\"");
+    mcpmux_string_free(out);
+
+    /* Roots: the server asks the client (roots/list) and sees the pool's, then its own. */
+    CHECK(everything_sees_root(pool, "file:///tmp/mcpmux-c-first"));
+    CHECK_STATUS(mcpmux_roots_set_for_server(pool, "everything",
+                                             "[{\"uri\": \"file:///tmp/mcpmux-c-second\"}]"),
+                 MCPMUX_OK);
+    CHECK(everything_sees_root(pool, "file:///tmp/mcpmux-c-second"));
+
+    /* Sampling answered from inside the handler, elicitation from another thread. */
+    CHECK(everything_answers(pool, "mcp__everything__trigger-sampling-request",
+                             "{\"prompt\": \"what is mcpmux?\", \"maxTokens\": 10}",
+                             "sampled by C"));
+    CHECK(atomic_load(&sampling.calls) == 1);
+    CHECK_CONTAINS(sampling.request, "\"serverName\":\"everything\"");
+    CHECK_CONTAINS(sampling.request, "what is mcpmux?");
+    CHECK_STATUS(sampling.bad_json, MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(sampling.good, MCPMUX_OK);
+    CHECK_STATUS(sampling.again, MCPMUX_ERR_NOT_FOUND);
+    CHECK(everything_answers(pool, "mcp__everything__trigger-elicitation-request", "{}",
+                             "Ada Lovelace"));
+    CHECK(atomic_load(&elicitation.calls) >= 1);
+    CHECK(atomic_load(&sampling.freed) == 0);
+    CHECK_STATUS(mcpmux_pool_close(pool, -1), MCPMUX_OK);
+    CHECK(atomic_load(&sampling.freed) == 1 && atomic_load(&elicitation.freed) == 1);
+}
+
+static void test_default_options(void) {
+    /* NULL options: the config file comes from $MCPMUX_CONFIG. */
+    char path[320];
+    config_path(path, sizeof path);
+    setenv("MCPMUX_CONFIG", path, 1);
+    mcpmux_pool pool = 0;
+    CHECK_STATUS(mcpmux_pool_open(NULL, &pool), MCPMUX_OK);
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_servers_add(pool, "{\"name\": \"d\", \"config\": {\"url\": \"http://127.0.0.1:9/mcp\"}}",
+                                    &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"type\":\"http\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (f) {
+        fclose(f);
+    }
+    unsetenv("MCPMUX_CONFIG");
+}
+
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} test_case;
+
+static void cleanup_tmp(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "could not remove %s\n", tmp_root);
+    }
+}
+
+int main(void) {
+    /* Before anything else: it must be the first call on this thread. */
+    test_case first = {"last_error_message", test_last_error_message};
+    test_case tests[] = {
+        {"version_and_status_names", test_version_and_status_names},
+        {"null_arguments", test_null_arguments},
+        {"invalid_handles", test_invalid_handles},
+        {"invalid_json_and_utf8", test_invalid_json_and_utf8},
+        {"default_options", test_default_options},
+        {"servers_crud", test_servers_crud},
+        {"server_operations", test_server_operations},
+        {"tools", test_tools},
+        {"progress", test_progress},
+        {"cancel", test_cancel},
+        {"many_concurrent_calls", test_many_concurrent_calls},
+        {"blocking_callbacks_do_not_stall", test_blocking_callbacks_do_not_stall},
+        {"events", test_events},
+        {"close_from_callbacks", test_close_from_callbacks},
+        {"close_drains", test_close_drains},
+        {"close_while_threads_call", test_close_while_threads_call},
+        {"resources_and_prompts", test_resources_and_prompts},
+        {"server_killed", test_server_killed},
+        {"roots", test_roots},
+        {"host_request_misuse", test_host_request_misuse},
+        {"server_everything", test_server_everything},
+    };
+    if (!test_server() || access(test_server(), X_OK) != 0) {
+        fprintf(stderr, "MCPMUX_TEST_SERVER must name the mcpmux-test-server binary\n");
+        printf("0 passed, 1 failed\n");
+        return 1;
+    }
+    snprintf(tmp_root, sizeof tmp_root, "%s/mcpmux-c-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmp_root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const char *filter = getenv("MCPMUX_C_TEST_FILTER");
+    int passed = 0, failed = 0, skips = 0;
+    size_t n = sizeof tests / sizeof tests[0];
+    for (size_t i = 0; i <= n; i++) {
+        test_case *t = i == 0 ? &first : &tests[i - 1];
+        if (filter && !strstr(t->name, filter)) {
+            continue;
+        }
+        current_failed = 0;
+        skipped = 0;
+        double start = now_s();
+        t->fn();
+        printf("%s %s (%.2f s)%s\n", current_failed ? "FAIL" : "ok  ", t->name, now_s() - start,
+               skipped ? " [skipped]" : "");
+        fflush(stdout);
+        if (current_failed) {
+            failed++;
+        } else if (skipped) {
+            skips++;
+        } else {
+            passed++;
+        }
+    }
+    cleanup_tmp();
+    if (skips) {
+        printf("%d skipped\n", skips);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
