@@ -2,6 +2,7 @@
 //! serve a client over.
 
 pub(crate) mod http;
+pub(crate) mod sse;
 pub(crate) mod stdio;
 
 /// Largest single message accepted from a server, unless the pool is told otherwise.

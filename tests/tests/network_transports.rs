@@ -1,0 +1,187 @@
+//! The network transports beyond Streamable HTTP: legacy HTTP+SSE (server-everything's `sse`
+//! mode) and WebSocket (the Python `mcp` 1.x WebSocket server), with their faults.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use mcpmux::{ConnectionState, ErrorKind, Event, ServerConfig, ServerInput, TransportType};
+use mcpmux_tests::{ChildGuard, everything_command, free_port, require_or_skip, wait_for_port};
+use serde_json::json;
+
+/// server-everything in legacy SSE mode on `port`.
+fn start_everything_sse(port: u16) -> Option<ChildGuard> {
+    let (node, mut args) = everything_command()?;
+    args.push("sse".into());
+    let mut cmd = Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "no listener on {port}"
+    );
+    Some(guard)
+}
+
+fn remote(name: &str, url: String, transport: Option<TransportType>) -> ServerInput {
+    ServerInput {
+        name: name.into(),
+        transport,
+        config: ServerConfig {
+            url: Some(url),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_sse_server_lists_calls_and_reports_progress() {
+    let port = free_port();
+    let _server = require_or_skip!(start_everything_sse(port), "server-everything");
+    let pool = pool().await;
+    pool.add_server(remote(
+        "sse",
+        format!("http://127.0.0.1:{port}/sse"),
+        Some(TransportType::Sse),
+    ))
+    .await
+    .unwrap();
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(tools.iter().any(|t| t.id == "mcp__sse__echo"), "{tools:?}");
+    let r = pool
+        .call_tool(
+            "mcp__sse__echo",
+            json!({"message": "over sse"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains("over sse"));
+    let progress = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = progress.clone();
+    pool.call_tool(
+        "mcp__sse__trigger-long-running-operation",
+        json!({"duration": 1, "steps": 3}),
+        mcpmux::CallOptions {
+            on_progress: Some(std::sync::Arc::new(move |_| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(progress.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    assert!(!pool.list_prompts(None).await.unwrap().is_empty());
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_falls_back_to_sse_unless_strict() {
+    let port = free_port();
+    let _server = require_or_skip!(start_everything_sse(port), "server-everything");
+    let pool = pool().await;
+    let mut events = pool.events();
+    let url = format!("http://127.0.0.1:{port}/sse");
+    pool.add_server(remote("auto", url.clone(), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        pool.get_server("auto").await.unwrap().transport,
+        TransportType::Http
+    );
+    let r = pool
+        .call_tool(
+            "mcp__auto__echo",
+            json!({"message": "fallback"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains("fallback"));
+    let notice = drain(&mut events)
+        .into_iter()
+        .any(|e| matches!(e, Event::Log { message, .. } if message.contains("legacy HTTP+SSE")));
+    assert!(notice, "no event saying the transport fell back");
+
+    let mut strict = remote("strict", url, None);
+    strict.config.strict_transport = true;
+    pool.add_server(strict).await.unwrap();
+    let e = pool.list_tools(Some("strict")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_server_stopping_mid_call_fails_fast_then_reconnects_when_back() {
+    let port = free_port();
+    let mut server = require_or_skip!(start_everything_sse(port), "server-everything");
+    let pool = pool().await;
+    let mut events = pool.events();
+    pool.add_server(remote(
+        "sse",
+        format!("http://127.0.0.1:{port}/sse"),
+        Some(TransportType::Sse),
+    ))
+    .await
+    .unwrap();
+    pool.connect("sse").await.unwrap();
+    let call = {
+        let pool = pool.pool.clone();
+        tokio::spawn(async move {
+            pool.call_tool(
+                "mcp__sse__trigger-long-running-operation",
+                json!({"duration": 20, "steps": 20}),
+                Default::default(),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stopped = Instant::now();
+    server.kill();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
+    let _back = start_everything_sse(port).unwrap();
+    let reconnected = wait_event(&mut events, Duration::from_secs(20), |e| {
+        matches!(e, Event::ServerConnected { .. })
+            && !matches!(e, Event::ServerConnected { protocol_version, .. } if protocol_version.is_empty())
+    })
+    .await;
+    // The first ServerConnected was the initial connect; look for a later one.
+    let reconnected = match reconnected {
+        Some(_) => {
+            wait_event(&mut events, Duration::from_secs(20), |e| {
+                matches!(e, Event::ServerConnected { .. })
+            })
+            .await
+        }
+        None => None,
+    };
+    assert!(
+        reconnected.is_some(),
+        "did not reconnect after the server came back"
+    );
+    assert_eq!(pool.server_states()[0].state, ConnectionState::Connected);
+    let r = pool
+        .call_tool(
+            "mcp__sse__echo",
+            json!({"message": "back"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains("back"));
+    pool.close().await;
+}
