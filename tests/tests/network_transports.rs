@@ -154,21 +154,14 @@ async fn sse_server_stopping_mid_call_fails_fast_then_reconnects_when_back() {
     );
     assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
     let _back = start_everything_sse(port).unwrap();
-    let reconnected = wait_event(&mut events, Duration::from_secs(20), |e| {
-        matches!(e, Event::ServerConnected { .. })
-            && !matches!(e, Event::ServerConnected { protocol_version, .. } if protocol_version.is_empty())
-    })
-    .await;
-    // The first ServerConnected was the initial connect; look for a later one.
-    let reconnected = match reconnected {
-        Some(_) => {
-            wait_event(&mut events, Duration::from_secs(20), |e| {
-                matches!(e, Event::ServerConnected { .. })
-            })
+    // Skip the first connect's event; the next one is the reconnect.
+    let is_connected = |e: &Event| matches!(e, Event::ServerConnected { .. });
+    assert!(
+        wait_event(&mut events, Duration::from_secs(5), is_connected)
             .await
-        }
-        None => None,
-    };
+            .is_some()
+    );
+    let reconnected = wait_event(&mut events, Duration::from_secs(20), is_connected).await;
     assert!(
         reconnected.is_some(),
         "did not reconnect after the server came back"
