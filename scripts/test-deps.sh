@@ -72,3 +72,24 @@ if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION" ]]; then
     fi
 fi
 echo "mcp-server-time $TIME_SERVER_VERSION: $venv/bin/mcp-server-time"
+
+# --- Python mcp 1.x WebSocket server (tests/servers/ws_server.py) -------------
+# Its own venv: the WebSocket server transport exists only in mcp 1.x, while
+# mcp-server-time above needs 2.x.
+WS_MCP_VERSION="1.30.0"
+UVICORN_VERSION="0.54.0"
+ws_venv="$deps_dir/ws-venv"
+installed_ws_version() {
+    [[ -x "$ws_venv/bin/python" ]] || return 0
+    "$ws_venv/bin/python" -c 'import importlib.metadata as m, uvicorn, websockets; print(m.version("mcp"), end="")' 2>/dev/null || true
+}
+if [[ "$(installed_ws_version)" != "$WS_MCP_VERSION" ]]; then
+    [[ -x "$ws_venv/bin/python" ]] || python3 -m venv --clear "$ws_venv"
+    "$ws_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "mcp[ws]==$WS_MCP_VERSION" "uvicorn==$UVICORN_VERSION" >&2
+    if [[ "$(installed_ws_version)" != "$WS_MCP_VERSION" ]]; then
+        echo "test-deps: mcp[ws] $WS_MCP_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "mcp[ws] $WS_MCP_VERSION (WebSocket test server): $ws_venv/bin/python"

@@ -178,3 +178,154 @@ async fn sse_server_stopping_mid_call_fails_fast_then_reconnects_when_back() {
     assert!(text(&r).contains("back"));
     pool.close().await;
 }
+
+/// The Python SDK 1.x WebSocket server on `port`.
+fn start_ws(port: u16) -> Option<ChildGuard> {
+    let (python, args) = mcpmux_tests::ws_server_command()?;
+    let mut cmd = Command::new(python);
+    cmd.args(&args)
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start the WebSocket server");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "no listener on {port}"
+    );
+    Some(guard)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_server_tools_sampling_and_restart() {
+    let port = free_port();
+    let mut server = require_or_skip!(start_ws(port), "mcp[ws] 1.x (Python)");
+    let pool = pool().await;
+    pool.set_sampling_handler(Some(std::sync::Arc::new(|req| {
+        Box::pin(async move {
+            #[allow(deprecated)]
+            let asked = serde_json::to_string(&req.params.messages).unwrap();
+            let result = serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": format!("host saw {}", asked.len())},
+                "model": "m"
+            }))
+            .unwrap();
+            Ok(result)
+        })
+    })));
+    let mut events = pool.events();
+    pool.add_server(remote("ws", format!("ws://127.0.0.1:{port}/ws"), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        pool.get_server("ws").await.unwrap().transport,
+        TransportType::Websocket
+    );
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(tools.iter().any(|t| t.id == "mcp__ws__echo"), "{tools:?}");
+    let r = pool
+        .call_tool(
+            "mcp__ws__echo",
+            json!({"text": "over ws"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "over ws");
+    let r = pool
+        .call_tool(
+            "mcp__ws__ask_host",
+            json!({"prompt": "hi"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).starts_with("host saw"), "{r:?}");
+
+    // The server restarts: the pool notices the closed socket and reconnects with backoff.
+    server.kill();
+    let _server = start_ws(port).unwrap();
+    let is_connected = |e: &Event| matches!(e, Event::ServerConnected { .. });
+    assert!(
+        wait_event(&mut events, Duration::from_secs(5), is_connected)
+            .await
+            .is_some()
+    );
+    assert!(
+        wait_event(&mut events, Duration::from_secs(20), is_connected)
+            .await
+            .is_some(),
+        "no reconnect after the WebSocket server restarted"
+    );
+    let r = pool
+        .call_tool(
+            "mcp__ws__echo",
+            json!({"text": "again"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "again");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_message_is_a_clear_error_on_every_transport() {
+    let port = free_port();
+    let _server = require_or_skip!(start_ws(port), "mcp[ws] 1.x (Python)");
+    let pool = pool_with(mcpmux::PoolOptions {
+        max_message_bytes: 64 * 1024,
+        ..options()
+    })
+    .await;
+    let mut events = pool.events();
+    pool.add_server(remote("ws", format!("ws://127.0.0.1:{port}/ws"), None))
+        .await
+        .unwrap();
+    let e = pool
+        .call_tool(
+            "mcp__ws__big",
+            json!({"size": 1_000_000}),
+            Default::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    let reported = drain(&mut events).into_iter().any(|e| {
+        matches!(e, Event::Log { level, message, .. } if level == "error" && message.contains("too"))
+    });
+    assert!(reported, "no error event naming the size limit");
+    // Smaller messages still go through (on a new connection).
+    let r = pool
+        .call_tool("mcp__ws__big", json!({"size": 1000}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r).len(), 1000);
+
+    // stdio: the test server's echo of a large text.
+    add_test_server(&pool, "t", &[]).await;
+    let big = "y".repeat(200_000);
+    let mut events = pool.events();
+    let e = pool
+        .call_tool(
+            "mcp__t__echo",
+            json!({"text": big}),
+            mcpmux::CallOptions {
+                timeout: Some(Duration::from_secs(2)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    let reported = drain(&mut events).into_iter().any(
+        |e| matches!(e, Event::Log { message, .. } if message.contains("larger than 65536 bytes")),
+    );
+    assert!(reported, "no error event for the oversized stdio line");
+    let r = pool
+        .call_tool("mcp__t__echo", json!({"text": "small"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "small");
+    pool.close().await;
+}

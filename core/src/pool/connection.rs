@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::handler::{ClientSide, ServerShared};
 use crate::record::{ServerRecord, TransportType};
 use crate::transport::stdio::ChildProcess;
-use crate::transport::{http, sse, stdio};
+use crate::transport::{http, sse, stdio, websocket};
 
 /// A connected session. Dropping it ends the session and kills a stdio child.
 pub(crate) struct Connection {
@@ -105,14 +105,13 @@ impl Connection {
                     .map_err(failed)?;
                 (service, None)
             }
-            t => {
-                return Err(Error::connection(
-                    name,
-                    format!(
-                        "the {} transport is not available in this build",
-                        t.as_str()
-                    ),
-                ));
+            TransportType::Websocket => {
+                let transport = websocket::open(record, shared.events.clone(), max_message).await?;
+                let service = handler()
+                    .serve_with_lifecycle(transport, lifecycle())
+                    .await
+                    .map_err(failed)?;
+                (service, None)
             }
         };
         let peer = service.peer().clone();

@@ -179,8 +179,9 @@ pub(crate) async fn open(
                 let event = match event {
                     Ok(e) => e,
                     Err(message) => {
-                        report(message);
-                        continue;
+                        // The request it answered would wait forever: end the session.
+                        report(format!("{message}; closing the connection"));
+                        return;
                     }
                 };
                 match event.event.as_deref() {
