@@ -339,6 +339,15 @@ impl Drop for ChildGuard {
     }
 }
 
+/// How to start the WebSocket MCP test server (`tests/servers/ws_server.py`, on the Python
+/// SDK 1.x): `(python, [script])`; append the port. `None` when its venv is missing.
+pub fn ws_server_command() -> Option<(PathBuf, Vec<String>)> {
+    let python = deps_dir().join("ws-venv/bin/python");
+    let script = repo_root().join("tests/servers/ws_server.py");
+    (is_executable(&python) && script.is_file())
+        .then(|| (python, vec![script.to_string_lossy().into_owned()]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,13 +426,4 @@ mod tests {
         }
         assert_eq!(needs_missing(), 7);
     }
-}
-
-/// How to start the WebSocket MCP test server (`tests/servers/ws_server.py`, on the Python
-/// SDK 1.x): `(python, [script])`; append the port. `None` when its venv is missing.
-pub fn ws_server_command() -> Option<(PathBuf, Vec<String>)> {
-    let python = deps_dir().join("ws-venv/bin/python");
-    let script = repo_root().join("tests/servers/ws_server.py");
-    (is_executable(&python) && script.is_file())
-        .then(|| (python, vec![script.to_string_lossy().into_owned()]))
 }
