@@ -672,3 +672,46 @@ async fn both_protocol_eras_connect_and_pass_health_checks_on_reuse() {
     );
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    deprecated,
+    reason = "sampling and roots (SEP-2577) are what this test exercises"
+)]
+async fn input_required_rounds_of_2026_servers_are_answered_by_the_host() {
+    let pool = pool().await;
+    pool.set_sampling_handler(Some(Arc::new(|_req| {
+        Box::pin(async {
+            Ok(serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "hi from host"},
+                "model": "m"
+            }))
+            .unwrap())
+        })
+    })));
+    pool.set_elicitation_handler(Some(Arc::new(|_req| {
+        Box::pin(async {
+            Ok(
+                mcpmux::model::ElicitResult::new(mcpmux::model::ElicitationAction::Accept)
+                    .with_content(json!({"name": "Grace"})),
+            )
+        })
+    })));
+    pool.set_roots(vec![
+        mcpmux::model::Root::new("file:///a"),
+        mcpmux::model::Root::new("file:///b"),
+    ])
+    .await;
+    add_test_server(&pool, "t", &[]).await;
+    let r = pool
+        .call_tool("mcp__t__ask", json!({}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), r#"name="Grace" sample="hi from host" roots=2"#);
+    assert_eq!(
+        pool.server_states()[0].protocol_version.as_deref(),
+        Some("2026-07-28")
+    );
+    pool.close().await;
+}
