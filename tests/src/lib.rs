@@ -348,6 +348,17 @@ pub fn ws_server_command() -> Option<(PathBuf, Vec<String>)> {
         .then(|| (python, vec![script.to_string_lossy().into_owned()]))
 }
 
+/// How to start `@modelcontextprotocol/server-filesystem`: `(node, [script])`; append the
+/// allowed folders. `None` when it (or node) is missing.
+pub fn filesystem_command() -> Option<(PathBuf, Vec<String>)> {
+    let script =
+        deps_dir().join("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let node = find_in_path("node")?;
+    script
+        .is_file()
+        .then(|| (node, vec![script.to_string_lossy().into_owned()]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
