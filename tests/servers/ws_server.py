@@ -7,6 +7,8 @@ Built on the Python SDK 1.x, the last line that ships a WebSocket server transpo
 
 import sys
 
+import anyio
+
 import uvicorn
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.websocket import websocket_server
@@ -29,6 +31,13 @@ async def ask_host(prompt: str, ctx: Context) -> str:
         max_tokens=50,
     )
     return result.content.text if isinstance(result.content, TextContent) else str(result.content)
+
+
+@mcp.tool()
+async def sleep(seconds: float) -> str:
+    """Wait, then answer (to stop the server mid-call)."""
+    await anyio.sleep(seconds)
+    return "slept"
 
 
 @mcp.tool()

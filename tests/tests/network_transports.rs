@@ -329,3 +329,130 @@ async fn an_oversized_message_is_a_clear_error_on_every_transport() {
     assert_eq!(text(&r), "small");
     pool.close().await;
 }
+
+/// Starts server-everything over Streamable HTTP on `port`.
+fn start_everything_http(port: u16) -> Option<ChildGuard> {
+    let (node, mut args) = everything_command()?;
+    args.push("streamableHttp".into());
+    let mut cmd = Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "no listener on {port}"
+    );
+    Some(guard)
+}
+
+/// Kills the server during a long call: the call must fail fast, and the pool must be back
+/// once the server is.
+async fn stop_mid_call(
+    input: ServerInput,
+    slow_tool: &str,
+    slow_args: serde_json::Value,
+    mut server: ChildGuard,
+    restart: impl FnOnce() -> ChildGuard,
+) {
+    let pool = pool().await;
+    let name = input.name.clone();
+    pool.add_server(input).await.unwrap();
+    pool.connect(&name).await.unwrap();
+    let call = {
+        let pool = pool.pool.clone();
+        let tool = slow_tool.to_string();
+        tokio::spawn(async move { pool.call_tool(&tool, slow_args, Default::default()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stopped = Instant::now();
+    server.kill();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "{name}: failed after {:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(err.kind(), ErrorKind::Connection, "{name}: {err}");
+    let _back = restart();
+    let mut ok = false;
+    for _ in 0..40 {
+        if pool.server_states()[0].state == ConnectionState::Connected {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(ok, "{name}: no reconnect after the server came back");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_and_http_servers_stopping_mid_call_fail_fast_then_reconnect() {
+    let port = free_port();
+    let server = require_or_skip!(start_ws(port), "mcp[ws] 1.x (Python)");
+    stop_mid_call(
+        remote("ws", format!("ws://127.0.0.1:{port}/ws"), None),
+        "mcp__ws__sleep",
+        json!({"seconds": 30}),
+        server,
+        || start_ws(port).unwrap(),
+    )
+    .await;
+
+    let port = free_port();
+    let server = require_or_skip!(start_everything_http(port), "server-everything");
+    stop_mid_call(
+        remote(
+            "http",
+            format!("http://127.0.0.1:{port}/mcp"),
+            Some(TransportType::Http),
+        ),
+        "mcp__http__trigger-long-running-operation",
+        json!({"duration": 30, "steps": 30}),
+        server,
+        || start_everything_http(port).unwrap(),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_messages_over_sse_and_http_are_clear_errors() {
+    let sse_port = free_port();
+    let _sse = require_or_skip!(start_everything_sse(sse_port), "server-everything");
+    let http_port = free_port();
+    let _http = start_everything_http(http_port).unwrap();
+    // server-everything's tool list alone is several kilobytes.
+    let pool = pool_with(mcpmux::PoolOptions {
+        max_message_bytes: 1024,
+        request_timeout_ms: 5_000,
+        connect_timeout_ms: 5_000,
+        ..options()
+    })
+    .await;
+    pool.add_server(remote(
+        "sse",
+        format!("http://127.0.0.1:{sse_port}/sse"),
+        Some(TransportType::Sse),
+    ))
+    .await
+    .unwrap();
+    let mut http = remote("http", format!("http://127.0.0.1:{http_port}/mcp"), None);
+    http.config.strict_transport = true;
+    pool.add_server(http).await.unwrap();
+    for name in ["sse", "http"] {
+        let started = Instant::now();
+        let e = pool.list_tools(Some(name)).await.unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Connection | ErrorKind::Protocol),
+            "{name}: {e}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{name}: {:?}",
+            started.elapsed()
+        );
+    }
+    pool.close().await;
+}
