@@ -715,3 +715,55 @@ async fn input_required_rounds_of_2026_servers_are_answered_by_the_host() {
     );
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_works_at_start_up_from_the_catalog_without_connecting() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    assert!(
+        pool.search_tools("echo", 5).is_empty(),
+        "nothing is known yet"
+    );
+    pool.list_tools(None).await.unwrap();
+    let hits = pool.search_tools("return the text unchanged", 3);
+    assert_eq!(hits[0].id, "mcp__t__echo", "{hits:?}");
+    pool.close().await;
+    // The catalog is written in the background; wait for it.
+    let catalog = pool.dir.path().join("servers.tools.json");
+    assert!(mcpmux_tests::wait_until(Duration::from_secs(5), || catalog.exists()));
+
+    let again = mcpmux::Pool::open(PoolOptions {
+        config_path: Some(pool.dir.path().join("servers.json")),
+        ..options()
+    })
+    .await
+    .unwrap();
+    let hits = again.search_tools("sleep milliseconds progress", 3);
+    assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
+    assert_eq!(again.known_tools().len(), 10);
+    assert!(
+        again
+            .server_states()
+            .iter()
+            .all(|s| s.state == ConnectionState::Disconnected),
+        "search connected a server"
+    );
+    // Disabling a tool hides it from search too.
+    again
+        .update_server(
+            "t",
+            ServerPatch {
+                disabled_tools: Some(vec!["sleep".into()]),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        again
+            .search_tools("sleep", 3)
+            .iter()
+            .all(|h| h.name != "sleep")
+    );
+    again.close().await;
+}
