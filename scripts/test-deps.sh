@@ -10,6 +10,7 @@
 set -euo pipefail
 
 EVERYTHING_VERSION="2026.8.31"
+FILESYSTEM_VERSION="2026.8.31"
 TIME_SERVER_VERSION="2026.10.19"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,13 +38,33 @@ if [[ "$(installed_everything_version)" != "$EVERYTHING_VERSION" ]]; then
     # --no-save keeps npm from writing a package.json we would then have to manage;
     # the quiet flags keep CI logs readable.
     npm install --prefix "$npm_prefix" --no-save --no-audit --no-fund --loglevel=error \
-        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >&2
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
+        "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >&2
     if [[ "$(installed_everything_version)" != "$EVERYTHING_VERSION" ]]; then
         echo "test-deps: server-everything $EVERYTHING_VERSION did not install" >&2
         exit 1
     fi
 fi
 echo "server-everything $EVERYTHING_VERSION: $everything_pkg"
+
+# --- @modelcontextprotocol/server-filesystem (Node): roots from the host --------
+filesystem_pkg="$npm_prefix/node_modules/@modelcontextprotocol/server-filesystem"
+installed_filesystem_version() {
+    [[ -f "$filesystem_pkg/package.json" ]] || return 0
+    node -e 'process.stdout.write(require(process.argv[1]).version || "")' \
+        "$filesystem_pkg/package.json" 2>/dev/null || true
+}
+if [[ "$(installed_filesystem_version)" != "$FILESYSTEM_VERSION" ]]; then
+    # Both packages in one install: npm --no-save prunes what the command line omits.
+    npm install --prefix "$npm_prefix" --no-save --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" \
+        "@modelcontextprotocol/server-filesystem@$FILESYSTEM_VERSION" >&2
+    if [[ "$(installed_filesystem_version)" != "$FILESYSTEM_VERSION" ]]; then
+        echo "test-deps: server-filesystem $FILESYSTEM_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "server-filesystem $FILESYSTEM_VERSION: $filesystem_pkg"
 
 # --- mcp-server-time (Python) ------------------------------------------------
 venv="$deps_dir/venv"
@@ -72,3 +93,24 @@ if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION" ]]; then
     fi
 fi
 echo "mcp-server-time $TIME_SERVER_VERSION: $venv/bin/mcp-server-time"
+
+# --- Python mcp 1.x WebSocket server (tests/servers/ws_server.py) -------------
+# Its own venv: the WebSocket server transport exists only in mcp 1.x, while
+# mcp-server-time above needs 2.x.
+WS_MCP_VERSION="1.30.0"
+UVICORN_VERSION="0.54.0"
+ws_venv="$deps_dir/ws-venv"
+installed_ws_version() {
+    [[ -x "$ws_venv/bin/python" ]] || return 0
+    "$ws_venv/bin/python" -c 'import importlib.metadata as m, uvicorn, websockets; print(m.version("mcp"), end="")' 2>/dev/null || true
+}
+if [[ "$(installed_ws_version)" != "$WS_MCP_VERSION" ]]; then
+    [[ -x "$ws_venv/bin/python" ]] || python3 -m venv --clear "$ws_venv"
+    "$ws_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "mcp[ws]==$WS_MCP_VERSION" "uvicorn==$UVICORN_VERSION" >&2
+    if [[ "$(installed_ws_version)" != "$WS_MCP_VERSION" ]]; then
+        echo "test-deps: mcp[ws] $WS_MCP_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "mcp[ws] $WS_MCP_VERSION (WebSocket test server): $ws_venv/bin/python"

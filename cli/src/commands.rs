@@ -108,7 +108,25 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
     let json = cli.json;
     match &cli.command {
         Command::Servers(cmd) => servers(cmd, pool, json).await,
-        Command::Tools { server } => {
+        Command::Tools {
+            search: Some(query),
+            limit,
+            ..
+        } => {
+            let hits = pool.search_tools(query, *limit);
+            if json {
+                print_json(&hits);
+            } else if hits.is_empty() {
+                println!("no match (the catalog knows the tools of servers listed before)");
+            } else {
+                let width = hits.iter().map(|h| h.id.len()).max().unwrap_or(0);
+                for h in &hits {
+                    println!("{:width$}  {:6.2}  {}", h.id, h.score, h.description);
+                }
+            }
+            Ok(())
+        }
+        Command::Tools { server, .. } => {
             let tools =
                 connecting("connecting servers…", pool.list_tools(server.as_deref())).await?;
             if json {

@@ -37,8 +37,15 @@ enum Command {
     Servers(ServersCommand),
     /// List tools of every active server (or one).
     Tools {
-        #[arg(long, value_name = "NAME")]
+        #[arg(long, value_name = "NAME", conflicts_with = "search")]
         server: Option<String>,
+        /// Rank the known tools for a query instead; answers from the catalog and starts no
+        /// server.
+        #[arg(long, value_name = "QUERY")]
+        search: Option<String>,
+        /// How many results `--search` prints.
+        #[arg(long, value_name = "N", default_value_t = 10, requires = "search")]
+        limit: usize,
     },
     /// Call a tool by id (as `tools` prints it) with JSON arguments.
     Call {

@@ -160,3 +160,60 @@ fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not valid JSON"));
 }
+
+#[test]
+fn tool_search_answers_from_the_catalog_without_starting_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let exe = env!("CARGO_BIN_EXE_mcpmux");
+    assert!(
+        mcpmux(
+            &config,
+            &[
+                "servers",
+                "add",
+                "demo",
+                "--command",
+                exe,
+                "--arg",
+                "demo-server"
+            ]
+        )
+        .status
+        .success()
+    );
+    // Before any listing the catalog is empty.
+    let out = mcpmux(&config, &["--json", "tools", "--search", "echo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+        serde_json::json!([])
+    );
+    assert!(mcpmux(&config, &["tools"]).status.success());
+    assert!(dir.path().join("servers.tools.json").exists());
+
+    // Now the server's command is broken: a search that started it would fail.
+    let records = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace(exe, "/nonexistent/mcpmux");
+    std::fs::write(&config, records).unwrap();
+    let out = mcpmux(
+        &config,
+        &[
+            "--json",
+            "tools",
+            "--search",
+            "send text back",
+            "--limit",
+            "2",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["id"], "mcp__demo__echo", "{hits}");
+    assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
+    assert!(hits[0]["description"].as_str().unwrap().contains("back"));
+    assert!(hits.as_array().unwrap().len() <= 2);
+    let human = stdout(&mcpmux(&config, &["tools", "--search", "count"]));
+    assert!(human.contains("mcp__demo__countdown"), "{human}");
+}

@@ -61,6 +61,7 @@ fn entry(name: &str, cfg: Value) -> Result<ServerInput> {
         cwd: string(&mut cfg, "cwd")?,
         url,
         headers: take_as(name, &mut cfg, "headers")?,
+        strict_transport: false,
     };
     Ok(ServerInput {
         name: name.to_string(),

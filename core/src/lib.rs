@@ -5,6 +5,7 @@
 //! under pool-unique ids, their resources and their prompts. Everything that happens is
 //! reported as an [`Event`].
 
+mod catalog;
 mod error;
 pub mod events;
 mod handler;
@@ -12,6 +13,7 @@ pub mod host;
 pub mod import;
 mod pool;
 pub mod record;
+pub mod search;
 pub mod store;
 pub mod tools;
 pub mod transport;
@@ -28,6 +30,7 @@ pub use record::{
     InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,
     TransportType,
 };
+pub use search::SearchHit;
 pub use store::ConfigStore;
 pub use tools::ToolInfo;
 

@@ -70,6 +70,9 @@ pub struct ServerConfig {
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// For `type: http`: never fall back to legacy HTTP+SSE.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict_transport: bool,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -87,6 +90,7 @@ impl fmt::Debug for ServerConfig {
             .field("cwd", &self.cwd)
             .field("url", &self.url.as_deref().map(redact_url))
             .field("headers", &headers)
+            .field("strict_transport", &self.strict_transport)
             .finish()
     }
 }

@@ -93,35 +93,37 @@ impl ConfigStore {
 
     /// The lock lives in a side file because the data file itself is replaced on every write.
     fn lock(&self) -> Result<File> {
-        let dir = self.dir();
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-        let lock_path = sibling(&self.path, ".lock");
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| Error::io(format!("cannot open {}", lock_path.display()), e))?;
-        file.lock()
-            .map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
-        Ok(file)
-    }
-
-    fn dir(&self) -> &Path {
-        match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        }
+        lock_beside(&self.path)
     }
 }
 
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
+/// Takes an exclusive cross-process lock on `<path>.lock`, creating the folder (0700) and the
+/// lock file (0600) if needed. Held until the returned file is dropped.
+pub(crate) fn lock_beside(path: &Path) -> Result<File> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    let lock_path = sibling(path, ".lock");
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(|e| Error::io(format!("cannot open {}", lock_path.display()), e))?;
+    file.lock()
+        .map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
+    Ok(file)
+}
+
+pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(suffix);
     path.with_file_name(name)
@@ -129,7 +131,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 
 /// Temp file in the same directory, fsync, rename over, fsync the directory: a reader sees the
 /// old or the new document, never a half-written one, even if this process is killed.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = sibling(
         path,
         &format!(".tmp-{}-{:08x}", std::process::id(), rand::random::<u32>()),

@@ -58,6 +58,36 @@ impl ToolInfo {
     }
 }
 
+/// Describes the tools of a set of servers under pool-unique ids. Servers are taken in
+/// creation order, so ids stay stable as servers are added; disabled tools are left out.
+pub(crate) fn describe(
+    mut lists: Vec<(
+        crate::record::ServerRecord,
+        std::sync::Arc<Vec<rmcp::model::Tool>>,
+    )>,
+) -> Vec<ToolInfo> {
+    lists.sort_by(|(a, _), (b, _)| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    let entries: Vec<_> = lists
+        .iter()
+        .flat_map(|(record, tools)| {
+            tools
+                .iter()
+                .filter(|t| !record.disabled_tools.iter().any(|d| d == t.name.as_ref()))
+                .map(move |t| (record, t))
+        })
+        .collect();
+    let ids = assign_ids(
+        entries
+            .iter()
+            .map(|(r, t)| (r.id.as_str(), r.name.as_str(), t.name.as_ref())),
+    );
+    entries
+        .into_iter()
+        .zip(ids)
+        .map(|((r, t), id)| ToolInfo::from_rmcp(t, id, &r.id, &r.name))
+        .collect()
+}
+
 /// Characters outside `[A-Za-z0-9_-]` become `_`.
 pub fn sanitize(s: &str) -> String {
     s.chars()

@@ -339,6 +339,26 @@ impl Drop for ChildGuard {
     }
 }
 
+/// How to start the WebSocket MCP test server (`tests/servers/ws_server.py`, on the Python
+/// SDK 1.x): `(python, [script])`; append the port. `None` when its venv is missing.
+pub fn ws_server_command() -> Option<(PathBuf, Vec<String>)> {
+    let python = deps_dir().join("ws-venv/bin/python");
+    let script = repo_root().join("tests/servers/ws_server.py");
+    (is_executable(&python) && script.is_file())
+        .then(|| (python, vec![script.to_string_lossy().into_owned()]))
+}
+
+/// How to start `@modelcontextprotocol/server-filesystem`: `(node, [script])`; append the
+/// allowed folders. `None` when it (or node) is missing.
+pub fn filesystem_command() -> Option<(PathBuf, Vec<String>)> {
+    let script =
+        deps_dir().join("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let node = find_in_path("node")?;
+    script
+        .is_file()
+        .then(|| (node, vec![script.to_string_lossy().into_owned()]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

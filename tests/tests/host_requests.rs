@@ -12,16 +12,47 @@ use std::time::Duration;
 
 use common::*;
 use mcpmux::model::{CreateMessageResult, ElicitResult, ElicitationAction, Root};
-use mcpmux::{Event, HostRequest, Pool, ServerInput};
-use mcpmux_tests::{everything_command, require_or_skip};
+use mcpmux::{Event, HostRequest, Pool, ServerInput, TransportType};
+use mcpmux_tests::{ChildGuard, everything_command, free_port, require_or_skip, wait_for_port};
 use serde_json::json;
 
-fn everything() -> Option<ServerInput> {
+/// server-everything over `mode` (stdio, sse or streamableHttp): the server record, and the
+/// process for the network modes.
+fn everything(mode: &str) -> Option<(ServerInput, Option<ChildGuard>)> {
     let (node, mut args) = everything_command()?;
-    args.push("stdio".into());
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    Some(stdio("everything", node.to_str()?, &args))
+    args.push(mode.into());
+    if mode == "stdio" {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        return Some((stdio("everything", node.to_str()?, &args), None));
+    }
+    let port = free_port();
+    let mut cmd = std::process::Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).ok()?;
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "no listener on {port}"
+    );
+    let (path, transport) = match mode {
+        "sse" => ("sse", TransportType::Sse),
+        _ => ("mcp", TransportType::Http),
+    };
+    let input = ServerInput {
+        name: "everything".into(),
+        transport: Some(transport),
+        config: mcpmux::ServerConfig {
+            url: Some(format!("http://127.0.0.1:{port}/{path}")),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Some((input, Some(guard)))
 }
+
+const MODES: [&str; 3] = ["stdio", "sse", "streamableHttp"];
 
 /// A sampling handler standing in for the host's LLM; records what it was asked.
 fn sampler(seen: Arc<Mutex<Vec<String>>>) -> mcpmux::SamplingHandler {
@@ -46,9 +77,18 @@ fn sampler(seen: Arc<Mutex<Vec<String>>>) -> mcpmux::SamplingHandler {
     )
 }
 
-fn elicitor() -> mcpmux::ElicitationHandler {
-    Arc::new(|_req| {
-        Box::pin(async {
+/// Answers forms with a fixed name, and "opens" URL-mode requests by recording them.
+fn elicitor(urls: Arc<Mutex<Vec<String>>>) -> mcpmux::ElicitationHandler {
+    Arc::new(move |req| {
+        let urls = urls.clone();
+        Box::pin(async move {
+            let params = serde_json::to_value(&req.params).unwrap();
+            if params["mode"] == "url" {
+                urls.lock()
+                    .unwrap()
+                    .push(params["url"].as_str().unwrap().to_string());
+                return Ok(ElicitResult::new(ElicitationAction::Accept));
+            }
             Ok(ElicitResult::new(ElicitationAction::Accept)
                 .with_content(json!({"name": "Ada Lovelace", "check": true})))
         })
@@ -66,11 +106,24 @@ async fn call_text(pool: &Pool, tool: &str, args: serde_json::Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sampling_elicitation_and_roots_reach_the_host() {
-    let input = require_or_skip!(everything(), "@modelcontextprotocol/server-everything");
+    for mode in MODES {
+        let (input, _server) =
+            require_or_skip!(everything(mode), "@modelcontextprotocol/server-everything");
+        eprintln!("=== host requests over {mode}");
+        host_requests_over(input).await;
+    }
+}
+
+async fn host_requests_over(input: ServerInput) {
+    // Over Streamable HTTP the server announces its new tools while handling
+    // `notifications/initialized`, before any client can have its GET stream open, so
+    // nobody receives that announcement; over stdio and SSE it arrives.
+    let expect_list_changed = input.transport != Some(TransportType::Http);
     let pool = pool().await;
     let seen = Arc::new(Mutex::new(Vec::new()));
     pool.set_sampling_handler(Some(sampler(seen.clone())));
-    pool.set_elicitation_handler(Some(elicitor()));
+    let opened = Arc::new(Mutex::new(Vec::new()));
+    pool.set_elicitation_handler(Some(elicitor(opened.clone())));
     pool.set_roots(vec![
         Root::new("file:///tmp/mcpmux-first").with_name("first"),
     ])
@@ -79,11 +132,13 @@ async fn sampling_elicitation_and_roots_reach_the_host() {
     pool.add_server(input).await.unwrap();
     pool.connect("everything").await.unwrap();
     // The server adds tools for the capabilities we declared, and says so.
-    let changed = wait_event(&mut events, Duration::from_secs(10), |e| {
-        matches!(e, Event::ToolsChanged { .. })
-    })
-    .await;
-    assert!(changed.is_some(), "no tools:changed event");
+    if expect_list_changed {
+        let changed = wait_event(&mut events, Duration::from_secs(10), |e| {
+            matches!(e, Event::ToolsChanged { .. })
+        })
+        .await;
+        assert!(changed.is_some(), "no tools:changed event");
+    }
     let tools = pool.list_tools(None).await.unwrap();
     for t in [
         "trigger-sampling-request",
@@ -157,7 +212,15 @@ async fn sampling_elicitation_and_roots_reach_the_host() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_logs_and_resource_updates_become_events() {
-    let input = require_or_skip!(everything(), "@modelcontextprotocol/server-everything");
+    for mode in MODES {
+        let (input, _server) =
+            require_or_skip!(everything(mode), "@modelcontextprotocol/server-everything");
+        eprintln!("=== notifications over {mode}");
+        notifications_over(input).await;
+    }
+}
+
+async fn notifications_over(input: ServerInput) {
     let pool = pool().await;
     pool.add_server(input).await.unwrap();
     let mut events = pool.events();
@@ -194,5 +257,46 @@ async fn server_logs_and_resource_updates_become_events() {
     assert!(got_update, "no resource:updated for {uri}");
     assert!(got_log, "no log event from notifications/message");
     pool.unsubscribe_resource("everything", &uri).await.unwrap();
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_filesystem_allows_the_roots_the_host_gives() {
+    let (node, mut args) = require_or_skip!(
+        mcpmux_tests::filesystem_command(),
+        "@modelcontextprotocol/server-filesystem"
+    );
+    let from_command_line = tempfile::tempdir().unwrap();
+    let from_roots = tempfile::tempdir().unwrap();
+    std::fs::write(from_roots.path().join("note.txt"), "rooted").unwrap();
+    args.push(from_command_line.path().to_string_lossy().into_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let pool = pool().await;
+    let root_uri = format!("file://{}", from_roots.path().display());
+    pool.set_roots(vec![Root::new(root_uri).with_name("project")])
+        .await;
+    pool.add_server(stdio("fs", node.to_str().unwrap(), &args))
+        .await
+        .unwrap();
+    let mut allowed = String::new();
+    for _ in 0..50 {
+        allowed = call_text(&pool, "mcp__fs__list_allowed_directories", json!({})).await;
+        if allowed.contains(from_roots.path().file_name().unwrap().to_str().unwrap()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let roots_dir = from_roots.path().file_name().unwrap().to_str().unwrap();
+    let cli_dir = from_command_line
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(allowed.contains(roots_dir), "{allowed}");
+    assert!(!allowed.contains(cli_dir), "{allowed}");
+    let note = from_roots.path().join("note.txt");
+    let out = call_text(&pool, "mcp__fs__read_text_file", json!({"path": note})).await;
+    assert!(out.contains("rooted"), "{out}");
     pool.close().await;
 }

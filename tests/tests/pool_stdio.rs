@@ -672,3 +672,98 @@ async fn both_protocol_eras_connect_and_pass_health_checks_on_reuse() {
     );
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    deprecated,
+    reason = "sampling and roots (SEP-2577) are what this test exercises"
+)]
+async fn input_required_rounds_of_2026_servers_are_answered_by_the_host() {
+    let pool = pool().await;
+    pool.set_sampling_handler(Some(Arc::new(|_req| {
+        Box::pin(async {
+            Ok(serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "hi from host"},
+                "model": "m"
+            }))
+            .unwrap())
+        })
+    })));
+    pool.set_elicitation_handler(Some(Arc::new(|_req| {
+        Box::pin(async {
+            Ok(
+                mcpmux::model::ElicitResult::new(mcpmux::model::ElicitationAction::Accept)
+                    .with_content(json!({"name": "Grace"})),
+            )
+        })
+    })));
+    pool.set_roots(vec![
+        mcpmux::model::Root::new("file:///a"),
+        mcpmux::model::Root::new("file:///b"),
+    ])
+    .await;
+    add_test_server(&pool, "t", &[]).await;
+    let r = pool
+        .call_tool("mcp__t__ask", json!({}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), r#"name="Grace" sample="hi from host" roots=2"#);
+    assert_eq!(
+        pool.server_states()[0].protocol_version.as_deref(),
+        Some("2026-07-28")
+    );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_works_at_start_up_from_the_catalog_without_connecting() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    assert!(
+        pool.search_tools("echo", 5).is_empty(),
+        "nothing is known yet"
+    );
+    pool.list_tools(None).await.unwrap();
+    let hits = pool.search_tools("return the text unchanged", 3);
+    assert_eq!(hits[0].id, "mcp__t__echo", "{hits:?}");
+    pool.close().await;
+    // The catalog is written in the background; wait for it.
+    let catalog = pool.dir.path().join("servers.tools.json");
+    assert!(mcpmux_tests::wait_until(Duration::from_secs(5), || catalog.exists()));
+
+    let again = mcpmux::Pool::open(PoolOptions {
+        config_path: Some(pool.dir.path().join("servers.json")),
+        ..options()
+    })
+    .await
+    .unwrap();
+    let hits = again.search_tools("sleep milliseconds progress", 3);
+    assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
+    assert_eq!(again.known_tools().len(), 10);
+    assert!(
+        again
+            .server_states()
+            .iter()
+            .all(|s| s.state == ConnectionState::Disconnected),
+        "search connected a server"
+    );
+    // Disabling a tool hides it from search too.
+    again
+        .update_server(
+            "t",
+            ServerPatch {
+                disabled_tools: Some(vec!["sleep".into()]),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        again
+            .search_tools("sleep", 3)
+            .iter()
+            .all(|h| h.name != "sleep")
+    );
+    again.close().await;
+}

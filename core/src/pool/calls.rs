@@ -19,7 +19,7 @@ use super::{Inner, Pool};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::handler::{ClientSide, ProgressFn};
-use crate::tools::{ToolInfo, assign_ids, server_prefix};
+use crate::tools::{ToolInfo, describe, server_prefix};
 
 /// How many `input_required` rounds a call may take before it is abandoned.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -362,13 +362,8 @@ impl Inner {
         group: &[Arc<Slot>],
         only: Option<&str>,
     ) -> Result<Vec<ToolInfo>> {
-        let mut members: Vec<_> = group.to_vec();
-        members.sort_by_key(|s| {
-            let r = s.record.read().unwrap();
-            (r.created_at, r.id.clone())
-        });
         let mut lists = Vec::new();
-        for slot in &members {
+        for slot in group {
             let tools = if only.is_none_or(|id| id == slot.id) {
                 match self.server_tools(slot).await {
                     Ok(t) => t,
@@ -381,31 +376,12 @@ impl Inner {
                     None => continue,
                 }
             };
-            lists.push((slot.clone(), tools));
+            lists.push((slot.record(), tools));
         }
-        let mut entries = Vec::new();
-        for (slot, tools) in &lists {
-            let record = slot.record();
-            for tool in tools.iter() {
-                if !record
-                    .disabled_tools
-                    .iter()
-                    .any(|d| d == tool.name.as_ref())
-                {
-                    entries.push((slot.clone(), record.name.clone(), tool.clone()));
-                }
-            }
-        }
-        let ids = assign_ids(
-            entries
-                .iter()
-                .map(|(s, n, t)| (s.id.as_str(), n.as_str(), t.name.as_ref())),
-        );
-        let mut out = Vec::with_capacity(entries.len());
+        let out = describe(lists);
         let mut index = self.tool_index.write().unwrap();
-        for ((slot, name, tool), id) in entries.iter().zip(ids) {
-            index.insert(id.clone(), (slot.id.clone(), tool.name.to_string()));
-            out.push(ToolInfo::from_rmcp(tool, id, &slot.id, name));
+        for t in &out {
+            index.insert(t.id.clone(), (t.server_id.clone(), t.name.clone()));
         }
         Ok(out)
     }
@@ -431,6 +407,9 @@ impl Inner {
             service_error(&slot.name(), "tools/list", e)
         })?;
         let tools = Arc::new(tools);
+        if self.catalog.put(&slot.id, &slot.name(), tools.clone()) {
+            self.tools_changed();
+        }
         let previous = slot.tools.lock().unwrap().replace(CachedTools {
             tools: tools.clone(),
             fetched: Instant::now(),

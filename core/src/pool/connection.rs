@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningServiceCancellationToken};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningServiceCancellationToken,
+};
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
@@ -13,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::handler::{ClientSide, ServerShared};
 use crate::record::{ServerRecord, TransportType};
 use crate::transport::stdio::ChildProcess;
-use crate::transport::{http, stdio};
+use crate::transport::{http, sse, stdio, websocket};
 
 /// A connected session. Dropping it ends the session and kills a stdio child.
 pub(crate) struct Connection {
@@ -43,43 +45,73 @@ impl Connection {
         max_message: usize,
         on_lost: OnLost,
     ) -> Result<Arc<Connection>> {
-        let handler = ClientSide {
+        let handler = || ClientSide {
             shared: shared.clone(),
             server_name: record.name.clone(),
         };
-        let lifecycle = ClientLifecycleMode::Auto {
+        let lifecycle = || ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: None,
         };
         let name = record.name.as_str();
+        let failed = |e: ClientInitializeError| Error::connection(name, handshake_error(&e));
         let (service, child) = match record.transport {
             TransportType::Stdio => {
                 let (transport, mut child) =
                     stdio::spawn(record, shared.events.clone(), max_message)?;
-                match handler.serve_with_lifecycle(transport, lifecycle).await {
+                match handler().serve_with_lifecycle(transport, lifecycle()).await {
                     Ok(s) => (s, Some(child)),
                     Err(e) => {
                         child.terminate(Duration::from_millis(200)).await;
-                        return Err(Error::connection(name, handshake_error(&e)));
+                        return Err(failed(e));
                     }
                 }
             }
             TransportType::Http => {
                 let transport = http::open(record, max_message)?;
-                let service = handler
-                    .serve_with_lifecycle(transport, lifecycle)
+                match handler().serve_with_lifecycle(transport, lifecycle()).await {
+                    Ok(s) => (s, None),
+                    Err(e) if e.is_authorization_required() || record.config.strict_transport => {
+                        return Err(failed(e));
+                    }
+                    // As the TypeScript and Python clients do: a server that does not speak
+                    // Streamable HTTP may be a legacy HTTP+SSE one at the same URL.
+                    Err(e) => match sse::open(record, shared.events.clone(), max_message).await {
+                        Ok(transport) => {
+                            let service = handler()
+                                .serve_with_lifecycle(transport, lifecycle())
+                                .await
+                                .map_err(failed)?;
+                            shared.events.emit(crate::Event::Log {
+                                server_id: record.id.clone(),
+                                level: "notice".into(),
+                                source: "transport".into(),
+                                message: format!(
+                                    "Streamable HTTP failed ({}); connected over legacy HTTP+SSE",
+                                    handshake_error(&e)
+                                ),
+                            });
+                            (service, None)
+                        }
+                        Err(_) => return Err(failed(e)),
+                    },
+                }
+            }
+            TransportType::Sse => {
+                let transport = sse::open(record, shared.events.clone(), max_message).await?;
+                let service = handler()
+                    .serve_with_lifecycle(transport, lifecycle())
                     .await
-                    .map_err(|e| Error::connection(name, handshake_error(&e)))?;
+                    .map_err(failed)?;
                 (service, None)
             }
-            t => {
-                return Err(Error::connection(
-                    name,
-                    format!(
-                        "the {} transport is not available in this build",
-                        t.as_str()
-                    ),
-                ));
+            TransportType::Websocket => {
+                let transport = websocket::open(record, shared.events.clone(), max_message).await?;
+                let service = handler()
+                    .serve_with_lifecycle(transport, lifecycle())
+                    .await
+                    .map_err(failed)?;
+                (service, None)
             }
         };
         let peer = service.peer().clone();
@@ -155,6 +187,6 @@ impl Drop for Connection {
     }
 }
 
-fn handshake_error(e: &rmcp::service::ClientInitializeError) -> String {
+fn handshake_error(e: &ClientInitializeError) -> String {
     format!("handshake failed: {e}")
 }

@@ -4,11 +4,12 @@ mod calls;
 mod connection;
 mod host;
 mod options;
+mod search;
 mod servers;
 mod slot;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -20,9 +21,11 @@ pub use options::PoolOptions;
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;
 
+use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
 use crate::host::Host;
+use crate::search::SearchIndex;
 use crate::store::ConfigStore;
 use slot::Slot;
 
@@ -45,6 +48,10 @@ pub(crate) struct Inner {
     closing: AtomicBool,
     shutdown: CancellationToken,
     host: Arc<Host>,
+    catalog: Catalog,
+    /// Bumped whenever tool lists or server records change.
+    tools_version: AtomicU64,
+    search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
 }
 
 /// Counts a call in flight (seed 000's activeFlowCount) until dropped.
@@ -77,12 +84,12 @@ impl Pool {
             None => ConfigStore::default_path()?,
         };
         let store = ConfigStore::new(path);
-        let records = {
+        // The catalog is a cache beside the config: read both off the async threads.
+        let (records, catalog) = {
             let store = store.clone();
-            blocking(move || store.load()).await?
+            blocking(move || Ok((store.load()?, Catalog::open(store.path())))).await?
         };
         let inner = Arc::new(Inner {
-            store,
             events: EventBus::new(1024),
             slots: RwLock::new(HashMap::new()),
             tool_index: RwLock::new(HashMap::new()),
@@ -91,7 +98,11 @@ impl Pool {
             closing: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
             host: Arc::new(Host::default()),
+            catalog,
+            tools_version: AtomicU64::new(0),
+            search: std::sync::Mutex::new(None),
             opts: options,
+            store,
         });
         inner.sync_slots(records).await;
         if let Some(every) = inner.opts.health_interval() {

@@ -97,6 +97,7 @@ impl Pool {
         .await?;
         if record.visible_from(self.inner.opts.project_path.as_deref()) {
             let slot = Slot::new(record.clone(), &self.inner);
+            self.inner.tools_changed();
             self.inner
                 .slots
                 .write()
@@ -189,6 +190,7 @@ impl Pool {
         })
         .await?;
         self.inner.drop_slot(&removed.id).await;
+        self.inner.catalog.remove(&removed.id);
         self.inner.events.emit(Event::ServersChanged);
         Ok(removed)
     }
@@ -334,6 +336,7 @@ impl Inner {
                 None => {
                     let slot = Slot::new(record.clone(), self);
                     self.slots.write().unwrap().insert(record.id.clone(), slot);
+                    self.tools_changed();
                 }
                 Some(slot) => {
                     let old = slot.record();
@@ -349,6 +352,7 @@ impl Inner {
 
     /// Stores a changed record in its slot and reconnects or disconnects as the change needs.
     async fn apply_record(self: &Arc<Self>, record: ServerRecord, reconnect: bool) {
+        self.tools_changed();
         let project = self.opts.project_path.as_deref();
         if !record.visible_from(project) {
             self.drop_slot(&record.id).await;
@@ -376,6 +380,7 @@ impl Inner {
     }
 
     async fn drop_slot(&self, id: &str) {
+        self.tools_changed();
         let slot = self.slots.write().unwrap().remove(id);
         if let Some(slot) = slot {
             slot.removed.store(true, Ordering::SeqCst);

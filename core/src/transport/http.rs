@@ -1,8 +1,11 @@
 //! Streamable HTTP, through rmcp's reqwest-based client.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use crate::error::{Error, Result};
@@ -17,12 +20,25 @@ pub(crate) type HttpTransport = StreamableHttpClientTransport<reqwest::Client>;
 pub(crate) fn open(record: &ServerRecord, max_message: usize) -> Result<HttpTransport> {
     let url = record.config.url.clone().unwrap_or_default();
     let headers = custom_headers(record)?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url)
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url)
         .custom_headers(headers)
         .reinit_on_expired_session(true)
         .max_json_response_size(max_message)
         .max_sse_event_size(max_message);
+    config.retry_config = Arc::new(BriefResume);
     Ok(StreamableHttpClientTransport::from_config(config))
+}
+
+/// Resumes a broken event stream a few times within about a second, then gives up. rmcp's
+/// default retries forever, which leaves a call on a dead server waiting for its timeout;
+/// the pool's own reconnect with backoff takes over instead.
+#[derive(Debug)]
+struct BriefResume;
+
+impl SseRetryPolicy for BriefResume {
+    fn retry(&self, attempt: usize) -> Option<Duration> {
+        (attempt < 3).then(|| Duration::from_millis(100 << attempt))
+    }
 }
 
 pub(crate) fn custom_headers(

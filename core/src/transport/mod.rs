@@ -2,7 +2,9 @@
 //! serve a client over.
 
 pub(crate) mod http;
+pub(crate) mod sse;
 pub(crate) mod stdio;
+pub(crate) mod websocket;
 
 /// Largest single message accepted from a server, unless the pool is told otherwise.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;

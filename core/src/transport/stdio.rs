@@ -180,11 +180,13 @@ impl Transport<RoleClient> for StdioTransport {
                 continue;
             }
             if std::mem::take(&mut self.discarding) {
+                // Whatever request it answered would wait forever: end the session instead,
+                // so callers fail now and the pool reconnects.
                 self.report(format!(
-                    "server sent a message larger than {} bytes; it was discarded",
+                    "server sent a message larger than {} bytes; closing the connection",
                     self.max_line
                 ));
-                continue;
+                return None;
             }
             let line = std::mem::take(&mut self.line);
             if let Some(msg) = self.parse(&line) {

@@ -27,6 +27,11 @@
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`. Resources:
 //! `test://hello`, `test://info`, template `test://echo/{text}`. Prompt: `greet {name}`.
 
+#![allow(
+    deprecated,
+    reason = "sampling and roots (SEP-2577) are what the `ask` tool exercises"
+)]
+
 use std::{
     convert::Infallible,
     io::{Read, Write},
@@ -43,14 +48,17 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     handler::server::{
         router::{prompt::PromptRouter, tool::ToolRouter},
+        tool::{InputResponses as ToolInputResponses, RequestState},
         wrapper::{Json, Parameters},
     },
     model::{
-        CallToolResult, ContentBlock, DiscoverResult, ErrorCode, Implementation,
-        ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+        CallToolResponse, CallToolResult, ContentBlock, CreateMessageRequest,
+        CreateMessageRequestParams, DiscoverResult, ElicitRequest, ElicitRequestParams, ErrorCode,
+        Implementation, InputRequest, InputRequests, InputRequiredResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListRootsRequest, PaginatedRequestParams,
         ProgressNotificationParam, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities,
-        ServerConfig,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, SamplingMessage,
+        ServerCapabilities, ServerConfig,
     },
     prompt, prompt_handler, prompt_router,
     service::{RequestContext, ServerInitializeError},
@@ -317,6 +325,70 @@ impl TestServer {
         std::env::current_dir()
             .map(|dir| dir.display().to_string())
             .map_err(|e| ErrorData::internal_error(format!("current_dir: {e}"), None))
+    }
+
+    #[tool(
+        description = "2026-07-28 only: asks the client, through one input_required round, for \
+                       a name (elicitation), a sample (sampling) and its roots, then reports \
+                       what it got"
+    )]
+    fn ask(
+        &self,
+        RequestState(state): RequestState,
+        ToolInputResponses(responses): ToolInputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match (state.as_deref(), responses) {
+            (None, _) => {
+                let mut requests = InputRequests::new();
+                requests.insert(
+                    "name".into(),
+                    InputRequest::Elicitation(ElicitRequest::new(
+                        ElicitRequestParams::FormElicitationParams {
+                            meta: None,
+                            message: "Your name?".into(),
+                            requested_schema: serde_json::from_value(serde_json::json!({
+                                "type": "object",
+                                "properties": {"name": {"type": "string"}},
+                                "required": ["name"]
+                            }))
+                            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                        },
+                    )),
+                );
+                requests.insert(
+                    "sample".into(),
+                    InputRequest::CreateMessage(CreateMessageRequest::new(
+                        CreateMessageRequestParams::new(
+                            vec![SamplingMessage::user_text("Say hi")],
+                            20,
+                        ),
+                    )),
+                );
+                requests.insert(
+                    "roots".into(),
+                    InputRequest::ListRoots(ListRootsRequest::default()),
+                );
+                Ok(InputRequiredResult::new(Some(requests), Some("asked".into())).into())
+            }
+            (Some("asked"), Some(map)) => {
+                let name = map.get("name").map(|v| v["content"]["name"].clone());
+                let sample = map.get("sample").map(|v| v["content"]["text"].clone());
+                let roots = map
+                    .get("roots")
+                    .and_then(|v| v["roots"].as_array().map(Vec::len));
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "name={} sample={} roots={}",
+                    name.unwrap_or_default(),
+                    sample.unwrap_or_default(),
+                    roots.unwrap_or_default()
+                ))])
+                .into())
+            }
+            (other, _) => Err(ErrorData::invalid_params(
+                format!("unexpected request state {other:?}"),
+                None,
+            )),
+        }
     }
 }
 

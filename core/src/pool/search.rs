@@ -1,0 +1,55 @@
+//! Tool search across the pool, answered from the tools already known (live lists, else the
+//! catalog): it never connects a server.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::{Inner, Pool};
+use crate::search::{SearchHit, SearchIndex};
+use crate::tools::{ToolInfo, describe};
+
+impl Pool {
+    /// Ranked tools for `query` (names, titles, descriptions, parameter names), best first.
+    pub fn search_tools(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.inner.search_index().search(query, limit)
+    }
+
+    /// Every tool known without connecting anything: fresh lists of connected servers, and the
+    /// catalog's last known lists for the others. Disabled servers and tools are left out.
+    pub fn known_tools(&self) -> Vec<ToolInfo> {
+        self.inner.known_tools()
+    }
+}
+
+impl Inner {
+    /// Something that changes tool ids or lists happened: the search index is stale.
+    pub(super) fn tools_changed(&self) {
+        self.tools_version.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn known_tools(&self) -> Vec<ToolInfo> {
+        let lists = self
+            .active_slots()
+            .into_iter()
+            .filter_map(|slot| {
+                let live = slot.tools.lock().unwrap().as_ref().map(|c| c.tools.clone());
+                live.or_else(|| self.catalog.get(&slot.id))
+                    .map(|tools| (slot.record(), tools))
+            })
+            .collect();
+        describe(lists)
+    }
+
+    /// The index for the current tools, rebuilt only when something changed since.
+    fn search_index(&self) -> Arc<SearchIndex> {
+        let version = self.tools_version.load(Ordering::SeqCst);
+        if let Some((v, index)) = self.search.lock().unwrap().as_ref()
+            && *v == version
+        {
+            return index.clone();
+        }
+        let index = Arc::new(SearchIndex::build(&self.known_tools()));
+        *self.search.lock().unwrap() = Some((version, index.clone()));
+        index
+    }
+}

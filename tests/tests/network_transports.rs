@@ -1,0 +1,458 @@
+//! The network transports beyond Streamable HTTP: legacy HTTP+SSE (server-everything's `sse`
+//! mode) and WebSocket (the Python `mcp` 1.x WebSocket server), with their faults.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use mcpmux::{ConnectionState, ErrorKind, Event, ServerConfig, ServerInput, TransportType};
+use mcpmux_tests::{ChildGuard, everything_command, free_port, require_or_skip, wait_for_port};
+use serde_json::json;
+
+/// server-everything in legacy SSE mode on `port`.
+fn start_everything_sse(port: u16) -> Option<ChildGuard> {
+    let (node, mut args) = everything_command()?;
+    args.push("sse".into());
+    let mut cmd = Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "no listener on {port}"
+    );
+    Some(guard)
+}
+
+fn remote(name: &str, url: String, transport: Option<TransportType>) -> ServerInput {
+    ServerInput {
+        name: name.into(),
+        transport,
+        config: ServerConfig {
+            url: Some(url),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_sse_server_lists_calls_and_reports_progress() {
+    let port = free_port();
+    let _server = require_or_skip!(start_everything_sse(port), "server-everything");
+    let pool = pool().await;
+    pool.add_server(remote(
+        "sse",
+        format!("http://127.0.0.1:{port}/sse"),
+        Some(TransportType::Sse),
+    ))
+    .await
+    .unwrap();
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(tools.iter().any(|t| t.id == "mcp__sse__echo"), "{tools:?}");
+    let r = pool
+        .call_tool(
+            "mcp__sse__echo",
+            json!({"message": "over sse"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains("over sse"));
+    let progress = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = progress.clone();
+    pool.call_tool(
+        "mcp__sse__trigger-long-running-operation",
+        json!({"duration": 1, "steps": 3}),
+        mcpmux::CallOptions {
+            on_progress: Some(std::sync::Arc::new(move |_| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(progress.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    assert!(!pool.list_prompts(None).await.unwrap().is_empty());
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_falls_back_to_sse_unless_strict() {
+    let port = free_port();
+    let _server = require_or_skip!(start_everything_sse(port), "server-everything");
+    let pool = pool().await;
+    let mut events = pool.events();
+    let url = format!("http://127.0.0.1:{port}/sse");
+    pool.add_server(remote("auto", url.clone(), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        pool.get_server("auto").await.unwrap().transport,
+        TransportType::Http
+    );
+    let r = pool
+        .call_tool(
+            "mcp__auto__echo",
+            json!({"message": "fallback"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains("fallback"));
+    let notice = drain(&mut events)
+        .into_iter()
+        .any(|e| matches!(e, Event::Log { message, .. } if message.contains("legacy HTTP+SSE")));
+    assert!(notice, "no event saying the transport fell back");
+
+    let mut strict = remote("strict", url, None);
+    strict.config.strict_transport = true;
+    pool.add_server(strict).await.unwrap();
+    let e = pool.list_tools(Some("strict")).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_server_stopping_mid_call_fails_fast_then_reconnects_when_back() {
+    let port = free_port();
+    let mut server = require_or_skip!(start_everything_sse(port), "server-everything");
+    let pool = pool().await;
+    let mut events = pool.events();
+    pool.add_server(remote(
+        "sse",
+        format!("http://127.0.0.1:{port}/sse"),
+        Some(TransportType::Sse),
+    ))
+    .await
+    .unwrap();
+    pool.connect("sse").await.unwrap();
+    let call = {
+        let pool = pool.pool.clone();
+        tokio::spawn(async move {
+            pool.call_tool(
+                "mcp__sse__trigger-long-running-operation",
+                json!({"duration": 20, "steps": 20}),
+                Default::default(),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stopped = Instant::now();
+    server.kill();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
+    let _back = start_everything_sse(port).unwrap();
+    // Skip the first connect's event; the next one is the reconnect.
+    let is_connected = |e: &Event| matches!(e, Event::ServerConnected { .. });
+    assert!(
+        wait_event(&mut events, Duration::from_secs(5), is_connected)
+            .await
+            .is_some()
+    );
+    let reconnected = wait_event(&mut events, Duration::from_secs(20), is_connected).await;
+    assert!(
+        reconnected.is_some(),
+        "did not reconnect after the server came back"
+    );
+    assert_eq!(pool.server_states()[0].state, ConnectionState::Connected);
+    let r = pool
+        .call_tool(
+            "mcp__sse__echo",
+            json!({"message": "back"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).contains("back"));
+    pool.close().await;
+}
+
+/// The Python SDK 1.x WebSocket server on `port`.
+fn start_ws(port: u16) -> Option<ChildGuard> {
+    let (python, args) = mcpmux_tests::ws_server_command()?;
+    let mut cmd = Command::new(python);
+    cmd.args(&args)
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start the WebSocket server");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "no listener on {port}"
+    );
+    Some(guard)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_server_tools_sampling_and_restart() {
+    let port = free_port();
+    let mut server = require_or_skip!(start_ws(port), "mcp[ws] 1.x (Python)");
+    let pool = pool().await;
+    pool.set_sampling_handler(Some(std::sync::Arc::new(|req| {
+        Box::pin(async move {
+            #[allow(deprecated)]
+            let asked = serde_json::to_string(&req.params.messages).unwrap();
+            let result = serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": format!("host saw {}", asked.len())},
+                "model": "m"
+            }))
+            .unwrap();
+            Ok(result)
+        })
+    })));
+    let mut events = pool.events();
+    pool.add_server(remote("ws", format!("ws://127.0.0.1:{port}/ws"), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        pool.get_server("ws").await.unwrap().transport,
+        TransportType::Websocket
+    );
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(tools.iter().any(|t| t.id == "mcp__ws__echo"), "{tools:?}");
+    let r = pool
+        .call_tool(
+            "mcp__ws__echo",
+            json!({"text": "over ws"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "over ws");
+    let r = pool
+        .call_tool(
+            "mcp__ws__ask_host",
+            json!({"prompt": "hi"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).starts_with("host saw"), "{r:?}");
+
+    // The server restarts: the pool notices the closed socket and reconnects with backoff.
+    server.kill();
+    let _server = start_ws(port).unwrap();
+    let is_connected = |e: &Event| matches!(e, Event::ServerConnected { .. });
+    assert!(
+        wait_event(&mut events, Duration::from_secs(5), is_connected)
+            .await
+            .is_some()
+    );
+    assert!(
+        wait_event(&mut events, Duration::from_secs(20), is_connected)
+            .await
+            .is_some(),
+        "no reconnect after the WebSocket server restarted"
+    );
+    let r = pool
+        .call_tool(
+            "mcp__ws__echo",
+            json!({"text": "again"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "again");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_message_is_a_clear_error_on_every_transport() {
+    let port = free_port();
+    let _server = require_or_skip!(start_ws(port), "mcp[ws] 1.x (Python)");
+    let pool = pool_with(mcpmux::PoolOptions {
+        max_message_bytes: 64 * 1024,
+        ..options()
+    })
+    .await;
+    let mut events = pool.events();
+    pool.add_server(remote("ws", format!("ws://127.0.0.1:{port}/ws"), None))
+        .await
+        .unwrap();
+    let e = pool
+        .call_tool(
+            "mcp__ws__big",
+            json!({"size": 1_000_000}),
+            Default::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    let reported = drain(&mut events).into_iter().any(|e| {
+        matches!(e, Event::Log { level, message, .. } if level == "error" && message.contains("too"))
+    });
+    assert!(reported, "no error event naming the size limit");
+    // Smaller messages still go through (on a new connection).
+    let r = pool
+        .call_tool("mcp__ws__big", json!({"size": 1000}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r).len(), 1000);
+
+    // stdio: the test server's echo of a large text.
+    add_test_server(&pool, "t", &[]).await;
+    let big = "y".repeat(200_000);
+    let mut events = pool.events();
+    let e = pool
+        .call_tool(
+            "mcp__t__echo",
+            json!({"text": big}),
+            mcpmux::CallOptions {
+                timeout: Some(Duration::from_secs(2)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    let reported = drain(&mut events).into_iter().any(
+        |e| matches!(e, Event::Log { message, .. } if message.contains("larger than 65536 bytes")),
+    );
+    assert!(reported, "no error event for the oversized stdio line");
+    let r = pool
+        .call_tool("mcp__t__echo", json!({"text": "small"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "small");
+    pool.close().await;
+}
+
+/// Starts server-everything over Streamable HTTP on `port`.
+fn start_everything_http(port: u16) -> Option<ChildGuard> {
+    let (node, mut args) = everything_command()?;
+    args.push("streamableHttp".into());
+    let mut cmd = Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "no listener on {port}"
+    );
+    Some(guard)
+}
+
+/// Kills the server during a long call: the call must fail fast, and the pool must be back
+/// once the server is.
+async fn stop_mid_call(
+    input: ServerInput,
+    slow_tool: &str,
+    slow_args: serde_json::Value,
+    mut server: ChildGuard,
+    restart: impl FnOnce() -> ChildGuard,
+) {
+    let pool = pool().await;
+    let name = input.name.clone();
+    pool.add_server(input).await.unwrap();
+    pool.connect(&name).await.unwrap();
+    let call = {
+        let pool = pool.pool.clone();
+        let tool = slow_tool.to_string();
+        tokio::spawn(async move { pool.call_tool(&tool, slow_args, Default::default()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stopped = Instant::now();
+    server.kill();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        stopped.elapsed() < Duration::from_secs(2),
+        "{name}: failed after {:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(err.kind(), ErrorKind::Connection, "{name}: {err}");
+    let _back = restart();
+    let mut ok = false;
+    for _ in 0..40 {
+        if pool.server_states()[0].state == ConnectionState::Connected {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(ok, "{name}: no reconnect after the server came back");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_and_http_servers_stopping_mid_call_fail_fast_then_reconnect() {
+    let port = free_port();
+    let server = require_or_skip!(start_ws(port), "mcp[ws] 1.x (Python)");
+    stop_mid_call(
+        remote("ws", format!("ws://127.0.0.1:{port}/ws"), None),
+        "mcp__ws__sleep",
+        json!({"seconds": 30}),
+        server,
+        || start_ws(port).unwrap(),
+    )
+    .await;
+
+    let port = free_port();
+    let server = require_or_skip!(start_everything_http(port), "server-everything");
+    stop_mid_call(
+        remote(
+            "http",
+            format!("http://127.0.0.1:{port}/mcp"),
+            Some(TransportType::Http),
+        ),
+        "mcp__http__trigger-long-running-operation",
+        json!({"duration": 30, "steps": 30}),
+        server,
+        || start_everything_http(port).unwrap(),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_messages_over_sse_and_http_are_clear_errors() {
+    let sse_port = free_port();
+    let _sse = require_or_skip!(start_everything_sse(sse_port), "server-everything");
+    let http_port = free_port();
+    let _http = start_everything_http(http_port).unwrap();
+    // server-everything's tool list alone is several kilobytes.
+    let pool = pool_with(mcpmux::PoolOptions {
+        max_message_bytes: 1024,
+        request_timeout_ms: 5_000,
+        connect_timeout_ms: 5_000,
+        ..options()
+    })
+    .await;
+    pool.add_server(remote(
+        "sse",
+        format!("http://127.0.0.1:{sse_port}/sse"),
+        Some(TransportType::Sse),
+    ))
+    .await
+    .unwrap();
+    let mut http = remote("http", format!("http://127.0.0.1:{http_port}/mcp"), None);
+    http.config.strict_transport = true;
+    pool.add_server(http).await.unwrap();
+    for name in ["sse", "http"] {
+        let started = Instant::now();
+        let e = pool.list_tools(Some(name)).await.unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Connection | ErrorKind::Protocol),
+            "{name}: {e}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{name}: {:?}",
+            started.elapsed()
+        );
+    }
+    pool.close().await;
+}
