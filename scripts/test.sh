@@ -14,3 +14,5 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== C API (ffi/, include/mcpmux.h, tests/c)"
+bash scripts/test-c.sh
