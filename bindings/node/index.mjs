@@ -1,0 +1,18 @@
+// ES module entry: the same objects as the CommonJS entry, so `instanceof` works across both.
+import mcpmux from './index.js';
+
+export const {
+  Pool,
+  McpmuxError,
+  InvalidConfigError,
+  InvalidArgumentError,
+  NotFoundError,
+  ConnectionError,
+  TimeoutError,
+  CancelledError,
+  ProtocolError,
+  ToolError,
+  ShuttingDownError,
+  IoError,
+} = mcpmux;
+export default mcpmux;

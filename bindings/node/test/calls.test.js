@@ -1,0 +1,219 @@
+'use strict';
+// Tools, resources and prompts through the pool, against the real test server.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const { Pool, CancelledError, TimeoutError, NotFoundError } = require('..');
+const { testOptions, testServerInput, waitEvent, text } = require('./helpers');
+
+async function poolWithServer(t, extra) {
+  const pool = await Pool.open(testOptions(t, extra));
+  t.after(() => pool.close());
+  await pool.addServer(testServerInput('t'));
+  return pool;
+}
+
+test('listTools and callTool keep every part of a result', async (t) => {
+  const pool = await poolWithServer(t);
+  const tools = await pool.listTools();
+  const ids = tools.map((tool) => tool.id);
+  for (const name of ['echo', 'add', 'sleep', 'fail', 'structured']) {
+    assert.ok(ids.includes(`mcp__t__${name}`), ids.join());
+  }
+  const echo = tools.find((tool) => tool.name === 'echo');
+  assert.equal(echo.serverName, 't');
+  assert.equal(echo.inputSchema.type, 'object');
+  assert.deepEqual((await pool.listTools('t')).map((tool) => tool.id), ids);
+  await assert.rejects(pool.listTools('nope'), { code: 'not_found' });
+
+  const called = waitEvent(pool, 'tool:called');
+  const r = await pool.callTool('mcp__t__echo', { text: 'héllo ✓' });
+  assert.deepEqual(r.content, [{ type: 'text', text: 'héllo ✓' }]);
+  assert.notEqual(r.isError, true);
+  const ev = await called;
+  assert.equal(ev.toolId, 'mcp__t__echo');
+  assert.equal(ev.toolName, 'echo');
+  assert.equal(ev.success, true);
+  assert.equal(typeof ev.durationMs, 'number');
+
+  assert.equal(text(await pool.callTool('mcp__t__add', { a: 2, b: 40 })), '42');
+  const s = await pool.callTool('mcp__t__structured');
+  assert.equal(typeof s.structuredContent, 'object');
+  assert.deepEqual(JSON.parse(text(s)), s.structuredContent);
+
+  // isError is a result, not an exception.
+  const failed = await pool.callTool('mcp__t__fail', {});
+  assert.equal(failed.isError, true);
+});
+
+test('callTool errors carry the right code', async (t) => {
+  const pool = await poolWithServer(t);
+  await assert.rejects(pool.callTool('mcp__t__nope', {}), (err) => {
+    assert.ok(err instanceof NotFoundError);
+    assert.equal(err.code, 'not_found');
+    return true;
+  });
+  await assert.rejects(pool.callTool('mcp__t__echo', [1, 2]), { code: 'invalid_argument' });
+  await assert.rejects(pool.callTool('mcp__t__echo', { n: 1n }), { code: 'invalid_argument', message: /JSON/ });
+  await assert.rejects(pool.callTool(''), { code: 'invalid_argument' });
+  await assert.rejects(pool.callTool('mcp__t__echo', {}, { timeoutMs: -1 }), { code: 'invalid_argument' });
+  await assert.rejects(pool.callTool('mcp__t__echo', {}, { timeoutMs: NaN }), { code: 'invalid_argument' });
+  await assert.rejects(pool.callTool('mcp__t__echo', {}, { signal: {} }), { code: 'invalid_argument' });
+  await assert.rejects(pool.callTool('mcp__t__echo', {}, { onProgress: 3 }), { code: 'invalid_argument' });
+
+  await pool.updateServer('t', { disabledTools: ['echo'] });
+  await assert.rejects(pool.callTool('mcp__t__echo', { text: 'x' }), { code: 'invalid_argument', message: /disabled/ });
+
+  await pool.addServer({ name: 'gone', config: { command: '/nonexistent/mcp-server' } });
+  await assert.rejects(pool.listTools('gone'), (err) => {
+    assert.equal(err.code, 'connection', err.message);
+    return true;
+  });
+});
+
+test('onProgress receives progress, and progress resets the timeout', async (t) => {
+  const pool = await poolWithServer(t);
+  const seen = [];
+  const r = await pool.callTool('mcp__t__sleep', { ms: 1200 }, {
+    timeoutMs: 500,
+    onProgress: (p) => seen.push(p),
+  });
+  assert.equal(text(r), 'slept');
+  assert.ok(seen.length >= 5, JSON.stringify(seen));
+  assert.equal(seen[0].total, 1200);
+  assert.match(seen[0].message, /slept \d+ of 1200 ms/);
+  assert.ok(seen.every((p, i) => i === 0 || p.progress >= seen[i - 1].progress));
+});
+
+test('timeoutMs ends a call with TimeoutError', async (t) => {
+  const pool = await poolWithServer(t);
+  await pool.connect('t');
+  const started = Date.now();
+  // The server's first progress comes after 100 ms: a shorter timeout cannot be reset.
+  await assert.rejects(pool.callTool('mcp__t__sleep', { ms: 5000 }, { timeoutMs: 40 }), (err) => {
+    assert.ok(err instanceof TimeoutError, String(err));
+    assert.equal(err.code, 'timeout');
+    return true;
+  });
+  assert.ok(Date.now() - started < 2000);
+  // The connection is still good.
+  assert.equal(text(await pool.callTool('mcp__t__echo', { text: 'after' })), 'after');
+});
+
+test('a server that never answers times out on connect', async (t) => {
+  const pool = await Pool.open(testOptions(t, { connectTimeoutMs: 500 }));
+  t.after(() => pool.close());
+  await pool.addServer(testServerInput('silent', ['--silent']));
+  const started = Date.now();
+  await assert.rejects(pool.listTools('silent'), { code: 'timeout' });
+  assert.ok(Date.now() - started < 5000);
+});
+
+test('an aborted AbortSignal cancels the call in the server', async (t) => {
+  const pool = await poolWithServer(t);
+  await pool.connect('t');
+  let progress = 0;
+  pool.on('progress', () => progress++);
+
+  const controller = new AbortController();
+  const started = Date.now();
+  setTimeout(() => controller.abort(new Error('user clicked stop')), 350);
+  await assert.rejects(pool.callTool('mcp__t__sleep', { ms: 5000 }, { signal: controller.signal }), (err) => {
+    assert.ok(err instanceof CancelledError, String(err));
+    assert.equal(err.code, 'cancelled');
+    assert.equal(err.cause.message, 'user clicked stop');
+    return true;
+  });
+  assert.ok(Date.now() - started < 1500);
+  assert.ok(progress >= 1, 'the call was running');
+  // The server got notifications/cancelled and stopped sleeping: no progress any more.
+  await new Promise((r) => setTimeout(r, 150));
+  const after = progress;
+  await new Promise((r) => setTimeout(r, 600));
+  assert.equal(progress, after, 'the server kept working after the cancellation');
+  assert.equal(pool.inFlight, 0);
+
+  // Already aborted: never starts.
+  await assert.rejects(pool.callTool('mcp__t__echo', { text: 'x' }, { signal: AbortSignal.abort() }), {
+    code: 'cancelled',
+  });
+  // A signal that fires after the call ended does nothing.
+  const late = new AbortController();
+  assert.equal(text(await pool.callTool('mcp__t__echo', { text: 'ok' }, { signal: late.signal })), 'ok');
+  late.abort();
+  assert.equal(text(await pool.callTool('mcp__t__echo', { text: 'still' })), 'still');
+});
+
+test('AbortSignal.timeout cancels too', async (t) => {
+  const pool = await poolWithServer(t);
+  await assert.rejects(
+    pool.callTool('mcp__t__sleep', { ms: 5000 }, { signal: AbortSignal.timeout(300) }),
+    { code: 'cancelled' },
+  );
+});
+
+test('500 concurrent calls', async (t) => {
+  const pool = await poolWithServer(t);
+  await pool.addServer(testServerInput('u'));
+  const calls = [];
+  for (let i = 0; i < 500; i++) {
+    const server = i % 2 ? 't' : 'u';
+    calls.push(pool.callTool(`mcp__${server}__add`, { a: i, b: 1 }));
+  }
+  const results = await Promise.all(calls);
+  results.forEach((r, i) => assert.equal(text(r), String(i + 1)));
+  assert.equal(pool.inFlight, 0);
+});
+
+test('resources: list, templates, read, subscribe errors', async (t) => {
+  const pool = await poolWithServer(t);
+  const resources = await pool.listResources();
+  const hello = resources.find((r) => r.uri === 'test://hello');
+  assert.ok(hello, JSON.stringify(resources));
+  assert.equal(hello.serverName, 't');
+  assert.equal(hello.mimeType, 'text/plain');
+  const templates = await pool.listResourceTemplates('t');
+  assert.deepEqual(templates.map((x) => x.uriTemplate), ['test://echo/{text}']);
+
+  const read = await pool.readResource('t', 'test://hello');
+  assert.equal(read.contents[0].text, 'Hello from mcpmux-test-server');
+  const echoed = await pool.readResource('t', 'test://echo/abc');
+  assert.equal(echoed.contents[0].text, 'abc');
+  await assert.rejects(pool.readResource('t', 'test://missing'), { code: 'protocol' });
+  await assert.rejects(pool.readResource('nope', 'test://hello'), { code: 'not_found' });
+  // The test server does not offer subscriptions: the server's refusal comes back as is.
+  await assert.rejects(pool.subscribeResource('t', 'test://hello'), { code: 'protocol' });
+});
+
+test('prompts: list and get', async (t) => {
+  const pool = await poolWithServer(t);
+  const prompts = await pool.listPrompts();
+  const greet = prompts.find((p) => p.name === 'greet');
+  assert.equal(greet.serverName, 't');
+  assert.ok(greet.arguments.some((a) => a.name === 'name'));
+  const got = await pool.getPrompt('t', 'greet', { name: 'Ada' });
+  assert.equal(got.messages[0].role, 'user');
+  assert.equal(got.messages[0].content.text, 'Hello, Ada!');
+  await assert.rejects(pool.getPrompt('t', 'nope'), { code: 'protocol' });
+  await assert.rejects(pool.getPrompt('t', 'greet', 'Ada'), { code: 'invalid_argument' });
+});
+
+test('searchTools ranks known tools without connecting', async (t) => {
+  const pool = await poolWithServer(t);
+  await pool.addServer(testServerInput('idle'));
+  await pool.listTools('t');
+  const known = await pool.knownTools();
+  assert.ok(known.some((tool) => tool.id === 'mcp__t__add'), JSON.stringify(known.map((x) => x.id)));
+
+  const hits = await pool.searchTools('add two integers', { limit: 3 });
+  assert.ok(hits.length >= 1 && hits.length <= 3, JSON.stringify(hits));
+  assert.equal(hits[0].id, 'mcp__t__add');
+  assert.equal(hits[0].serverName, 't');
+  assert.ok(hits.every((h, i) => i === 0 || h.score <= hits[i - 1].score));
+  // Searching never connected the idle server.
+  assert.equal(pool.serverStates().find((s) => s.name === 'idle').state, 'disconnected');
+
+  assert.deepEqual(await pool.searchTools('zzzzqqq'), []);
+  await assert.rejects(pool.searchTools('x', { limit: 0 }), { code: 'invalid_argument' });
+  await assert.rejects(pool.searchTools(7), { code: 'invalid_argument' });
+});

@@ -1,0 +1,156 @@
+'use strict';
+// Shared by the tests: locating the real MCP servers, temporary config files, free ports.
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+
+const packageDir = path.resolve(__dirname, '..');
+const repoRoot = path.resolve(packageDir, '..', '..');
+
+/** The `mcpmux-test-server` binary; built by scripts/test-node.sh. */
+const testServer =
+  process.env.MCPMUX_TEST_SERVER || path.join(repoRoot, 'target', 'debug', 'mcpmux-test-server');
+
+/** server-everything's entry point, installed by scripts/test-deps.sh. */
+const everything = path.join(
+  process.env.MCPMUX_DEPS_DIR ? path.resolve(repoRoot, process.env.MCPMUX_DEPS_DIR) : path.join(repoRoot, '.deps'),
+  'npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+);
+
+for (const [what, file] of [['mcpmux-test-server', testServer], ['server-everything', everything]]) {
+  if (!fs.existsSync(file)) {
+    throw new Error(`${what} not found at ${file}: run scripts/test-node.sh (it builds and installs it)`);
+  }
+}
+
+const tempDirs = [];
+// Removed when the test file's process exits, not per test: a test's own `t.after` hooks
+// (closing its pool) may run after a per-test cleanup, while the pool still writes its tool
+// catalog there.
+process.on('exit', () => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+});
+
+/** A fresh folder for one test's config file (`t` is unused, kept for call-site clarity). */
+function tempConfig(_t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpmux-node-'));
+  tempDirs.push(dir);
+  return path.join(dir, 'mcpmux.json');
+}
+
+/** Pool options for tests: a temp config, no background connects or health checks. */
+function testOptions(t, extra = {}) {
+  return {
+    configPath: tempConfig(t),
+    connectOnAdd: false,
+    healthCheckIntervalMs: 0,
+    shutdownTimeoutMs: 2000,
+    ...extra,
+  };
+}
+
+function testServerInput(name, args = []) {
+  return { name, config: { command: testServer, args } };
+}
+
+function everythingStdioInput(name = 'everything') {
+  return { name, config: { command: process.execPath, args: [everything, 'stdio'] } };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const ok = await new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`nothing listened on port ${port} within ${ms} ms`);
+}
+
+/** Starts server-everything over Streamable HTTP on a free port; stopped by `t.after`. */
+async function startEverythingHttp(t) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [everything, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: 'ignore',
+  });
+  t.after(() => child.kill('SIGTERM'));
+  await waitForPort(port, 20_000);
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
+/** Resolves with the next `name` event of `emitter` that satisfies `pred`, or rejects after `ms`. */
+function waitEvent(emitter, name, pred = () => true, ms = 10_000) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      emitter.off(name, on);
+      reject(new Error(`no '${name}' event within ${ms} ms`));
+    }, ms);
+    function on(e) {
+      if (!pred(e)) return;
+      clearTimeout(timer);
+      emitter.off(name, on);
+      resolve(e);
+    }
+    emitter.on(name, on);
+  });
+}
+
+/** Runs a node script in a child process; resolves with its exit code, signal, output, time. */
+function runNode(args, { timeoutMs = 30_000, env = {} } = {}) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, timedOut, ms: Date.now() - started });
+    });
+  });
+}
+
+const text = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+
+module.exports = {
+  packageDir,
+  repoRoot,
+  testServer,
+  everything,
+  tempConfig,
+  testOptions,
+  testServerInput,
+  everythingStdioInput,
+  startEverythingHttp,
+  waitEvent,
+  runNode,
+  text,
+};

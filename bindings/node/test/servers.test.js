@@ -1,0 +1,210 @@
+'use strict';
+// Opening pools and managing the server list, against the real test server.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+
+const mcpmux = require('..');
+const { Pool, McpmuxError, InvalidArgumentError, InvalidConfigError, NotFoundError, ShuttingDownError } = mcpmux;
+const { testOptions, testServerInput, tempConfig, waitEvent, testServer } = require('./helpers');
+
+async function open(t, extra) {
+  const pool = await Pool.open(testOptions(t, extra));
+  t.after(() => pool.close());
+  return pool;
+}
+
+test('Pool.open maps options and rejects unknown ones with a clear error', async (t) => {
+  const configPath = tempConfig(t);
+  await assert.rejects(Pool.open({ configPath, requestTimeoutMs: 5, nope: true }), (err) => {
+    assert.ok(err instanceof InvalidArgumentError);
+    assert.ok(err instanceof McpmuxError);
+    assert.equal(err.code, 'invalid_argument');
+    assert.match(err.message, /unknown field `nope`/);
+    return true;
+  });
+  await assert.rejects(Pool.open({ configPath, requestTimeoutMs: 'soon' }), { code: 'invalid_argument' });
+  await assert.rejects(Pool.open('not an object'), { code: 'invalid_argument' });
+  assert.throws(() => new Pool(), TypeError);
+
+  const pool = await Pool.open({ configPath, clientName: 'node-test', connectOnAdd: false });
+  assert.equal(pool.configPath, configPath);
+  assert.deepEqual(await pool.listServers(), []);
+  await pool.close();
+});
+
+test('an unusable config file is an InvalidConfigError and is left untouched', async (t) => {
+  const configPath = tempConfig(t);
+  fs.writeFileSync(configPath, '{ this is not json');
+  await assert.rejects(Pool.open({ configPath }), (err) => {
+    assert.ok(err instanceof InvalidConfigError, String(err));
+    assert.equal(err.code, 'invalid_config');
+    return true;
+  });
+  assert.equal(fs.readFileSync(configPath, 'utf8'), '{ this is not json');
+});
+
+test('add, get, list, update and remove servers', async (t) => {
+  const pool = await open(t);
+  const changed = waitEvent(pool, 'servers:changed');
+  const rec = await pool.addServer(testServerInput('alpha', ['--name', 'alpha']));
+  assert.deepEqual(await changed, { type: 'servers:changed' });
+  assert.match(rec.id, /^mcp_\d+_[a-z0-9]+$/);
+  assert.equal(rec.name, 'alpha');
+  assert.equal(rec.type, 'stdio');
+  assert.equal(rec.config.command, testServer);
+  assert.equal(rec.isActive, true);
+
+  assert.deepEqual(await pool.getServer('alpha'), rec);
+  assert.deepEqual(await pool.getServer(rec.id), rec);
+  assert.deepEqual(await pool.listServers(), [rec]);
+
+  const updated = await pool.updateServer('alpha', { name: 'beta', disabledTools: ['fail'] });
+  assert.equal(updated.id, rec.id);
+  assert.equal(updated.name, 'beta');
+  assert.deepEqual(updated.disabledTools, ['fail']);
+  assert.ok(updated.updatedAt >= rec.createdAt);
+  await assert.rejects(pool.updateServer('beta', { bogus: 1 }), { code: 'invalid_argument', message: /bogus/ });
+
+  // The record is on disk: a second pool over the same file sees it.
+  const other = await Pool.open({ configPath: pool.configPath, connectOnAdd: false });
+  assert.deepEqual((await other.listServers()).map((s) => s.name), ['beta']);
+  await other.close();
+
+  await assert.rejects(pool.addServer(testServerInput('beta')), { code: 'invalid_argument' });
+  await assert.rejects(pool.addServer({ name: 'x' }), { code: 'invalid_argument', message: /config/ });
+  await assert.rejects(pool.addServer('nope'), InvalidArgumentError);
+
+  const removed = await pool.removeServer(rec.id);
+  assert.equal(removed.name, 'beta');
+  assert.deepEqual(await pool.listServers(), []);
+  await assert.rejects(pool.getServer('beta'), (err) => {
+    assert.ok(err instanceof NotFoundError);
+    assert.equal(err.code, 'not_found');
+    assert.match(err.message, /server not found: beta/);
+    return true;
+  });
+  await assert.rejects(pool.removeServer('beta'), { code: 'not_found' });
+  await assert.rejects(pool.getServer(''), { code: 'invalid_argument' });
+  await assert.rejects(pool.getServer(42), { code: 'invalid_argument' });
+});
+
+test('addJson imports each entry on its own, from text or an object', async (t) => {
+  const pool = await open(t);
+  const results = await pool.addJson(
+    JSON.stringify({
+      mcpServers: {
+        good: { command: testServer, args: ['--name', 'good'] },
+        bad: 'not an object',
+      },
+    }),
+  );
+  const byName = Object.fromEntries(results.map((r) => [r.name, r]));
+  assert.equal(byName.good.success, true);
+  assert.equal(byName.good.record.name, 'good');
+  assert.equal(byName.bad.success, false);
+  assert.match(byName.bad.error, /must be an object/);
+
+  const more = await pool.addJson({ servers: { web: { url: 'http://127.0.0.1:9/mcp' } } });
+  assert.equal(more[0].success, true);
+  assert.equal(more[0].record.type, 'http');
+  assert.deepEqual((await pool.listServers()).map((s) => s.name).sort(), ['good', 'web']);
+
+  await assert.rejects(pool.addJson('{ nope'), { code: 'invalid_argument', message: /not valid JSON/ });
+  await assert.rejects(pool.addJson(7), { code: 'invalid_argument' });
+});
+
+test('testServer, testConfig and discover report what a server offers', async (t) => {
+  const pool = await open(t);
+  await pool.addServer(testServerInput('t'));
+  const ok = await pool.testServer('t');
+  assert.equal(ok.success, true);
+  assert.ok(ok.tools.includes('echo') && ok.tools.includes('sleep'), ok.tools.join());
+  assert.equal(typeof ok.durationMs, 'number');
+
+  const bad = await pool.testConfig({ name: 'missing', config: { command: '/nonexistent/mcp-server' } });
+  assert.equal(bad.success, false);
+  assert.ok(bad.error.length > 0);
+
+  const found = await pool.discover('t');
+  assert.ok(found.tools.some((tool) => tool.name === 'echo'));
+  assert.ok(found.prompts.some((p) => p.name === 'greet'));
+  assert.ok(found.resources.some((r) => r.uri === 'test://hello'));
+
+  await assert.rejects(pool.discover('nope'), { code: 'not_found' });
+});
+
+test('connection events, states, connect, disconnect and connectAll', async (t) => {
+  const pool = await open(t);
+  const rec = await pool.addServer(testServerInput('t'));
+  assert.deepEqual(pool.serverStates().map((s) => [s.name, s.state]), [['t', 'disconnected']]);
+
+  const seen = [];
+  const listener = (e) => seen.push(e);
+  pool.on('connection:state', listener);
+  const connected = waitEvent(pool, 'server:connected');
+  const ready = waitEvent(pool, 'connection:state', (e) => e.state === 'connected');
+  const status = await pool.connect('t');
+  assert.equal(status.state, 'connected');
+  assert.ok(status.pid > 0);
+  const [ev] = await Promise.all([connected, ready]);
+  assert.equal(ev.serverId, rec.id);
+  assert.equal(ev.serverName, 't');
+  assert.match(ev.protocolVersion, /^\d{4}-\d{2}-\d{2}$/);
+  assert.ok(seen.some((e) => e.state === 'connecting'), JSON.stringify(seen));
+  assert.ok(seen.some((e) => e.state === 'connected' && e.phase === 'ready'), JSON.stringify(seen));
+  assert.ok(seen.every((e) => e.type === 'connection:state' && e.serverId === rec.id));
+
+  const closed = waitEvent(pool, 'connection:state', (e) => e.state === 'disconnected');
+  await pool.disconnect('t');
+  assert.equal((await closed).phase, 'closed');
+  assert.equal(pool.serverStates()[0].state, 'disconnected');
+
+  // off() really removes the listener.
+  pool.off('connection:state', listener);
+  const before = seen.length;
+  await pool.addServer(testServerInput('u'));
+  const all = await pool.connectAll();
+  assert.deepEqual(all.map((s) => [s.name, s.state]), [['t', 'connected'], ['u', 'connected']]);
+  assert.equal(seen.length, before);
+
+  // once() fires once.
+  let count = 0;
+  pool.once('connection:state', () => count++);
+  await pool.disconnect('u');
+  await pool.connect('u');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(count, 1);
+});
+
+test('a closed pool refuses new work with ShuttingDownError', async (t) => {
+  const pool = await Pool.open(testOptions(t));
+  await pool.addServer(testServerInput('t'));
+  await pool.close();
+  assert.equal(pool.closed, true);
+  await assert.rejects(pool.listTools(), (err) => {
+    assert.ok(err instanceof ShuttingDownError);
+    assert.equal(err.code, 'shutting_down');
+    return true;
+  });
+  await assert.rejects(pool.callTool('mcp__t__echo', { text: 'x' }), { code: 'shutting_down' });
+  await pool.close(); // idempotent
+});
+
+test("log events carry a stdio server's stderr; 'event' gets every event", async (t) => {
+  const pool = await open(t);
+  const all = [];
+  pool.on('event', (e) => all.push(e.type));
+  const rec = await pool.addServer(testServerInput('noisy', ['--stderr-lines', '3']));
+  const line = waitEvent(pool, 'log', (e) => e.message.includes('test-server stderr line 3'));
+  const connected = waitEvent(pool, 'server:connected');
+  await pool.connect('noisy');
+  // Events travel apart from promise results: wait for them, not for `connect`.
+  const [ev] = await Promise.all([line, connected]);
+  assert.equal(ev.serverId, rec.id);
+  assert.equal(ev.source, 'stderr');
+  assert.equal(typeof ev.level, 'string');
+  for (const type of ['servers:changed', 'connection:state', 'server:connected', 'log']) {
+    assert.ok(all.includes(type), `${type} missing from ${all}`);
+  }
+});

@@ -1,0 +1,544 @@
+"""The asyncio API: :class:`Pool`."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+from . import _native
+from .errors import InvalidArgumentError
+from .types import (
+    CallToolResult,
+    DiscoverResult,
+    Event,
+    GetPromptResult,
+    ImportResult,
+    Model,
+    Progress,
+    PromptInfo,
+    ReadResourceResult,
+    ResourceInfo,
+    ResourceTemplateInfo,
+    ServerConfig,
+    ServerRecord,
+    ServerStatus,
+    TestResult,
+    Timeouts,
+    ToolInfo,
+    camel,
+    snake,
+)
+
+__all__ = ["Pool", "EventStream", "Subscription", "EVENT_NAMES", "OPTION_NAMES"]
+
+_M = TypeVar("_M", bound=Model)
+
+#: The names ``Pool.on`` accepts, besides ``"*"`` (every event).
+EVENT_NAMES = frozenset(
+    {
+        "server:connected",
+        "connection:state",
+        "servers:changed",
+        "tool:called",
+        "tools:changed",
+        "resource:updated",
+        "progress",
+        "log",
+    }
+)
+
+EventCallback = Callable[[Event], Any]
+ProgressCallback = Callable[[Progress], Any]
+
+_DEFAULT_OPTIONS: dict[str, Any] = json.loads(_native.default_options())
+#: Keyword options of ``Pool.open`` (snake_case) -> the core's ``PoolOptions`` keys.
+OPTION_NAMES: dict[str, str] = {snake(k): k for k in _DEFAULT_OPTIONS if k != "configPath"}
+
+
+def _one(cls: type[_M], text: str) -> _M:
+    return cls.from_dict(json.loads(text))
+
+
+def _many(cls: type[_M], text: str) -> list[_M]:
+    return [cls.from_dict(d) for d in json.loads(text)]
+
+
+def _plain(value: Any) -> Any:
+    """Models become their JSON objects; everything else is left as it is."""
+    if isinstance(value, Model):
+        return value.to_dict()
+    return value
+
+
+def _server_fields(
+    *,
+    config: ServerConfig | Mapping[str, Any] | None,
+    command: str | None,
+    args: list[str] | None,
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    url: str | None,
+    headers: Mapping[str, str] | None,
+    timeouts: Timeouts | Mapping[str, Any] | None,
+    **rest: Any,
+) -> dict[str, Any]:
+    """The core's camelCase server JSON from keyword arguments (``None`` = not given)."""
+    out: dict[str, Any] = {}
+    flat: dict[str, Any] = {
+        "command": command,
+        "args": args,
+        "env": env,
+        "cwd": os.fspath(cwd) if cwd is not None else None,
+        "url": url,
+        "headers": headers,
+    }
+    given = {k: v for k, v in flat.items() if v is not None}
+    if config is not None:
+        if given:
+            raise InvalidArgumentError(
+                f"pass either config= or {', '.join(sorted(given))}=, not both"
+            )
+        out["config"] = dict(_plain(config))
+    elif given:
+        out["config"] = {k: dict(v) if isinstance(v, Mapping) else v for k, v in given.items()}
+    if timeouts is not None:
+        t = _plain(timeouts)
+        out["timeouts"] = {camel(k): v for k, v in dict(t).items()}
+    for key, value in rest.items():
+        if value is not None:
+            out["type" if key == "type" else camel(key)] = value
+    return out
+
+
+def _deliver(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: Any) -> None:
+    """Runs a user callback on the loop; a coroutine it returns becomes a task. Its
+    exceptions go to the loop's exception handler instead of stopping delivery."""
+    try:
+        result = callback(*args)
+        if inspect.isawaitable(result):
+            asyncio.ensure_future(result, loop=loop)
+    except Exception as exc:  # a listener's bug must not stop other listeners
+        loop.call_exception_handler(
+            {"message": f"mcpmux callback {callback!r} raised", "exception": exc}
+        )
+
+
+class Subscription:
+    """What :meth:`Pool.on` returns: call it (or ``unsubscribe()``) to stop the callback."""
+
+    def __init__(self, pool: Pool, name: str, callback: EventCallback) -> None:
+        self._pool = pool
+        self._name = name
+        self._callback = callback
+        self._active = True
+
+    @property
+    def active(self) -> bool:
+        """Whether the callback still receives events."""
+        return self._active
+
+    def unsubscribe(self) -> None:
+        """Stops the callback; calling it again does nothing."""
+        if self._active:
+            self._active = False
+            self._pool._remove_listener(self)
+
+    def __call__(self) -> None:
+        self.unsubscribe()
+
+
+class EventStream:
+    """``async for event in pool.events()``: every event from now on, until the pool closes
+    or ``aclose()`` is called."""
+
+    def __init__(self, native: _native.NativeEvents) -> None:
+        self._native = native
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        text = await self._native.recv()
+        if text is None:
+            raise StopAsyncIteration
+        return _one(Event, text)
+
+    async def aclose(self) -> None:
+        """Ends the stream."""
+        self._native.close()
+
+    async def __aenter__(self) -> EventStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _Opening:
+    """The result of :meth:`Pool.open`: await it, or use it with ``async with``."""
+
+    def __init__(self, coro: Awaitable[Pool]) -> None:
+        self._coro = coro
+        self._pool: Pool | None = None
+
+    def __await__(self) -> Generator[Any, None, Pool]:
+        return self._coro.__await__()
+
+    async def __aenter__(self) -> Pool:
+        self._pool = await self._coro
+        return self._pool
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+
+
+class Pool:
+    """A pool of MCP server connections over one config file.
+
+    Open it with ``pool = await Pool.open()`` or ``async with Pool.open() as pool:``. Servers
+    connect lazily, on first use. Every method that talks to a server is a coroutine;
+    cancelling it cancels the request in the core (the server is told).
+    """
+
+    def __init__(self, native: _native.NativePool) -> None:
+        """Internal: use :meth:`Pool.open`."""
+        self._native = native
+        self._listeners: dict[str, list[Subscription]] = {}
+        self._subscription: _native.NativeSubscription | None = None
+        self._closed = False
+
+    @staticmethod
+    def open(config_path: str | os.PathLike[str] | None = None, **options: Any) -> _Opening:
+        """Opens a pool (nothing connects yet).
+
+        ``config_path`` defaults to ``$MCPMUX_CONFIG`` or the platform's default. ``options``
+        are the core's pool options in snake_case, e.g. ``request_timeout_ms=5000``,
+        ``auto_reconnect=False``; see ``mcpmux.OPTION_NAMES``.
+        """
+        return _Opening(Pool._open(config_path, options))
+
+    @staticmethod
+    async def _open(config_path: str | os.PathLike[str] | None, options: dict[str, Any]) -> Pool:
+        body: dict[str, Any] = {}
+        unknown = sorted(k for k in options if k not in OPTION_NAMES)
+        if unknown:
+            raise InvalidArgumentError(
+                f"unknown pool option(s) {', '.join(unknown)}; "
+                f"known options: {', '.join(sorted(OPTION_NAMES))}"
+            )
+        for key, value in options.items():
+            body[OPTION_NAMES[key]] = value
+        if config_path is not None:
+            body["configPath"] = os.fspath(config_path)
+        native = await _native.open_pool(json.dumps(body))
+        return Pool(native)
+
+    async def __aenter__(self) -> Pool:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<mcpmux.Pool {self.config_path!r} {state}>"
+
+    # --- the pool ----------------------------------------------------------------------
+
+    @property
+    def config_path(self) -> str:
+        """The config file's path."""
+        return self._native.config_path()
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The pool's options (the core's camelCase keys)."""
+        result: dict[str, Any] = json.loads(self._native.options())
+        return result
+
+    @property
+    def in_flight(self) -> int:
+        """Calls in flight right now."""
+        return self._native.in_flight()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def server_states(self) -> list[ServerStatus]:
+        """Connection state of every visible server."""
+        return _many(ServerStatus, self._native.server_states())
+
+    async def close(self) -> None:
+        """Refuses new calls, lets calls in flight finish (up to ``shutdown_timeout_ms``), then
+        closes every connection and stops every server process. Idempotent."""
+        self._closed = True
+        await self._native.close()
+        # The native subscription ends by itself once the events sent before the close (the
+        # connections closing) are delivered to the listeners.
+        self._subscription = None
+
+    # --- servers -----------------------------------------------------------------------
+
+    async def list_servers(self) -> list[ServerRecord]:
+        """Every server this pool sees, re-read from the config file."""
+        return _many(ServerRecord, await self._native.list_servers())
+
+    async def get_server(self, server: str) -> ServerRecord:
+        """One server, by id or name."""
+        return _one(ServerRecord, await self._native.get_server(server))
+
+    async def add_server(
+        self,
+        name: str,
+        *,
+        command: str | None = None,
+        args: list[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        config: ServerConfig | Mapping[str, Any] | None = None,
+        type: str | None = None,
+        scope: str | None = None,
+        is_active: bool | None = None,
+        is_trusted: bool | None = None,
+        disabled_tools: list[str] | None = None,
+        disabled_auto_approve_tools: list[str] | None = None,
+        install_source: str | None = None,
+        project_path: str | None = None,
+        timeouts: Timeouts | Mapping[str, Any] | None = None,
+    ) -> ServerRecord:
+        """Adds a server: ``command`` (+ ``args``, ``env``, ``cwd``) for stdio, or ``url``
+        (+ ``headers``) for Streamable HTTP. ``type`` is inferred when not given."""
+        body = _server_fields(
+            config=config, command=command, args=args, env=env, cwd=cwd, url=url,
+            headers=headers, timeouts=timeouts, type=type, scope=scope, is_active=is_active,
+            is_trusted=is_trusted, disabled_tools=disabled_tools,
+            disabled_auto_approve_tools=disabled_auto_approve_tools,
+            install_source=install_source, project_path=project_path,
+        )  # fmt: skip
+        body["name"] = name
+        body.setdefault("config", {})
+        return _one(ServerRecord, await self._native.add_server(json.dumps(body)))
+
+    async def add_json(self, text: str | Mapping[str, Any]) -> list[ImportResult]:
+        """Adds the servers of a JSON snippet (``{"mcpServers": {...}}``, one server, ...);
+        each entry succeeds or fails on its own."""
+        if not isinstance(text, str):
+            text = json.dumps(dict(text))
+        return _many(ImportResult, await self._native.add_json(text))
+
+    async def update_server(
+        self,
+        server: str,
+        *,
+        name: str | None = None,
+        config: ServerConfig | Mapping[str, Any] | None = None,
+        type: str | None = None,
+        scope: str | None = None,
+        is_active: bool | None = None,
+        is_trusted: bool | None = None,
+        disabled_tools: list[str] | None = None,
+        disabled_auto_approve_tools: list[str] | None = None,
+        install_source: str | None = None,
+        project_path: str | None = None,
+        timeouts: Timeouts | Mapping[str, Any] | None = None,
+    ) -> ServerRecord:
+        """Changes the given fields of a server (``config`` is replaced whole); a changed
+        connection reconnects."""
+        body = _server_fields(
+            config=config, command=None, args=None, env=None, cwd=None, url=None, headers=None,
+            timeouts=timeouts, name=name, type=type, scope=scope, is_active=is_active,
+            is_trusted=is_trusted, disabled_tools=disabled_tools,
+            disabled_auto_approve_tools=disabled_auto_approve_tools,
+            install_source=install_source, project_path=project_path,
+        )  # fmt: skip
+        return _one(ServerRecord, await self._native.update_server(server, json.dumps(body)))
+
+    async def remove_server(self, server: str) -> ServerRecord:
+        """Removes a server (disconnecting it); returns its record."""
+        return _one(ServerRecord, await self._native.remove_server(server))
+
+    async def test_server(self, server: str) -> TestResult:
+        """Connects to a server on a fresh connection and lists its tools."""
+        return _one(TestResult, await self._native.test_server(server))
+
+    async def test_config(
+        self,
+        name: str = "test",
+        *,
+        command: str | None = None,
+        args: list[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        config: ServerConfig | Mapping[str, Any] | None = None,
+        type: str | None = None,
+        timeouts: Timeouts | Mapping[str, Any] | None = None,
+    ) -> TestResult:
+        """Like :meth:`test_server`, for a server that is not added."""
+        body = _server_fields(
+            config=config, command=command, args=args, env=env, cwd=cwd, url=url,
+            headers=headers, timeouts=timeouts, type=type,
+        )  # fmt: skip
+        body["name"] = name
+        body.setdefault("config", {})
+        return _one(TestResult, await self._native.test_config(json.dumps(body)))
+
+    async def discover(self, server: str) -> DiscoverResult:
+        """Everything a server offers: tools, prompts, resources."""
+        return _one(DiscoverResult, await self._native.discover(server))
+
+    async def connect(self, server: str) -> ServerStatus:
+        """Connects a server now instead of on first use."""
+        return _one(ServerStatus, await self._native.connect(server))
+
+    async def connect_all(self) -> list[ServerStatus]:
+        """Connects every active server; each outcome is in the returned states."""
+        return _many(ServerStatus, await self._native.connect_all())
+
+    async def disconnect(self, server: str) -> None:
+        """Closes a server's connection; it reconnects on next use."""
+        await self._native.disconnect(server)
+
+    # --- tools -------------------------------------------------------------------------
+
+    async def list_tools(self, server: str | None = None) -> list[ToolInfo]:
+        """Tools of every active server, or of one, with pool-unique ids."""
+        return _many(ToolInfo, await self._native.list_tools(server))
+
+    async def call_tool(
+        self,
+        tool_id: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
+        """Calls a tool by its pool id (see :meth:`list_tools`).
+
+        ``timeout`` (seconds) overrides the server's and pool's request timeout; progress
+        notifications reset it. ``on_progress`` gets each :class:`Progress` on this event
+        loop's thread. Cancelling the task cancels the call (the server is notified).
+        """
+        callback: Callable[..., None] | None = None
+        if on_progress is not None:
+            loop = asyncio.get_running_loop()
+            user = on_progress
+
+            def callback(progress: float, total: float | None, message: str | None) -> None:
+                _deliver(loop, user, Progress(progress, total, message))
+
+        # Anything but a mapping goes to the core as is, which explains what it wants.
+        payload = dict(args) if isinstance(args, Mapping) else args
+        try:
+            arguments = json.dumps(payload if payload is not None else {})
+        except (TypeError, ValueError) as e:
+            raise InvalidArgumentError(f"tool arguments are not JSON: {e}") from None
+        return _one(
+            CallToolResult,
+            await self._native.call_tool(tool_id, arguments, timeout, callback),
+        )
+
+    # --- resources ---------------------------------------------------------------------
+
+    async def list_resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """Resources of every server that has them, or of one."""
+        return _many(ResourceInfo, await self._native.list_resources(server))
+
+    async def list_resource_templates(self, server: str | None = None) -> list[ResourceTemplateInfo]:
+        """Resource templates of every server that has them, or of one."""
+        return _many(ResourceTemplateInfo, await self._native.list_resource_templates(server))
+
+    async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """Reads one resource of one server."""
+        return _one(ReadResourceResult, await self._native.read_resource(server, uri))
+
+    async def subscribe_resource(self, server: str, uri: str) -> None:
+        """Subscribes to a resource; changes arrive as ``resource:updated`` events."""
+        await self._native.subscribe_resource(server, uri)
+
+    async def unsubscribe_resource(self, server: str, uri: str) -> None:
+        """Ends a subscription made with :meth:`subscribe_resource`."""
+        await self._native.unsubscribe_resource(server, uri)
+
+    # --- prompts -----------------------------------------------------------------------
+
+    async def list_prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """Prompts of every server that has them, or of one."""
+        return _many(PromptInfo, await self._native.list_prompts(server))
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> GetPromptResult:
+        """One prompt of one server, filled with ``arguments``."""
+        args = json.dumps(dict(arguments)) if arguments is not None else None
+        return _one(GetPromptResult, await self._native.get_prompt(server, name, args))
+
+    # --- events ------------------------------------------------------------------------
+
+    def events(self) -> EventStream:
+        """Every event from now on: ``async for event in pool.events():``. The stream ends
+        when the pool closes."""
+        return EventStream(self._native.events())
+
+    def on(self, event: str, callback: EventCallback) -> Subscription:
+        """Calls ``callback(event)`` for each event named ``event`` (or ``"*"`` for all), on
+        the thread of the event loop running now. A coroutine it returns becomes a task.
+        Returns the handle that unsubscribes."""
+        if event != "*" and event not in EVENT_NAMES:
+            raise InvalidArgumentError(
+                f"unknown event {event!r}; known events: {', '.join(sorted(EVENT_NAMES))}, or '*'"
+            )
+        if not callable(callback):
+            raise InvalidArgumentError(f"callback must be callable, not {callback!r}")
+        if self._closed:
+            from .errors import ShuttingDownError
+
+            raise ShuttingDownError("the pool is closed", "shutting_down")
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            raise InvalidArgumentError(
+                "pool.on() needs a running event loop; from synchronous code use mcpmux.sync.Pool"
+            ) from None
+        handle = Subscription(self, event, callback)
+        self._listeners.setdefault(event, []).append(handle)
+        if self._subscription is None:
+            self._subscription = self._native.subscribe(
+                loop, lambda text: self._dispatch(loop, text)
+            )
+        return handle
+
+    def _dispatch(self, loop: asyncio.AbstractEventLoop, text: str) -> None:
+        event = _one(Event, text)
+        for handle in [*self._listeners.get(event.type, ()), *self._listeners.get("*", ())]:
+            if handle.active:
+                _deliver(loop, handle._callback, event)
+
+    def _remove_listener(self, handle: Subscription) -> None:
+        handles = self._listeners.get(handle._name, [])
+        if handle in handles:
+            handles.remove(handle)
+        if not any(self._listeners.values()) and self._subscription is not None:
+            self._subscription.cancel()
+            self._subscription = None

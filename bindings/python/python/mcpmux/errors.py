@@ -1,0 +1,125 @@
+"""The exceptions of mcpmux: one class per error kind of the Rust core.
+
+Every exception is an :class:`Error` with the core's message and a stable ``code``; each also
+derives from the built-in exception a Python caller would naturally catch (``TimeoutError``,
+``LookupError``, ``ValueError``, ``asyncio.CancelledError``...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+
+from . import _native
+
+__all__ = [
+    "Error",
+    "ConfigError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "ConnectionError",
+    "TimeoutError",
+    "CancelledError",
+    "ProtocolError",
+    "ToolError",
+    "ShuttingDownError",
+    "IoError",
+]
+
+
+class Error(Exception):
+    """Base class of every mcpmux error.
+
+    ``code`` is the core's stable snake_case error code; ``message`` the core's message.
+    """
+
+    code: str = "error"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def __reduce__(self) -> tuple[type[Error], tuple[str, str]]:
+        return (type(self), (self.message, self.code))
+
+
+class ConfigError(Error):
+    """The config file exists but cannot be used; it was left untouched. Fix or move it."""
+
+    code = "invalid_config"
+
+
+class InvalidArgumentError(Error, ValueError):
+    """An argument cannot be used (bad JSON, duplicate name, unknown option, disabled tool...)."""
+
+    code = "invalid_argument"
+
+
+class NotFoundError(Error, LookupError):
+    """No server, tool, resource or prompt of that name or id."""
+
+    code = "not_found"
+
+
+class ConnectionError(Error, builtins.ConnectionError):
+    """The server could not be reached, or its connection died."""
+
+    code = "connection"
+
+
+class TimeoutError(Error, builtins.TimeoutError):
+    """No answer in time; pass a longer ``timeout`` or raise the pool's ``request_timeout_ms``."""
+
+    code = "timeout"
+
+
+class CancelledError(Error, asyncio.CancelledError):
+    """The operation was cancelled (also an :class:`asyncio.CancelledError`)."""
+
+    code = "cancelled"
+
+
+class ProtocolError(Error):
+    """The server broke the protocol or answered with a JSON-RPC error."""
+
+    code = "protocol"
+
+
+class ToolError(Error):
+    """A tool call was answered with a JSON-RPC error (a result with ``is_error`` is not one)."""
+
+    code = "tool"
+
+
+class ShuttingDownError(Error):
+    """The pool is closing or closed and takes no new work: open a new pool."""
+
+    code = "shutting_down"
+
+
+class IoError(Error):
+    """A file or process operation failed."""
+
+    code = "io"
+
+
+_BY_CODE: dict[str, type[Error]] = {
+    cls.code: cls
+    for cls in (
+        ConfigError,
+        InvalidArgumentError,
+        NotFoundError,
+        ConnectionError,
+        TimeoutError,
+        CancelledError,
+        ProtocolError,
+        ToolError,
+        ShuttingDownError,
+        IoError,
+    )
+}
+
+# The native layer raises these classes directly, by the core's error code.
+_native._register_errors(_BY_CODE)

@@ -1,0 +1,453 @@
+"""The blocking API: :class:`Pool` runs :class:`mcpmux.Pool` on a background event loop.
+
+It works from plain scripts and from code that already runs an event loop (Jupyter), since it
+never touches the caller's loop. Callbacks (``on``, ``on_progress``) run on the background
+loop's thread. The thread starts with the first open pool and stops when the last one closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+from collections.abc import Coroutine, Iterator, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+from . import _pool
+from .errors import InvalidArgumentError, ShuttingDownError
+from .types import (
+    CallToolResult,
+    DiscoverResult,
+    Event,
+    GetPromptResult,
+    ImportResult,
+    PromptInfo,
+    ReadResourceResult,
+    ResourceInfo,
+    ResourceTemplateInfo,
+    ServerConfig,
+    ServerRecord,
+    ServerStatus,
+    TestResult,
+    Timeouts,
+    ToolInfo,
+)
+
+__all__ = ["Pool", "EventIterator", "Subscription"]
+
+_T = TypeVar("_T")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+_users = 0
+
+
+def _acquire() -> asyncio.AbstractEventLoop:
+    """The background loop, started if needed; counts one more user."""
+    global _loop, _thread, _users
+    with _lock:
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def run() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+                loop.close()
+
+            thread = threading.Thread(target=run, name="mcpmux-sync-loop", daemon=True)
+            thread.start()
+            ready.wait()
+            _loop, _thread = loop, thread
+        _users += 1
+        return _loop
+
+
+def _release() -> None:
+    """Counts one user less; the last one stops the loop and joins its thread."""
+    global _loop, _thread, _users
+    with _lock:
+        _users -= 1
+        if _users > 0 or _loop is None:
+            return
+        loop, thread = _loop, _thread
+        _loop, _thread = None, None
+    loop.call_soon_threadsafe(loop.stop)
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
+def _after_fork_in_child() -> None:
+    # The loop thread does not exist in a forked child: the next pool starts a new one.
+    global _loop, _thread, _users, _lock
+    _lock = threading.Lock()
+    _loop, _thread, _users = None, None, 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _run(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, _T]) -> _T:
+    """Runs ``coro`` on the background loop and waits for it; Ctrl-C cancels it."""
+    if threading.current_thread() is _thread:
+        coro.close()
+        raise InvalidArgumentError(
+            "a blocking mcpmux.sync method was called from one of its own callbacks, which "
+            "would wait forever; use the async mcpmux.Pool inside callbacks"
+        )
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    try:
+        return future.result()
+    except concurrent.futures.CancelledError:
+        raise asyncio.CancelledError() from None
+    except KeyboardInterrupt:
+        future.cancel()
+        raise
+
+
+class Subscription:
+    """What :meth:`Pool.on` returns: call it (or ``unsubscribe()``) to stop the callback."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, inner: _pool.Subscription) -> None:
+        self._loop = loop
+        self._inner = inner
+
+    @property
+    def active(self) -> bool:
+        """Whether the callback still receives events."""
+        return self._inner.active
+
+    def unsubscribe(self) -> None:
+        """Stops the callback; calling it again does nothing."""
+
+        async def stop() -> None:
+            self._inner.unsubscribe()
+
+        if self._inner.active:
+            _run(self._loop, stop())
+
+    def __call__(self) -> None:
+        self.unsubscribe()
+
+
+class EventIterator:
+    """``for event in pool.events():`` blocking iteration over events; ends when the pool
+    closes or ``close()`` is called. It keeps the background loop running until it ends, so
+    the events sent before the pool closed can still be read after ``pool.close()``."""
+
+    def __init__(self, stream: _pool.EventStream) -> None:
+        self._loop = _acquire()
+        self._stream = stream
+        self._done = False
+
+    def __iter__(self) -> EventIterator:
+        return self
+
+    def __next__(self) -> Event:
+        if self._done:
+            raise StopIteration
+        try:
+            return _run(self._loop, self._stream.__anext__())
+        except StopAsyncIteration:
+            self._finish()
+            raise StopIteration from None
+
+    def _finish(self) -> None:
+        if not self._done:
+            self._done = True
+            _release()
+
+    def close(self) -> None:
+        """Ends the iteration."""
+        if not self._done:
+            try:
+                _run(self._loop, self._stream.aclose())
+            finally:
+                self._finish()
+
+
+class Pool:
+    """The blocking twin of :class:`mcpmux.Pool`: same methods, same arguments, no ``await``.
+
+    ``with mcpmux.sync.Pool(config_path, **options) as pool:`` closes it at the end.
+    """
+
+    def __init__(self, config_path: str | os.PathLike[str] | None = None, **options: Any) -> None:
+        self._pid = os.getpid()
+        self._loop = _acquire()
+        self._released = False
+        try:
+            self._pool: _pool.Pool = _run(self._loop, _pool.Pool._open(config_path, options))
+        except BaseException:
+            self._release()
+            raise
+
+    @classmethod
+    def open(cls, config_path: str | os.PathLike[str] | None = None, **options: Any) -> Pool:
+        """Same as ``Pool(config_path, **options)``."""
+        return cls(config_path, **options)
+
+    def _release(self) -> None:
+        if not self._released:
+            self._released = True
+            _release()
+
+    def _check_process(self) -> None:
+        if os.getpid() != self._pid:
+            raise InvalidArgumentError(
+                f"this pool was opened in process {self._pid} before a fork; open a new pool "
+                "in this process"
+            )
+
+    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        try:
+            self._check_process()
+        except InvalidArgumentError:
+            coro.close()
+            raise
+        if self._released:
+            coro.close()
+            raise ShuttingDownError("the pool is closed", "shutting_down")
+        return _run(self._loop, coro)
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mcpmux.sync.Pool {self.config_path!r}>"
+
+    @property
+    def async_pool(self) -> _pool.Pool:
+        """The :class:`mcpmux.Pool` underneath (bound to the background loop)."""
+        return self._pool
+
+    @property
+    def config_path(self) -> str:
+        """The config file's path."""
+        return self._pool.config_path
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The pool's options (the core's camelCase keys)."""
+        return self._pool.options
+
+    @property
+    def in_flight(self) -> int:
+        """Calls in flight right now."""
+        return self._pool.in_flight
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._released
+
+    def server_states(self) -> list[ServerStatus]:
+        """Connection state of every visible server."""
+        return self._pool.server_states()
+
+    def close(self) -> None:
+        """Closes the pool (see :meth:`mcpmux.Pool.close`). Idempotent."""
+        if self._released:
+            return
+        self._check_process()
+        if threading.current_thread() is _thread:
+            raise InvalidArgumentError(
+                "mcpmux.sync.Pool.close() was called from one of its own callbacks, which "
+                "would wait forever; close it from another thread"
+            )
+        try:
+            _run(self._loop, self._pool.close())
+        finally:
+            self._release()
+
+    def list_servers(self) -> list[ServerRecord]:
+        """Every server this pool sees, re-read from the config file."""
+        return self._call(self._pool.list_servers())
+
+    def get_server(self, server: str) -> ServerRecord:
+        """One server, by id or name."""
+        return self._call(self._pool.get_server(server))
+
+    def add_server(
+        self,
+        name: str,
+        *,
+        command: str | None = None,
+        args: list[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        config: ServerConfig | Mapping[str, Any] | None = None,
+        type: str | None = None,
+        scope: str | None = None,
+        is_active: bool | None = None,
+        is_trusted: bool | None = None,
+        disabled_tools: list[str] | None = None,
+        disabled_auto_approve_tools: list[str] | None = None,
+        install_source: str | None = None,
+        project_path: str | None = None,
+        timeouts: Timeouts | Mapping[str, Any] | None = None,
+    ) -> ServerRecord:
+        """Adds a server (see :meth:`mcpmux.Pool.add_server`)."""
+        return self._call(
+            self._pool.add_server(
+                name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
+                config=config, type=type, scope=scope, is_active=is_active,
+                is_trusted=is_trusted, disabled_tools=disabled_tools,
+                disabled_auto_approve_tools=disabled_auto_approve_tools,
+                install_source=install_source, project_path=project_path, timeouts=timeouts,
+            )
+        )  # fmt: skip
+
+    def add_json(self, text: str | Mapping[str, Any]) -> list[ImportResult]:
+        """Adds the servers of a JSON snippet."""
+        return self._call(self._pool.add_json(text))
+
+    def update_server(
+        self,
+        server: str,
+        *,
+        name: str | None = None,
+        config: ServerConfig | Mapping[str, Any] | None = None,
+        type: str | None = None,
+        scope: str | None = None,
+        is_active: bool | None = None,
+        is_trusted: bool | None = None,
+        disabled_tools: list[str] | None = None,
+        disabled_auto_approve_tools: list[str] | None = None,
+        install_source: str | None = None,
+        project_path: str | None = None,
+        timeouts: Timeouts | Mapping[str, Any] | None = None,
+    ) -> ServerRecord:
+        """Changes the given fields of a server."""
+        return self._call(
+            self._pool.update_server(
+                server, name=name, config=config, type=type, scope=scope, is_active=is_active,
+                is_trusted=is_trusted, disabled_tools=disabled_tools,
+                disabled_auto_approve_tools=disabled_auto_approve_tools,
+                install_source=install_source, project_path=project_path, timeouts=timeouts,
+            )
+        )  # fmt: skip
+
+    def remove_server(self, server: str) -> ServerRecord:
+        """Removes a server; returns its record."""
+        return self._call(self._pool.remove_server(server))
+
+    def test_server(self, server: str) -> TestResult:
+        """Connects to a server on a fresh connection and lists its tools."""
+        return self._call(self._pool.test_server(server))
+
+    def test_config(
+        self,
+        name: str = "test",
+        *,
+        command: str | None = None,
+        args: list[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        config: ServerConfig | Mapping[str, Any] | None = None,
+        type: str | None = None,
+        timeouts: Timeouts | Mapping[str, Any] | None = None,
+    ) -> TestResult:
+        """Like :meth:`test_server`, for a server that is not added."""
+        return self._call(
+            self._pool.test_config(
+                name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
+                config=config, type=type, timeouts=timeouts,
+            )
+        )  # fmt: skip
+
+    def discover(self, server: str) -> DiscoverResult:
+        """Everything a server offers."""
+        return self._call(self._pool.discover(server))
+
+    def connect(self, server: str) -> ServerStatus:
+        """Connects a server now."""
+        return self._call(self._pool.connect(server))
+
+    def connect_all(self) -> list[ServerStatus]:
+        """Connects every active server."""
+        return self._call(self._pool.connect_all())
+
+    def disconnect(self, server: str) -> None:
+        """Closes a server's connection."""
+        return self._call(self._pool.disconnect(server))
+
+    def list_tools(self, server: str | None = None) -> list[ToolInfo]:
+        """Tools of every active server, or of one."""
+        return self._call(self._pool.list_tools(server))
+
+    def call_tool(
+        self,
+        tool_id: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: _pool.ProgressCallback | None = None,
+    ) -> CallToolResult:
+        """Calls a tool; ``on_progress`` runs on the background loop's thread."""
+        return self._call(
+            self._pool.call_tool(tool_id, args, timeout=timeout, on_progress=on_progress)
+        )
+
+    def list_resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """Resources of every server that has them, or of one."""
+        return self._call(self._pool.list_resources(server))
+
+    def list_resource_templates(self, server: str | None = None) -> list[ResourceTemplateInfo]:
+        """Resource templates of every server that has them, or of one."""
+        return self._call(self._pool.list_resource_templates(server))
+
+    def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """Reads one resource of one server."""
+        return self._call(self._pool.read_resource(server, uri))
+
+    def subscribe_resource(self, server: str, uri: str) -> None:
+        """Subscribes to a resource's changes (``resource:updated`` events)."""
+        return self._call(self._pool.subscribe_resource(server, uri))
+
+    def unsubscribe_resource(self, server: str, uri: str) -> None:
+        """Ends a resource subscription."""
+        return self._call(self._pool.unsubscribe_resource(server, uri))
+
+    def list_prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """Prompts of every server that has them, or of one."""
+        return self._call(self._pool.list_prompts(server))
+
+    def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> GetPromptResult:
+        """One prompt of one server, filled with ``arguments``."""
+        return self._call(self._pool.get_prompt(server, name, arguments))
+
+    def events(self) -> EventIterator:
+        """Every event from now on, as a blocking iterator."""
+
+        async def make() -> _pool.EventStream:
+            return self._pool.events()
+
+        return EventIterator(self._call(make()))
+
+    def on(self, event: str, callback: _pool.EventCallback) -> Subscription:
+        """Calls ``callback(event)`` on the background loop's thread for each event named
+        ``event`` (or ``"*"``). Returns the handle that unsubscribes."""
+
+        async def subscribe() -> _pool.Subscription:
+            return self._pool.on(event, callback)
+
+        return Subscription(self._loop, self._call(subscribe()))

@@ -1,0 +1,25 @@
+//! `mcpmux._native`: the marshalling layer between Python and mcpmux's Rust core. It has no
+//! behaviour of its own; the hand-written `mcpmux` package builds the Python API on top.
+
+mod errors;
+mod events;
+mod pool;
+mod runtime;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(errors::_register_errors, m)?)?;
+    m.add_function(wrap_pyfunction!(pool::open_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(pool::default_options, m)?)?;
+    m.add_class::<pool::NativePool>()?;
+    m.add_class::<events::NativeEvents>()?;
+    m.add_class::<events::NativeSubscription>()?;
+    let exiting = wrap_pyfunction!(runtime::_interpreter_exiting, m)?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (exiting,))?;
+    Ok(())
+}

@@ -1,0 +1,386 @@
+//! `NativePool`: core's `Pool` behind awaitables. Inputs and outputs cross as JSON text (core's
+//! serde shapes); the Python package turns them into keyword arguments and dataclasses.
+
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcpmux::{CallOptions, Pool, PoolOptions, Progress, ServerInput, ServerPatch};
+use pyo3::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::{error, invalid, to_py};
+use crate::events::{NativeEvents, NativeSubscription};
+use crate::runtime::{attach, awaitable, running_loop, runtime};
+
+/// One open pool. Everything async returns an awaitable of the running event loop.
+#[pyclass(frozen, module = "mcpmux._native")]
+pub struct NativePool {
+    /// Never dropped in a forked child: its connections and child processes are the parent's.
+    pool: ManuallyDrop<Pool>,
+    /// The process that opened it.
+    pid: u32,
+    /// Cancelled by `close`, ending every event stream of this pool.
+    pub(crate) closed: CancellationToken,
+}
+
+impl Drop for NativePool {
+    fn drop(&mut self) {
+        if self.pid == std::process::id() {
+            // Connections stop their tasks on drop, which needs the runtime's context.
+            let _ctx = runtime().enter();
+            // SAFETY: dropped once, here, and never used again.
+            unsafe { ManuallyDrop::drop(&mut self.pool) };
+        }
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| invalid(format!("cannot encode result: {e}")))
+}
+
+fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> PyResult<T> {
+    serde_json::from_str(text).map_err(|e| invalid(format!("invalid {what}: {e}")))
+}
+
+fn json_result<T: Serialize>(r: mcpmux::Result<T>) -> PyResult<String> {
+    to_json(&r.map_err(to_py)?)
+}
+
+/// Opens a pool with options given as core's camelCase JSON.
+#[pyfunction]
+pub fn open_pool(py: Python<'_>, options_json: String) -> PyResult<Bound<'_, PyAny>> {
+    let options: PoolOptions = from_json("pool options", &options_json)?;
+    awaitable(py, async move {
+        let pool = Pool::open(options).await.map_err(to_py)?;
+        Ok(NativePool {
+            pool: ManuallyDrop::new(pool),
+            pid: std::process::id(),
+            closed: CancellationToken::new(),
+        })
+    })
+}
+
+/// Core's default pool options, as camelCase JSON.
+#[pyfunction]
+pub fn default_options() -> PyResult<String> {
+    to_json(&PoolOptions::default())
+}
+
+impl NativePool {
+    /// The pool, unless this is a forked child of the process that opened it.
+    pub(crate) fn pool(&self) -> PyResult<Pool> {
+        if self.pid != std::process::id() {
+            return Err(error(
+                "invalid_argument",
+                format!(
+                    "this pool was opened in process {} before a fork; open a new pool in this process",
+                    self.pid
+                ),
+            ));
+        }
+        Ok((*self.pool).clone())
+    }
+}
+
+#[pymethods]
+impl NativePool {
+    /// The config file's path.
+    fn config_path(&self) -> PyResult<String> {
+        Ok(self.pool()?.config_path().display().to_string())
+    }
+
+    /// The options the pool runs with, as camelCase JSON.
+    fn options(&self) -> PyResult<String> {
+        to_json(self.pool()?.options())
+    }
+
+    /// Calls in flight.
+    fn in_flight(&self) -> PyResult<usize> {
+        Ok(self.pool()?.in_flight())
+    }
+
+    /// Connection state of every visible server, as JSON.
+    fn server_states(&self) -> PyResult<String> {
+        to_json(&self.pool()?.server_states())
+    }
+
+    fn list_servers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move { json_result(pool.list_servers().await) })
+    }
+
+    fn get_server<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(
+            py,
+            async move { json_result(pool.get_server(&server).await) },
+        )
+    }
+
+    fn add_server<'py>(&self, py: Python<'py>, input_json: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let input: ServerInput = from_json("server", &input_json)?;
+        awaitable(py, async move { json_result(pool.add_server(input).await) })
+    }
+
+    fn add_json<'py>(&self, py: Python<'py>, text: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move { json_result(pool.add_json(&text).await) })
+    }
+
+    fn update_server<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        patch_json: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let patch: ServerPatch = from_json("server update", &patch_json)?;
+        awaitable(py, async move {
+            json_result(pool.update_server(&server, patch).await)
+        })
+    }
+
+    fn remove_server<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(
+            py,
+            async move { json_result(pool.remove_server(&server).await) },
+        )
+    }
+
+    fn test_server<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(
+            py,
+            async move { json_result(pool.test_server(&server).await) },
+        )
+    }
+
+    fn test_config<'py>(&self, py: Python<'py>, input_json: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let input: ServerInput = from_json("server", &input_json)?;
+        awaitable(
+            py,
+            async move { json_result(pool.test_config(input).await) },
+        )
+    }
+
+    fn discover<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move { json_result(pool.discover(&server).await) })
+    }
+
+    fn connect<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move { json_result(pool.connect(&server).await) })
+    }
+
+    fn connect_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move { to_json(&pool.connect_all().await) })
+    }
+
+    fn disconnect<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(
+            py,
+            async move { pool.disconnect(&server).await.map_err(to_py) },
+        )
+    }
+
+    #[pyo3(signature = (server=None))]
+    fn list_tools<'py>(
+        &self,
+        py: Python<'py>,
+        server: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.list_tools(server.as_deref()).await)
+        })
+    }
+
+    /// Calls a tool. `timeout` is in seconds; `on_progress(progress, total, message)` runs on
+    /// the calling event loop's thread. Cancelling the awaitable cancels the call in core,
+    /// which tells the server (`notifications/cancelled`).
+    #[pyo3(signature = (tool_id, arguments_json, timeout=None, on_progress=None))]
+    fn call_tool<'py>(
+        &self,
+        py: Python<'py>,
+        tool_id: String,
+        arguments_json: String,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let arguments: serde_json::Value = from_json("tool arguments", &arguments_json)?;
+        let timeout = match timeout {
+            None => None,
+            Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
+            Some(t) => {
+                return Err(invalid(format!(
+                    "timeout must be a positive number of seconds, not {t}"
+                )));
+            }
+        };
+        let on_progress = match on_progress {
+            None => None,
+            Some(callback) => {
+                let event_loop = running_loop(py)?.unbind();
+                let f: mcpmux::ProgressFn = Arc::new(move |p: Progress| {
+                    attach(|py| {
+                        // A closed loop means nobody waits for the call any more.
+                        let _ = event_loop.call_method1(
+                            py,
+                            "call_soon_threadsafe",
+                            (callback.clone_ref(py), p.progress, p.total, p.message),
+                        );
+                    });
+                });
+                Some(f)
+            }
+        };
+        let cancel = CancellationToken::new();
+        // Dropped when the awaitable is cancelled (pyo3-async-runtimes drops the future).
+        let guard = cancel.clone().drop_guard();
+        awaitable(py, async move {
+            let _guard = guard;
+            let options = CallOptions {
+                timeout,
+                on_progress,
+                cancel: Some(cancel),
+            };
+            json_result(pool.call_tool(&tool_id, arguments, options).await)
+        })
+    }
+
+    #[pyo3(signature = (server=None))]
+    fn list_resources<'py>(
+        &self,
+        py: Python<'py>,
+        server: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.list_resources(server.as_deref()).await)
+        })
+    }
+
+    #[pyo3(signature = (server=None))]
+    fn list_resource_templates<'py>(
+        &self,
+        py: Python<'py>,
+        server: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.list_resource_templates(server.as_deref()).await)
+        })
+    }
+
+    fn read_resource<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        uri: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.read_resource(&server, &uri).await)
+        })
+    }
+
+    fn subscribe_resource<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        uri: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            pool.subscribe_resource(&server, &uri).await.map_err(to_py)
+        })
+    }
+
+    fn unsubscribe_resource<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        uri: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            pool.unsubscribe_resource(&server, &uri)
+                .await
+                .map_err(to_py)
+        })
+    }
+
+    #[pyo3(signature = (server=None))]
+    fn list_prompts<'py>(
+        &self,
+        py: Python<'py>,
+        server: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.list_prompts(server.as_deref()).await)
+        })
+    }
+
+    #[pyo3(signature = (server, name, arguments_json=None))]
+    fn get_prompt<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        name: String,
+        arguments_json: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let arguments: Option<serde_json::Map<String, serde_json::Value>> = match arguments_json {
+            None => None,
+            Some(text) => from_json("prompt arguments", &text)?,
+        };
+        awaitable(py, async move {
+            json_result(pool.get_prompt(&server, &name, arguments).await)
+        })
+    }
+
+    /// A new subscription to this pool's events, read with `recv()`.
+    fn events(&self) -> PyResult<NativeEvents> {
+        Ok(NativeEvents::new(
+            self.pool()?.events(),
+            self.closed.clone(),
+        ))
+    }
+
+    /// Calls `callback(event_json)` on `event_loop`'s thread for every event, until the
+    /// returned subscription is cancelled, the pool is closed or the loop is closed.
+    fn subscribe(
+        &self,
+        event_loop: Py<PyAny>,
+        callback: Py<PyAny>,
+    ) -> PyResult<NativeSubscription> {
+        Ok(NativeSubscription::start(
+            self.pool()?.events(),
+            self.closed.clone(),
+            event_loop,
+            callback,
+        ))
+    }
+
+    /// Closes the pool (see core's `Pool::close`); event streams end after the last events.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let closed = self.closed.clone();
+        awaitable(py, async move {
+            pool.close().await;
+            closed.cancel();
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,144 @@
+//! The tokio runtime behind every awaitable the module returns, rebuilt in a forked child.
+//!
+//! pyo3-async-runtimes' own tokio runtime lives in a `OnceLock`: after `fork()` the child keeps
+//! a runtime whose worker threads do not exist, and every call hangs. This runtime is keyed by
+//! process id instead, so the first call in a child builds a fresh one. The stale one is leaked
+//! on purpose: dropping it would wait for threads that only exist in the parent.
+
+use std::cell::OnceCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3_async_runtimes::TaskLocals;
+use pyo3_async_runtimes::generic::{ContextExt, Runtime as AsyncRuntime};
+use tokio::runtime::Runtime;
+
+static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
+static RUNTIME_PID: AtomicU32 = AtomicU32::new(0);
+static BUILDING: Mutex<()> = Mutex::new(());
+
+/// False once the interpreter is shutting down. Attaching to Python from a runtime thread
+/// while the main thread finalizes the interpreter crashes it.
+static PYTHON_ALIVE: AtomicBool = AtomicBool::new(true);
+/// Held (shared) by every attach in progress, so that the `atexit` hook can wait for them.
+static ATTACHING: RwLock<()> = RwLock::new(());
+
+/// Runs `f` attached to Python, unless the interpreter is shutting down.
+pub fn attach<R>(f: impl FnOnce(Python<'_>) -> R) -> Option<R> {
+    let _attaching = ATTACHING.read().unwrap_or_else(|e| e.into_inner());
+    if !PYTHON_ALIVE.load(Ordering::Acquire) {
+        return None;
+    }
+    Some(Python::attach(f))
+}
+
+/// Registered with `atexit`: no runtime thread touches Python after it returns.
+#[pyfunction]
+pub fn _interpreter_exiting(py: Python<'_>) {
+    PYTHON_ALIVE.store(false, Ordering::Release);
+    // Attaches in progress need the GIL to finish: release it while waiting for them. The
+    // wait is bounded because a fork can leave the lock held by a thread of the parent.
+    py.detach(|| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while ATTACHING.try_write().is_err() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+}
+
+tokio::task_local! {
+    static TASK_LOCALS: OnceCell<TaskLocals>;
+}
+
+/// The runtime of this process.
+pub fn runtime() -> &'static Runtime {
+    let pid = std::process::id();
+    if RUNTIME_PID.load(Ordering::Acquire) == pid {
+        // SAFETY: the pointer was published with this pid by `build` below and is never freed.
+        return unsafe { &*RUNTIME.load(Ordering::Acquire) };
+    }
+    let _building = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    if RUNTIME_PID.load(Ordering::Acquire) != pid {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(2)
+                    .clamp(1, 4),
+            )
+            // Results are handed to Python from blocking threads; a few suffice, and idle
+            // ones go away soon so that a closed pool leaves no threads behind for long.
+            .max_blocking_threads(16)
+            .thread_keep_alive(Duration::from_millis(500))
+            .thread_name("mcpmux")
+            .enable_all()
+            .build()
+            .expect("cannot start the tokio runtime");
+        RUNTIME.store(Box::into_raw(Box::new(rt)), Ordering::Release);
+        RUNTIME_PID.store(pid, Ordering::Release);
+    }
+    // SAFETY: as above.
+    unsafe { &*RUNTIME.load(Ordering::Acquire) }
+}
+
+/// The process-aware runtime, as pyo3-async-runtimes sees it.
+pub struct MuxRuntime;
+
+impl AsyncRuntime for MuxRuntime {
+    type JoinError = tokio::task::JoinError;
+    type JoinHandle = tokio::task::JoinHandle<()>;
+
+    fn spawn<F>(fut: F) -> Self::JoinHandle
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        runtime().spawn(fut)
+    }
+
+    fn spawn_blocking<F>(f: F) -> Self::JoinHandle
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        // pyo3-async-runtimes hands results to Python from these closures.
+        runtime().spawn_blocking(move || {
+            let _attaching = ATTACHING.read().unwrap_or_else(|e| e.into_inner());
+            if PYTHON_ALIVE.load(Ordering::Acquire) {
+                f();
+            }
+        })
+    }
+}
+
+impl ContextExt for MuxRuntime {
+    fn scope<F, R>(locals: TaskLocals, fut: F) -> Pin<Box<dyn Future<Output = R> + Send>>
+    where
+        F: Future<Output = R> + Send + 'static,
+    {
+        let cell = OnceCell::new();
+        let _ = cell.set(locals);
+        Box::pin(TASK_LOCALS.scope(cell, fut))
+    }
+
+    fn get_task_locals() -> Option<TaskLocals> {
+        TASK_LOCALS.try_with(|c| c.get().cloned()).ok().flatten()
+    }
+}
+
+/// Turns a Rust future into an asyncio awaitable of the running loop. Cancelling the awaitable
+/// drops the Rust future.
+pub fn awaitable<F, T>(py: Python<'_>, fut: F) -> PyResult<Bound<'_, PyAny>>
+where
+    F: Future<Output = PyResult<T>> + Send + 'static,
+    T: for<'py> IntoPyObject<'py> + Send + 'static,
+{
+    pyo3_async_runtimes::generic::future_into_py::<MuxRuntime, _, T>(py, fut)
+}
+
+/// The event loop running on this thread (or of the current task).
+pub fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    pyo3_async_runtimes::generic::get_current_loop::<MuxRuntime>(py)
+}
