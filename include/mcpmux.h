@@ -323,6 +323,15 @@ mcpmux_status mcpmux_tools_list_async(mcpmux_pool pool,
                                       void *user_data,
                                       mcpmux_request_id *out_request_id);
 
+// Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
+// names), best first, at most `limit` (0: 10): `[{"id": ..., "score": 4.2, "serverName": ...,
+// "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
+// catalog saved beside the config: it never connects a server.
+mcpmux_status mcpmux_tools_search(mcpmux_pool pool,
+                                  const char *query,
+                                  uint32_t limit,
+                                  char **out_json);
+
 // Calls a tool by its pool id (from mcpmux_tools_list()) with `arguments_json`, a JSON
 // object (NULL for none). Answers MCP's CallToolResult: `{"content": [...],
 // "structuredContent": {...}, "isError": false}`; a result with isError true is still

@@ -92,6 +92,18 @@ pub enum Event {
     },
 }
 
+/// Every event name, as [`Event::name`] gives them.
+pub const EVENT_NAMES: &[&str] = &[
+    "server:connected",
+    "connection:state",
+    "servers:changed",
+    "tool:called",
+    "tools:changed",
+    "resource:updated",
+    "progress",
+    "log",
+];
+
 impl Event {
     /// The event's name as used by `on(name, ...)` in the bindings.
     pub fn name(&self) -> &'static str {

@@ -19,7 +19,7 @@ pub mod tools;
 pub mod transport;
 
 pub use error::{Error, ErrorKind, Result};
-pub use events::{ConnectionPhase, ConnectionState, Event, EventReceiver};
+pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver};
 pub use handler::{Progress, ProgressFn};
 pub use host::{ElicitationHandler, HostRequest, SamplingHandler};
 pub use pool::{

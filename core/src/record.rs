@@ -175,7 +175,7 @@ pub struct ServerRecord {
 
 /// What a caller gives to add a server; everything but `name` and `config` has a default.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerInput {
     pub name: String,
     /// Inferred from `config` when absent: `command` → stdio, `ws(s)://` → websocket, else http.

@@ -566,6 +566,28 @@ pub unsafe extern "C" fn mcpmux_tools_list_async(
     })
 }
 
+/// Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
+/// names), best first, at most `limit` (0: 10): `[{"id": ..., "score": 4.2, "serverName": ...,
+/// "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
+/// catalog saved beside the config: it never connects a server.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpmux_tools_search(
+    pool: mcpmux_pool,
+    query: *const c_char,
+    limit: u32,
+    out_json: *mut *mut c_char,
+) -> mcpmux_status {
+    guard(|| {
+        let out = out_arg(out_json, "out_json")?;
+        *out = std::ptr::null_mut();
+        let query = unsafe { str_arg(query, "query") }?;
+        let entry = pool_entry(pool)?;
+        let limit = if limit == 0 { 10 } else { limit as usize };
+        *out = into_c_string(to_json(&entry.pool.search_tools(query, limit))?);
+        Ok(())
+    })
+}
+
 fn tools_call_work(
     e: &Arc<PoolEntry>,
     tool_id: *const c_char,

@@ -275,6 +275,26 @@ async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
     assert!(started.elapsed() < Duration::from_secs(5));
 
     add_test_server(&pool, "t", &[]).await;
+    // Without progress the call timeout holds, and the connection stays usable after it.
+    let started = Instant::now();
+    let err = pool
+        .call_tool(
+            "mcp__t__hang",
+            json!({"ms": 5_000}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(500)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let r = pool
+        .call_tool("mcp__t__echo", json!({"text": "alive"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "alive");
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = seen.clone();
     let r = pool
@@ -740,7 +760,7 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
     .unwrap();
     let hits = again.search_tools("sleep milliseconds progress", 3);
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
-    assert_eq!(again.known_tools().len(), 10);
+    assert_eq!(again.known_tools().len(), 11);
     assert!(
         again
             .server_states()

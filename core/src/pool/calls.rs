@@ -458,9 +458,25 @@ impl Inner {
             }
         }
         self.index_group(&group, None).await?;
-        match (lookup(self), last_error) {
-            (Some(hit), _) => Ok(hit),
-            (None, Some(e)) if candidates.len() == 1 => Err(e),
+        if let Some(hit) = lookup(self) {
+            return Ok(hit);
+        }
+        // Disabled tools are not indexed; say so rather than "not found".
+        for slot in &candidates {
+            let record = slot.record();
+            if let Some(tool) = record
+                .disabled_tools
+                .iter()
+                .find(|t| crate::tools::tool_id(&record.name, t) == tool_id)
+            {
+                return Err(Error::invalid(format!(
+                    "tool '{tool}' of server '{}' is disabled",
+                    record.name
+                )));
+            }
+        }
+        match last_error {
+            Some(e) if candidates.len() == 1 => Err(e),
             _ => Err(Error::not_found("tool", tool_id)),
         }
     }

@@ -365,6 +365,13 @@ impl Inner {
             return;
         };
         let active = record.is_active;
+        // Ids were assigned from the old record (name, disabled tools, config): forget them,
+        // so a call with a stale id is resolved again, not sent to a server that may not
+        // have that tool any more.
+        self.tool_index
+            .write()
+            .unwrap()
+            .retain(|_, (server_id, _)| *server_id != record.id);
         *slot.record.write().unwrap() = record;
         *slot.tools.lock().unwrap() = None;
         if reconnect || !active {

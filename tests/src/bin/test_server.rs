@@ -267,6 +267,15 @@ impl TestServer {
         Ok("slept".to_owned())
     }
 
+    #[tool(
+        description = "Sleep for `ms` milliseconds without any progress notification, then \
+                       return \"done\" (for request timeouts, which progress would reset)"
+    )]
+    async fn hang(&self, Parameters(SleepArgs { ms }): Parameters<SleepArgs>) -> String {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        "done".to_owned()
+    }
+
     #[tool(description = "Return this server's process id")]
     fn pid(&self) -> String {
         std::process::id().to_string()
