@@ -3,6 +3,8 @@
 # third-party MCP servers the integration tests use, then lint, then the test suites.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Both cores for our own builds (the binding scripts default to one when run alone).
+export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
 bash scripts/test-deps.sh
 # The deps are installed: a test that cannot find one must fail, not skip.
@@ -16,3 +18,7 @@ echo "== cargo test"
 cargo test --workspace
 echo "== C API (ffi/, include/mcpmux.h, tests/c)"
 bash scripts/test-c.sh
+echo "== Python package (bindings/python)"
+bash scripts/test-python.sh
+echo "== npm package (bindings/node)"
+bash scripts/test-node.sh
