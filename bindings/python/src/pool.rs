@@ -107,6 +107,14 @@ impl NativePool {
         to_json(&self.pool()?.server_states())
     }
 
+    fn search_tools(&self, query: &str, limit: usize) -> PyResult<String> {
+        to_json(&self.pool()?.search_tools(query, limit))
+    }
+
+    fn known_tools(&self) -> PyResult<String> {
+        to_json(&self.pool()?.known_tools())
+    }
+
     fn list_servers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
         awaitable(py, async move { json_result(pool.list_servers().await) })

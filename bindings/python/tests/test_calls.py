@@ -29,6 +29,18 @@ async def test_list_and_call_tools(tpool: mcpmux.Pool) -> None:
     assert (await tpool.call_tool("mcp__t__add", {"a": 2, "b": 40})).text == "42"
 
 
+async def test_search_ranks_known_tools_without_connecting(tpool: mcpmux.Pool) -> None:
+    assert await tpool.search_tools("echo") == []  # nothing listed yet
+    await tpool.list_tools()
+    hits = await tpool.search_tools("return the text unchanged", limit=3)
+    assert isinstance(hits[0], mcpmux.SearchHit)
+    assert hits[0].id == "mcp__t__echo" and hits[0].score > 0
+    assert len(hits) <= 3
+    assert {t.id for t in tpool.known_tools()} >= {"mcp__t__echo", "mcp__t__sleep"}
+    with pytest.raises(mcpmux.InvalidArgumentError):
+        await tpool.search_tools("x", limit=0)
+
+
 async def test_structured_content_and_is_error(tpool: mcpmux.Pool) -> None:
     r = await tpool.call_tool("mcp__t__structured")
     assert isinstance(r.structured_content, dict) and r.structured_content

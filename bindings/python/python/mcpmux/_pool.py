@@ -24,6 +24,7 @@ from .types import (
     ReadResourceResult,
     ResourceInfo,
     ResourceTemplateInfo,
+    SearchHit,
     ServerConfig,
     ServerRecord,
     ServerStatus,
@@ -421,6 +422,18 @@ class Pool:
         await self._native.disconnect(server)
 
     # --- tools -------------------------------------------------------------------------
+
+    async def search_tools(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """Ranked tools for ``query`` (names, titles, descriptions, parameter names), best
+        first. Answers from the tools already known, live or from the catalog saved beside
+        the config: it never connects a server."""
+        if limit < 1:
+            raise InvalidArgumentError("limit must be at least 1")
+        return _many(SearchHit, self._native.search_tools(query, limit))
+
+    def known_tools(self) -> list[ToolInfo]:
+        """Every tool known without connecting anything (live lists, else the catalog)."""
+        return _many(ToolInfo, self._native.known_tools())
 
     async def list_tools(self, server: str | None = None) -> list[ToolInfo]:
         """Tools of every active server, or of one, with pool-unique ids."""

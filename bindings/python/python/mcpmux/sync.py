@@ -27,6 +27,7 @@ from .types import (
     ReadResourceResult,
     ResourceInfo,
     ResourceTemplateInfo,
+    SearchHit,
     ServerConfig,
     ServerRecord,
     ServerStatus,
@@ -387,6 +388,14 @@ class Pool:
     def disconnect(self, server: str) -> None:
         """Closes a server's connection."""
         return self._call(self._pool.disconnect(server))
+
+    def search_tools(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """See :meth:`mcpmux.Pool.search_tools`."""
+        return self._call(self._pool.search_tools(query, limit))
+
+    def known_tools(self) -> list[ToolInfo]:
+        """See :meth:`mcpmux.Pool.known_tools`."""
+        return self._pool.known_tools()
 
     def list_tools(self, server: str | None = None) -> list[ToolInfo]:
         """Tools of every active server, or of one."""

@@ -180,6 +180,17 @@ class ToolInfo(Model):
     annotations: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class SearchHit(Model):
+    """A ranked result of ``search_tools``."""
+
+    id: str = ""
+    score: float = 0.0
+    server_name: str = ""
+    name: str = ""
+    description: str = ""
+
+
 def _texts(items: list[dict[str, Any]]) -> str:
     return "\n".join(i["text"] for i in items if isinstance(i.get("text"), str))
 
