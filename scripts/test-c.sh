@@ -60,19 +60,19 @@ g++ -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ include/mcpm
 # The header must also link from C++: extern "C" names, not mangled ones.
 printf '#include "mcpmux.h"\n#include <cstring>\nint main() { return std::strlen(mcpmux_version()) > 0 && mcpmux_status_name(MCPMUX_OK)[0] == %s ? 0 : 1; }\n' "'o'" \
     > "$out/header_check.cpp"
-g++ -std=c++11 -Wall -Wextra -Werror -Iffi/include "$out/header_check.cpp" \
+g++ -std=c++11 -Wall -Wextra -Werror -Iinclude "$out/header_check.cpp" \
     -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" -o "$out/header_check_cpp"
 "$out/header_check_cpp"
 
 echo "== compiling the C tests"
-gcc "${cflags[@]}" -Iffi/include "$test_src" -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" \
+gcc "${cflags[@]}" -Iinclude "$test_src" -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" \
     -o "$out/test_dynamic"
-gcc "${cflags[@]}" -Iffi/include "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" \
+gcc "${cflags[@]}" -Iinclude "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" \
     -o "$out/test_static"
 # The Rust side is not instrumented (that needs a nightly compiler), but ASan still checks
 # every C access and every allocation crossing the boundary (malloc/free are intercepted).
 gcc "${cflags[@]}" -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-    -Iffi/include "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" -o "$out/test_asan"
+    -Iinclude "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" -o "$out/test_asan"
 
 everything_js="$(node -e '
 const path = require("path");
