@@ -5,6 +5,7 @@
 //! under pool-unique ids, their resources and their prompts. Everything that happens is
 //! reported as an [`Event`].
 
+pub mod canonical;
 mod catalog;
 mod error;
 pub mod events;
@@ -23,8 +24,8 @@ pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventRece
 pub use handler::{Progress, ProgressFn};
 pub use host::{ElicitationHandler, HostRequest, SamplingHandler};
 pub use pool::{
-    CallOptions, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo, ResourceInfo,
-    ResourceTemplateInfo, ServerStatus, TestResult,
+    CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,
+    ResourceInfo, ResourceTemplateInfo, ServerStatus, TestResult, ToolDef, ToolLayer,
 };
 pub use record::{
     InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,

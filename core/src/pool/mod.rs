@@ -2,6 +2,7 @@
 
 mod calls;
 mod connection;
+mod discovery;
 mod host;
 mod options;
 mod search;
@@ -17,6 +18,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use calls::{CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
+pub use discovery::{Conversation, ToolDef, ToolLayer};
 pub use options::PoolOptions;
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;

@@ -14,6 +14,12 @@ impl Pool {
         self.inner.search_index().search(query, limit)
     }
 
+    /// The server id a pool tool id belongs to, if the pool has seen that id.
+    pub fn tool_server(&self, tool_id: &str) -> Option<String> {
+        let index = self.inner.tool_index.read().unwrap();
+        index.get(tool_id).map(|(server_id, _)| server_id.clone())
+    }
+
     /// Every tool known without connecting anything: fresh lists of connected servers, and the
     /// catalog's last known lists for the others. Disabled servers and tools are left out.
     pub fn known_tools(&self) -> Vec<ToolInfo> {
