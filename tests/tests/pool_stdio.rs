@@ -872,7 +872,7 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
         .await
         .unwrap();
     assert_eq!(text(&r), "real");
-    assert_eq!(conv.activated(), [rec.id.clone()]);
+    assert_eq!(conv.activated(), vec![rec.id.clone()]);
     let now = names(&conv);
     assert!(
         now.contains(&"mcp__t__sleep".to_string()),
