@@ -12,6 +12,7 @@ pub mod events;
 mod handler;
 pub mod host;
 pub mod import;
+pub mod local;
 mod pool;
 pub mod record;
 pub mod search;
@@ -23,6 +24,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver};
 pub use handler::{Progress, ProgressFn};
 pub use host::{ElicitationHandler, HostRequest, SamplingHandler};
+pub use local::{LocalHandler, LocalTool};
 pub use pool::{
     CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,
     ResourceInfo, ResourceTemplateInfo, ServerStatus, TestResult, ToolDef, ToolLayer,

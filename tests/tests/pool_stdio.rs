@@ -887,3 +887,86 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_tools_are_listed_searched_validated_and_called_in_process() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let mut events = pool.events();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = calls.clone();
+    pool.register_tool(mcpmux::LocalTool {
+        name: "set_theme".into(),
+        description: "Switch the application between light and dark theme".into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"theme": {"type": "string", "enum": ["light", "dark"]}},
+            "required": ["theme"]
+        }),
+        handler: Arc::new(move |args| {
+            let seen = seen.clone();
+            Box::pin(async move {
+                seen.lock()
+                    .unwrap()
+                    .push(args["theme"].as_str().unwrap().to_string());
+                Ok(mcpmux::model::CallToolResult::success(vec![
+                    mcpmux::model::ContentBlock::text("theme set"),
+                ]))
+            })
+        }),
+    })
+    .unwrap();
+    assert!(
+        wait_event(&mut events, Duration::from_secs(2), |e| {
+            matches!(e, Event::ToolsChanged { server_id } if server_id == "local")
+        })
+        .await
+        .is_some()
+    );
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t.id == "set_theme" && t.server_name == "local")
+    );
+    assert!(tools.iter().any(|t| t.id == "mcp__t__echo"));
+    assert_eq!(pool.list_tools(Some("local")).await.unwrap().len(), 1);
+    assert_eq!(pool.search_tools("dark theme", 1)[0].id, "set_theme");
+
+    let r = pool
+        .call_tool("set_theme", json!({"theme": "dark"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "theme set");
+    let bad = pool
+        .call_tool("set_theme", json!({"theme": "blue"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("expected schema"), "{}", text(&bad));
+    assert_eq!(
+        *calls.lock().unwrap(),
+        ["dark"],
+        "the handler must not run on invalid input"
+    );
+
+    let conv = pool.conversation();
+    assert!(
+        conv.tools()
+            .iter()
+            .any(|t| t.name == "local_local_list_tools")
+    );
+    conv.call("set_theme", json!({"theme": "light"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(conv.activated(), vec!["local".to_string()]);
+    assert!(conv.tools().iter().any(|t| t.name == "set_theme"));
+
+    assert!(pool.unregister_tool("set_theme"));
+    let e = pool
+        .call_tool("set_theme", json!({"theme": "dark"}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    pool.close().await;
+}

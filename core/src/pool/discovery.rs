@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::{CallOptions, Pool};
 use crate::canonical::canonical_name;
 use crate::error::{Error, Result};
+use crate::local::LOCAL_SERVER;
 use crate::tools::{ToolInfo, sanitize};
 
 /// One server's tools as a layer (seed 002's `ToolLayer`).
@@ -124,7 +125,12 @@ impl Pool {
         by_server
             .into_iter()
             .map(|((server_name, server_id), tools)| ToolLayer {
-                protocol: "mcp".into(),
+                protocol: if server_id == LOCAL_SERVER {
+                    "local"
+                } else {
+                    "mcp"
+                }
+                .into(),
                 server_id,
                 server_name,
                 description: None,

@@ -27,6 +27,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
 use crate::host::Host;
+use crate::local::LocalTools;
 use crate::search::SearchIndex;
 use crate::store::ConfigStore;
 use slot::Slot;
@@ -50,6 +51,7 @@ pub(crate) struct Inner {
     closing: AtomicBool,
     shutdown: CancellationToken,
     host: Arc<Host>,
+    local: LocalTools,
     catalog: Catalog,
     /// Bumped whenever tool lists or server records change.
     tools_version: AtomicU64,
@@ -100,6 +102,7 @@ impl Pool {
             closing: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
             host: Arc::new(Host::default()),
+            local: LocalTools::default(),
             catalog,
             tools_version: AtomicU64::new(0),
             search: std::sync::Mutex::new(None),
