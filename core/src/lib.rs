@@ -5,12 +5,14 @@
 //! under pool-unique ids, their resources and their prompts. Everything that happens is
 //! reported as an [`Event`].
 
+pub mod canonical;
 mod catalog;
 mod error;
 pub mod events;
 mod handler;
 pub mod host;
 pub mod import;
+pub mod local;
 mod pool;
 pub mod record;
 pub mod search;
@@ -22,9 +24,10 @@ pub use error::{Error, ErrorKind, Result};
 pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver};
 pub use handler::{Progress, ProgressFn};
 pub use host::{ElicitationHandler, HostRequest, SamplingHandler};
+pub use local::{LocalHandler, LocalTool};
 pub use pool::{
-    CallOptions, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo, ResourceInfo,
-    ResourceTemplateInfo, ServerStatus, TestResult,
+    CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,
+    ResourceInfo, ResourceTemplateInfo, ServerStatus, TestResult, ToolDef, ToolLayer,
 };
 pub use record::{
     InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,

@@ -760,7 +760,7 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
     .unwrap();
     let hits = again.search_tools("sleep milliseconds progress", 3);
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
-    assert_eq!(again.known_tools().len(), 11);
+    assert_eq!(again.known_tools().len(), 12);
     assert!(
         again
             .server_states()
@@ -786,4 +786,187 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
             .all(|h| h.name != "sleep")
     );
     again.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use() {
+    let pool = pool().await;
+    let rec = add_test_server(&pool, "t", &[]).await;
+    let conv = pool.conversation();
+    let names =
+        |c: &mcpmux::Conversation| c.tools().into_iter().map(|t| t.name).collect::<Vec<_>>();
+    let first = names(&conv);
+    for n in [
+        "search_tools",
+        "t_mcp_list_tools",
+        "t_mcp_search_tools",
+        "t_mcp_list_recipes",
+        "t_mcp_search_recipes",
+        "t_mcp_get_recipe",
+    ] {
+        assert!(first.contains(&n.to_string()), "{n} missing from {first:?}");
+    }
+    assert!(!first.iter().any(|n| n.starts_with("mcp__")), "{first:?}");
+
+    let listed = conv
+        .call("t_mcp_list_tools", json!({}), Default::default())
+        .await
+        .unwrap();
+    let ids: Vec<_> = listed
+        .structured_content
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.contains(&"mcp__t__echo".to_string()), "{ids:?}");
+    assert!(conv.activated().is_empty(), "discovery must not activate");
+    let found = conv
+        .call(
+            "search_tools",
+            json!({"query": "sleep milliseconds"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.structured_content.unwrap()[0]["id"], "mcp__t__sleep");
+    let mine = conv
+        .call(
+            "t_mcp_search_tools",
+            json!({"query": "process id"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(mine.structured_content.unwrap()[0]["id"], "mcp__t__pid");
+
+    // The server's own recipe tool takes the canonical name (seed 002's alias map).
+    let def = conv
+        .tools()
+        .into_iter()
+        .find(|t| t.name == "t_mcp_search_recipes")
+        .unwrap();
+    assert!(
+        def.input_schema["properties"].get("keyword").is_some(),
+        "{def:?}"
+    );
+    let r = conv
+        .call(
+            "t_mcp_search_recipes",
+            json!({"keyword": "chart"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "recipes matching chart: none yet");
+    let e = conv
+        .call("t_mcp_get_recipe", json!({"name": "x"}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert!(conv.activated().is_empty());
+
+    let r = conv
+        .call("mcp__t__echo", json!({"text": "real"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "real");
+    assert_eq!(conv.activated(), vec![rec.id.clone()]);
+    let now = names(&conv);
+    assert!(
+        now.contains(&"mcp__t__sleep".to_string()),
+        "activation adds every tool of the server"
+    );
+    // Another conversation starts over.
+    assert!(pool.conversation().activated().is_empty());
+    let e = conv
+        .call("t_mcp_search_tools", json!({}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_tools_are_listed_searched_validated_and_called_in_process() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let mut events = pool.events();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = calls.clone();
+    pool.register_tool(mcpmux::LocalTool {
+        name: "set_theme".into(),
+        description: "Switch the application between light and dark theme".into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"theme": {"type": "string", "enum": ["light", "dark"]}},
+            "required": ["theme"]
+        }),
+        handler: Arc::new(move |args| {
+            let seen = seen.clone();
+            Box::pin(async move {
+                seen.lock()
+                    .unwrap()
+                    .push(args["theme"].as_str().unwrap().to_string());
+                Ok(mcpmux::model::CallToolResult::success(vec![
+                    mcpmux::model::ContentBlock::text("theme set"),
+                ]))
+            })
+        }),
+    })
+    .unwrap();
+    assert!(
+        wait_event(&mut events, Duration::from_secs(2), |e| {
+            matches!(e, Event::ToolsChanged { server_id } if server_id == "local")
+        })
+        .await
+        .is_some()
+    );
+    let tools = pool.list_tools(None).await.unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t.id == "set_theme" && t.server_name == "local")
+    );
+    assert!(tools.iter().any(|t| t.id == "mcp__t__echo"));
+    assert_eq!(pool.list_tools(Some("local")).await.unwrap().len(), 1);
+    assert_eq!(pool.search_tools("dark theme", 1)[0].id, "set_theme");
+
+    let r = pool
+        .call_tool("set_theme", json!({"theme": "dark"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "theme set");
+    let bad = pool
+        .call_tool("set_theme", json!({"theme": "blue"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("expected schema"), "{}", text(&bad));
+    assert_eq!(
+        *calls.lock().unwrap(),
+        ["dark"],
+        "the handler must not run on invalid input"
+    );
+
+    let conv = pool.conversation();
+    assert!(
+        conv.tools()
+            .iter()
+            .any(|t| t.name == "local_local_list_tools")
+    );
+    conv.call("set_theme", json!({"theme": "light"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(conv.activated(), vec!["local".to_string()]);
+    assert!(conv.tools().iter().any(|t| t.name == "set_theme"));
+
+    assert!(pool.unregister_tool("set_theme"));
+    let e = pool
+        .call_tool("set_theme", json!({"theme": "dark"}), Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    pool.close().await;
 }

@@ -19,6 +19,7 @@ use super::{Inner, Pool};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::handler::{ClientSide, ProgressFn};
+use crate::local::LOCAL_SERVER;
 use crate::tools::{ToolInfo, describe, server_prefix};
 
 /// How many `input_required` rounds a call may take before it is abandoned.
@@ -140,6 +141,9 @@ impl Pool {
     pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolInfo>> {
         let _flight = self.inner.begin()?;
         match server {
+            Some(LOCAL_SERVER) if self.inner.slot(LOCAL_SERVER).is_err() => {
+                Ok(self.inner.local.list())
+            }
             Some(s) => {
                 let slot = self.inner.slot(s)?;
                 let group = self.inner.prefix_group(&slot.name());
@@ -165,6 +169,7 @@ impl Pool {
                 )
                 .await;
                 let mut out: Vec<ToolInfo> = lists.into_iter().flatten().flatten().collect();
+                out.extend(self.inner.local.list());
                 out.sort_by(|a, b| a.id.cmp(&b.id));
                 Ok(out)
             }
@@ -189,6 +194,25 @@ impl Pool {
                 )));
             }
         };
+        if self.inner.local.contains(tool_id) {
+            let started = Instant::now();
+            let result = self
+                .inner
+                .local
+                .call(
+                    tool_id,
+                    arguments.map(serde_json::Value::Object).unwrap_or_default(),
+                )
+                .await;
+            self.inner.events.emit(Event::ToolCalled {
+                server_id: LOCAL_SERVER.into(),
+                tool_name: tool_id.to_string(),
+                tool_id: tool_id.to_string(),
+                duration_ms: started.elapsed().as_millis() as u64,
+                success: matches!(&result, Ok(r) if r.is_error != Some(true)),
+            });
+            return result;
+        }
         let (slot, tool) = self.inner.resolve_tool(tool_id).await?;
         let record = slot.record();
         if record.disabled_tools.iter().any(|t| t == &tool) {

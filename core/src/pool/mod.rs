@@ -2,6 +2,7 @@
 
 mod calls;
 mod connection;
+mod discovery;
 mod host;
 mod options;
 mod search;
@@ -17,6 +18,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use calls::{CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
+pub use discovery::{Conversation, ToolDef, ToolLayer};
 pub use options::PoolOptions;
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;
@@ -25,6 +27,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
 use crate::host::Host;
+use crate::local::LocalTools;
 use crate::search::SearchIndex;
 use crate::store::ConfigStore;
 use slot::Slot;
@@ -48,6 +51,7 @@ pub(crate) struct Inner {
     closing: AtomicBool,
     shutdown: CancellationToken,
     host: Arc<Host>,
+    local: LocalTools,
     catalog: Catalog,
     /// Bumped whenever tool lists or server records change.
     tools_version: AtomicU64,
@@ -98,6 +102,7 @@ impl Pool {
             closing: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
             host: Arc::new(Host::default()),
+            local: LocalTools::default(),
             catalog,
             tools_version: AtomicU64::new(0),
             search: std::sync::Mutex::new(None),

@@ -5,13 +5,49 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::{Inner, Pool};
+use crate::error::Result;
+use crate::events::Event;
+use crate::local::{LOCAL_SERVER, LocalTool};
 use crate::search::{SearchHit, SearchIndex};
 use crate::tools::{ToolInfo, describe};
 
 impl Pool {
+    /// Adds (or replaces) a tool of the host application, listed and searched with the
+    /// servers' tools under its own name and called in-process.
+    pub fn register_tool(&self, tool: LocalTool) -> Result<ToolInfo> {
+        let info = self.inner.local.register(tool)?;
+        self.inner.tools_changed();
+        self.inner.events.emit(Event::ToolsChanged {
+            server_id: LOCAL_SERVER.into(),
+        });
+        Ok(info)
+    }
+
+    /// Removes a host tool; returns whether it existed.
+    pub fn unregister_tool(&self, name: &str) -> bool {
+        let removed = self.inner.local.unregister(name);
+        if removed {
+            self.inner.tools_changed();
+            self.inner.events.emit(Event::ToolsChanged {
+                server_id: LOCAL_SERVER.into(),
+            });
+        }
+        removed
+    }
+
     /// Ranked tools for `query` (names, titles, descriptions, parameter names), best first.
     pub fn search_tools(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         self.inner.search_index().search(query, limit)
+    }
+
+    /// The server id a pool tool id belongs to, if the pool has seen that id (`local` for
+    /// the host's tools).
+    pub fn tool_server(&self, tool_id: &str) -> Option<String> {
+        if self.inner.local.contains(tool_id) {
+            return Some(LOCAL_SERVER.into());
+        }
+        let index = self.inner.tool_index.read().unwrap();
+        index.get(tool_id).map(|(server_id, _)| server_id.clone())
     }
 
     /// Every tool known without connecting anything: fresh lists of connected servers, and the
@@ -37,7 +73,9 @@ impl Inner {
                     .map(|tools| (slot.record(), tools))
             })
             .collect();
-        describe(lists)
+        let mut tools = describe(lists);
+        tools.extend(self.local.list());
+        tools
     }
 
     /// The index for the current tools, rebuilt only when something changed since.

@@ -138,6 +138,12 @@ fn parse_args() -> Result<Options, String> {
 // ----------------------------------------------------------------------------
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct KeywordArgs {
+    /// A word to look for.
+    keyword: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
     /// Text to send back unchanged.
     text: String,
@@ -274,6 +280,14 @@ impl TestServer {
     async fn hang(&self, Parameters(SleepArgs { ms }): Parameters<SleepArgs>) -> String {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         "done".to_owned()
+    }
+
+    #[tool(description = "Find recipes whose name contains the keyword")]
+    fn find_recipe_by_keyword(
+        &self,
+        Parameters(KeywordArgs { keyword }): Parameters<KeywordArgs>,
+    ) -> String {
+        format!("recipes matching {keyword}: none yet")
     }
 
     #[tool(description = "Return this server's process id")]

@@ -1,0 +1,300 @@
+//! Tool layers, discovery pseudo-tools and lazy per-server activation (seed 002, phases 1
+//! and 2): an agent starts with a handful of discovery tools instead of hundreds of real
+//! ones, and a server's tools join the conversation when it first uses one of them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{CallOptions, Pool};
+use crate::canonical::canonical_name;
+use crate::error::{Error, Result};
+use crate::local::LOCAL_SERVER;
+use crate::tools::{ToolInfo, sanitize};
+
+/// One server's tools as a layer (seed 002's `ToolLayer`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolLayer {
+    /// `mcp` for servers; `local` for the host's own tools.
+    pub protocol: String,
+    pub server_id: String,
+    pub server_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub tools: Vec<ToolInfo>,
+}
+
+/// A tool as offered to an LLM: a function name, what it does, its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// The discovery tools every layer gets, by canonical name.
+const DISCOVERY: &[(&str, &str)] = &[
+    (
+        "list_tools",
+        "List the tools of {server}: ids and one-line descriptions.",
+    ),
+    ("search_tools", "Search the tools of {server} by keywords."),
+    (
+        "list_recipes",
+        "List the recipes (how-to guides and widgets) of {server}.",
+    ),
+    (
+        "search_recipes",
+        "Search the recipes of {server} by keywords.",
+    ),
+    (
+        "get_recipe",
+        "Read one recipe of {server} in full: its instructions and parameters.",
+    ),
+];
+
+fn schema_for(canonical: &str) -> Value {
+    match canonical {
+        "search_tools" | "search_recipes" => json!({
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "keywords"}},
+            "required": ["query"]
+        }),
+        "get_recipe" => json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"]
+        }),
+        _ => json!({"type": "object", "properties": {}}),
+    }
+}
+
+fn json_result(value: Value) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    r.structured_content = Some(value);
+    r
+}
+
+fn summary(tools: &[ToolInfo]) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "id": t.id,
+                    "description": t.description.as_deref().unwrap_or("").lines().next().unwrap_or(""),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The layer's own tool for a canonical role (seed 002's alias map), if it has one.
+fn aliased<'a>(layer: &'a ToolLayer, canonical: &str) -> Option<&'a ToolInfo> {
+    layer
+        .tools
+        .iter()
+        .find(|t| canonical_name(&t.name, t.description.as_deref()) == Some(canonical))
+}
+
+fn string_arg(args: &Value, key: &str, tool: &str) -> Result<String> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| Error::invalid(format!("{tool} needs a string `{key}`")))
+}
+
+impl Pool {
+    /// Every active server's known tools as layers, without connecting anything.
+    pub fn layers(&self) -> Vec<ToolLayer> {
+        let mut by_server: BTreeMap<(String, String), Vec<ToolInfo>> = BTreeMap::new();
+        for slot in self.inner.active_slots() {
+            by_server.entry((slot.name(), slot.id.clone())).or_default();
+        }
+        for t in self.known_tools() {
+            by_server
+                .entry((t.server_name.clone(), t.server_id.clone()))
+                .or_default()
+                .push(t);
+        }
+        by_server
+            .into_iter()
+            .map(|((server_name, server_id), tools)| ToolLayer {
+                protocol: if server_id == LOCAL_SERVER {
+                    "local"
+                } else {
+                    "mcp"
+                }
+                .into(),
+                server_id,
+                server_name,
+                description: None,
+                tools,
+            })
+            .collect()
+    }
+
+    /// A conversation with discovery tools and lazy activation, for an agent loop.
+    pub fn conversation(&self) -> Conversation {
+        Conversation {
+            pool: self.clone(),
+            activated: Mutex::new(BTreeSet::new()),
+        }
+    }
+}
+
+/// What one agent conversation may call: the discovery tools, plus every tool of the
+/// servers it has used. Activation is irreversible for the conversation's lifetime.
+pub struct Conversation {
+    pool: Pool,
+    activated: Mutex<BTreeSet<String>>,
+}
+
+/// What a function name of a conversation refers to.
+enum Target {
+    GlobalSearch,
+    Discovery {
+        layer: ToolLayer,
+        canonical: &'static str,
+    },
+    Tool,
+}
+
+impl Conversation {
+    /// Ids of the servers activated so far.
+    pub fn activated(&self) -> Vec<String> {
+        self.activated.lock().unwrap().iter().cloned().collect()
+    }
+
+    /// The function definitions to offer the LLM now.
+    pub fn tools(&self) -> Vec<ToolDef> {
+        let layers = self.pool.layers();
+        let activated = self.activated.lock().unwrap().clone();
+        let mut out = vec![ToolDef {
+            name: "search_tools".into(),
+            description: "Search the tools of every server by keywords; returns ids to call."
+                .into(),
+            input_schema: schema_for("search_tools"),
+        }];
+        for layer in &layers {
+            let prefix = format!("{}_{}", sanitize(&layer.server_name), layer.protocol);
+            for (canonical, description) in DISCOVERY {
+                // An aliased role takes the real tool's parameters: calls go there as they are.
+                let (description, input_schema) = match aliased(layer, canonical) {
+                    Some(real) => (
+                        real.description.clone().unwrap_or_default(),
+                        real.input_schema.clone(),
+                    ),
+                    None => (
+                        description.replace("{server}", &layer.server_name),
+                        schema_for(canonical),
+                    ),
+                };
+                out.push(ToolDef {
+                    name: format!("{prefix}_{canonical}"),
+                    description,
+                    input_schema,
+                });
+            }
+        }
+        for layer in layers.iter().filter(|l| activated.contains(&l.server_id)) {
+            out.extend(layer.tools.iter().map(|t| ToolDef {
+                name: t.id.clone(),
+                description: t.description.clone().unwrap_or_default(),
+                input_schema: t.input_schema.clone(),
+            }));
+        }
+        out
+    }
+
+    fn target(&self, name: &str) -> Target {
+        if name == "search_tools" {
+            return Target::GlobalSearch;
+        }
+        for layer in self.pool.layers() {
+            let prefix = format!("{}_{}_", sanitize(&layer.server_name), layer.protocol);
+            if let Some(rest) = name.strip_prefix(&prefix)
+                && let Some((canonical, _)) = DISCOVERY.iter().find(|(c, _)| *c == rest)
+            {
+                return Target::Discovery { layer, canonical };
+            }
+        }
+        Target::Tool
+    }
+
+    /// Calls a function the LLM asked for: discovery tools are answered locally, a recipe
+    /// tool is sent to the server's own tool of that role (the alias map), and a real tool
+    /// activates its server.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        match self.target(name) {
+            Target::GlobalSearch => {
+                let query = string_arg(&args, "query", name)?;
+                Ok(json_result(
+                    serde_json::to_value(self.pool.search_tools(&query, 10)).unwrap_or_default(),
+                ))
+            }
+            Target::Discovery { layer, canonical } => {
+                self.discovery(layer, canonical, name, args, options).await
+            }
+            Target::Tool => {
+                let result = self.pool.call_tool(name, args, options).await?;
+                if let Some(server_id) = self.pool.tool_server(name) {
+                    self.activated.lock().unwrap().insert(server_id);
+                }
+                Ok(result)
+            }
+        }
+    }
+
+    async fn discovery(
+        &self,
+        mut layer: ToolLayer,
+        canonical: &'static str,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        // The server's own tool for this role, if it has one (e.g. `find_recipe_by_keyword`
+        // for `search_recipes`): the call goes there, with the agent's arguments.
+        if let Some(real) = aliased(&layer, canonical) {
+            return self.pool.call_tool(&real.id, args, options).await;
+        }
+        if layer.tools.is_empty() {
+            // Never listed, so nothing is known: ask the server once (it is then saved in
+            // the catalog and later answers are local).
+            layer.tools = self.pool.list_tools(Some(&layer.server_id)).await?;
+        }
+        match canonical {
+            "list_tools" => Ok(json_result(summary(&layer.tools))),
+            "search_tools" => {
+                let query = string_arg(&args, "query", name)?;
+                let hits: Vec<_> = self
+                    .pool
+                    .search_tools(&query, 50)
+                    .into_iter()
+                    .filter(|h| layer.tools.iter().any(|t| t.id == h.id))
+                    .take(10)
+                    .collect();
+                Ok(json_result(serde_json::to_value(hits).unwrap_or_default()))
+            }
+            "list_recipes" | "search_recipes" => Ok(json_result(json!([]))),
+            _ => {
+                let recipe = string_arg(&args, "name", name)?;
+                Err(Error::not_found(
+                    "recipe",
+                    format!("{recipe} (server '{}' has no recipes)", layer.server_name),
+                ))
+            }
+        }
+    }
+}
