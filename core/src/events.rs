@@ -81,6 +81,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// A widget was put on the canvas (`widget_display`).
+    #[serde(rename = "widget", rename_all = "camelCase")]
+    Widget {
+        id: String,
+        name: String,
+        params: serde_json::Value,
+    },
     /// Server log output: `notifications/message`, stderr of stdio servers, or a transport fault.
     #[serde(rename = "log", rename_all = "camelCase")]
     Log {
@@ -102,6 +109,7 @@ pub const EVENT_NAMES: &[&str] = &[
     "resource:updated",
     "progress",
     "log",
+    "widget",
 ];
 
 impl Event {
@@ -116,6 +124,7 @@ impl Event {
             Event::ResourceUpdated { .. } => "resource:updated",
             Event::Progress { .. } => "progress",
             Event::Log { .. } => "log",
+            Event::Widget { .. } => "widget",
         }
     }
 }

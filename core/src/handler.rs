@@ -42,6 +42,8 @@ pub(crate) struct ServerShared {
     pub tools_generation: AtomicU64,
     pub client_name: String,
     pub host: Arc<Host>,
+    /// Set by the pool: refreshes the tool list (and the catalog) after a change.
+    pub on_tools_changed: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl ServerShared {
@@ -53,6 +55,7 @@ impl ServerShared {
     ) -> Arc<Self> {
         Arc::new(ServerShared {
             host,
+            on_tools_changed: std::sync::OnceLock::new(),
             server_id: server_id.into(),
             events,
             progress: Mutex::new(HashMap::new()),
@@ -75,6 +78,14 @@ impl ServerShared {
         self.events.emit(Event::ToolsChanged {
             server_id: self.server_id.to_string(),
         });
+    }
+
+    /// A server said its list changed: mark the cache stale and fetch the new list.
+    fn list_changed(&self) {
+        self.tools_changed();
+        if let Some(refresh) = self.on_tools_changed.get() {
+            refresh();
+        }
     }
 }
 
@@ -251,7 +262,7 @@ impl ClientHandler for ClientSide {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.shared.tools_changed();
+        self.shared.list_changed();
     }
 
     async fn on_resource_updated(

@@ -6,6 +6,7 @@
 //! reported as an [`Event`].
 
 pub mod canonical;
+pub mod canvas;
 mod catalog;
 mod error;
 pub mod events;
@@ -14,6 +15,7 @@ pub mod host;
 pub mod import;
 pub mod local;
 mod pool;
+pub mod recipes;
 pub mod record;
 pub mod search;
 pub mod store;

@@ -970,3 +970,86 @@ async fn host_tools_are_listed_searched_validated_and_called_in_process() {
     assert_eq!(e.kind(), ErrorKind::NotFound);
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recipes_widgets_and_the_canvas_through_a_conversation() {
+    let pool = pool().await;
+    pool.register_recipe(
+        "---\nwidget: stat\ndescription: Key figure (KPI, counter)\nschema:\n  type: object\n  required: [label, value]\n  properties:\n    label: { type: string }\n    value: { type: string }\n    icon: { type: string }\n---\nCall widget_display('stat', {label, value}).\n",
+    )
+    .unwrap();
+    let mut events = pool.events();
+    let changes = Arc::new(Mutex::new(0));
+    let counter = changes.clone();
+    pool.canvas()
+        .subscribe(move |_| *counter.lock().unwrap() += 1);
+    let conv = pool.conversation();
+    let listed = conv
+        .call("local_local_list_recipes", json!({}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.structured_content.unwrap()[0]["name"], "stat");
+    let found = conv
+        .call(
+            "local_local_search_recipes",
+            json!({"query": "kpi"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.structured_content.unwrap()[0]["name"], "stat");
+    let recipe = conv
+        .call(
+            "local_local_get_recipe",
+            json!({"name": "stat"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&recipe).contains("widget_display"));
+
+    let bad = conv
+        .call(
+            "widget_display",
+            json!({"name": "stat", "params": {"label": "Visitors"}}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("expected schema"), "{}", text(&bad));
+    let ok = conv
+        .call(
+            "widget_display",
+            json!({"name": "stat", "params": {"label": "Visitors", "value": "1,234", "icon": "javascript:alert(1)"}}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    let shown = ok.structured_content.unwrap();
+    let id = shown["id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("w_"), "{shown}");
+    assert_eq!(shown["droppedUrls"], json!(["/icon"]));
+    let event = wait_event(&mut events, Duration::from_secs(2), |e| {
+        matches!(e, Event::Widget { .. })
+    })
+    .await;
+    assert!(
+        matches!(event, Some(Event::Widget { ref name, .. }) if name == "stat"),
+        "{event:?}"
+    );
+    conv.call(
+        "canvas",
+        json!({"action": "move", "id": id, "params": {"x": 1, "y": 2}}),
+        Default::default(),
+    )
+    .await
+    .unwrap();
+    let widgets = pool.canvas().widgets();
+    assert_eq!(widgets.len(), 1);
+    assert_eq!(widgets[0].position, Some(json!({"x": 1, "y": 2})));
+    assert_eq!(widgets[0].params["icon"], "");
+    assert_eq!(*changes.lock().unwrap(), 2);
+    assert_eq!(conv.activated(), vec!["local".to_string()]);
+    pool.close().await;
+}

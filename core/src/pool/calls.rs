@@ -411,7 +411,7 @@ impl Inner {
     }
 
     /// A server's tools, from the cache while it is fresh (TTL, no `list_changed` since).
-    async fn server_tools(
+    pub(super) async fn server_tools(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
     ) -> Result<Arc<Vec<rmcp::model::Tool>>> {

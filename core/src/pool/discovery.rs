@@ -269,6 +269,35 @@ impl Conversation {
         if let Some(real) = aliased(&layer, canonical) {
             return self.pool.call_tool(&real.id, args, options).await;
         }
+        if layer.protocol == "local" {
+            let recipes = self.pool.recipes();
+            return match canonical {
+                "list_recipes" => Ok(json_result(Value::Array(recipes.list()))),
+                "search_recipes" => {
+                    let query = string_arg(&args, "query", name)?;
+                    Ok(json_result(Value::Array(recipes.search(&query, 10))))
+                }
+                "get_recipe" => {
+                    let recipe = string_arg(&args, "name", name)?;
+                    let r = recipes
+                        .get(&recipe)
+                        .ok_or_else(|| Error::not_found("recipe", recipe))?;
+                    Ok(json_result(serde_json::to_value(r).unwrap_or_default()))
+                }
+                "search_tools" => {
+                    let query = string_arg(&args, "query", name)?;
+                    let hits: Vec<_> = self
+                        .pool
+                        .search_tools(&query, 50)
+                        .into_iter()
+                        .filter(|h| h.server_name == LOCAL_SERVER)
+                        .take(10)
+                        .collect();
+                    Ok(json_result(serde_json::to_value(hits).unwrap_or_default()))
+                }
+                _ => Ok(json_result(summary(&layer.tools))),
+            };
+        }
         if layer.tools.is_empty() {
             // Never listed, so nothing is known: ask the server once (it is then saved in
             // the catalog and later answers are local).

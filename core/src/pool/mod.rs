@@ -8,6 +8,7 @@ mod options;
 mod search;
 mod servers;
 mod slot;
+mod widgets;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -23,11 +24,13 @@ pub use options::PoolOptions;
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;
 
+use crate::canvas::Canvas;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
 use crate::host::Host;
 use crate::local::LocalTools;
+use crate::recipes::RecipeRegistry;
 use crate::search::SearchIndex;
 use crate::store::ConfigStore;
 use slot::Slot;
@@ -52,6 +55,8 @@ pub(crate) struct Inner {
     shutdown: CancellationToken,
     host: Arc<Host>,
     local: LocalTools,
+    recipes: RecipeRegistry,
+    canvas: Arc<Canvas>,
     catalog: Catalog,
     /// Bumped whenever tool lists or server records change.
     tools_version: AtomicU64,
@@ -103,6 +108,8 @@ impl Pool {
             shutdown: CancellationToken::new(),
             host: Arc::new(Host::default()),
             local: LocalTools::default(),
+            recipes: RecipeRegistry::default(),
+            canvas: Arc::new(Canvas::default()),
             catalog,
             tools_version: AtomicU64::new(0),
             search: std::sync::Mutex::new(None),

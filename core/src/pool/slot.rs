@@ -60,8 +60,8 @@ pub struct ServerStatus {
 }
 
 impl Slot {
-    pub fn new(record: ServerRecord, inner: &Inner) -> Arc<Slot> {
-        Arc::new(Slot {
+    pub fn new(record: ServerRecord, inner: &Arc<Inner>) -> Arc<Slot> {
+        let slot = Arc::new(Slot {
             id: record.id.clone(),
             shared: ServerShared::new(
                 &record.id,
@@ -80,7 +80,26 @@ impl Slot {
             generation: AtomicU64::new(0),
             reconnecting: AtomicBool::new(false),
             removed: AtomicBool::new(false),
-        })
+        });
+        let (weak_slot, weak_pool) = (Arc::downgrade(&slot), Arc::downgrade(inner));
+        let _ = slot.shared.on_tools_changed.set(Box::new(move || {
+            if let (Some(slot), Some(inner)) = (weak_slot.upgrade(), weak_pool.upgrade()) {
+                slot.refresh_tools(&inner);
+            }
+        }));
+        slot
+    }
+
+    /// Fetches the tool list in the background if connected, so the cache, the catalog and
+    /// search follow a (re)connect or a `list_changed` without waiting for a caller.
+    pub fn refresh_tools(self: &Arc<Self>, inner: &Arc<Inner>) {
+        if self.live_connection().is_none() || inner.closing.load(Ordering::SeqCst) {
+            return;
+        }
+        let (slot, inner) = (self.clone(), inner.clone());
+        tokio::spawn(async move {
+            let _ = inner.server_tools(&slot).await;
+        });
     }
 
     pub fn record(&self) -> ServerRecord {
@@ -213,6 +232,7 @@ impl Slot {
         match result {
             Ok(conn) => {
                 self.live.lock().unwrap().conn = Some(conn.clone());
+                self.refresh_tools(inner);
                 self.set_state(
                     inner,
                     ConnectionState::Connected,
