@@ -5,6 +5,7 @@
 //! under pool-unique ids, their resources and their prompts. Everything that happens is
 //! reported as an [`Event`].
 
+pub mod agent;
 pub mod canonical;
 pub mod canvas;
 mod catalog;
