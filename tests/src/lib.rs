@@ -15,6 +15,8 @@
 //! so that no test leaves a server running behind it, and port helpers ([`free_port`],
 //! [`wait_for_port`]) for HTTP servers.
 
+pub mod fake_llm;
+
 use std::{
     io,
     net::{SocketAddr, TcpListener, TcpStream},

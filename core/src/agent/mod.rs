@@ -1,6 +1,14 @@
-//! The agent (seed 002's `runAgentLoop`), built piece by piece. This sitting: reading tool
-//! calls that models without native tool calling write as text.
+//! The agent (seed 002's `runAgentLoop`), built piece by piece: messages, the provider
+//! interface, an OpenAI-compatible provider, text tool-call parsing, and the loop.
 
+pub mod message;
+pub mod openai;
+pub mod provider;
+pub mod run;
 pub mod textcalls;
 
+pub use message::{Block, Message, Response, Role, StopReason, Usage};
+pub use openai::{OpenAiConfig, OpenAiProvider};
+pub use provider::{ChatRequest, Provider, TokenFn};
+pub use run::{Agent, AgentOptions, AgentResult, Approval, ApproveFn, RunOptions, Stop};
 pub use textcalls::{ParsedReply, TextToolCall, parse_tool_calls};

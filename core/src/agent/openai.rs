@@ -1,0 +1,478 @@
+//! OpenAI-compatible Chat Completions with streaming: OpenAI, Mistral, Qwen, vLLM, LM Studio,
+//! llama.cpp's server, and seed 002's proxy mode (a URL that adds the key, so the client
+//! holds none).
+
+use std::collections::BTreeMap;
+use std::sync::RwLock;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::message::{Block, Response, Role, StopReason, Usage};
+use super::provider::{ChatRequest, Provider};
+use super::textcalls::parse_tool_calls;
+use crate::error::{Error, Result};
+use crate::host::BoxFuture;
+use crate::transport::sse::SseParser;
+
+/// Where and how to reach the service.
+#[derive(Clone)]
+pub struct OpenAiConfig {
+    /// e.g. `https://api.openai.com/v1`, `http://127.0.0.1:8080/v1`, or a proxy's URL.
+    pub base_url: String,
+    /// `None` in proxy mode.
+    pub api_key: Option<String>,
+    pub model: String,
+    pub headers: BTreeMap<String, String>,
+    /// Retries on HTTP 429 and 5xx, with backoff.
+    pub max_retries: u32,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// The provider.
+pub struct OpenAiProvider {
+    config: OpenAiConfig,
+    model: RwLock<String>,
+    client: reqwest::Client,
+}
+
+impl OpenAiProvider {
+    pub fn new(config: OpenAiConfig) -> Result<Self> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
+        Ok(OpenAiProvider {
+            model: RwLock::new(config.model.clone()),
+            config,
+            client,
+        })
+    }
+}
+
+/// The request body for a chat request.
+pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &req.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for m in &req.messages {
+        match m.role {
+            Role::User => {
+                let text = m.text();
+                for b in &m.content {
+                    if let Block::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                    } = b
+                    {
+                        let content = if *is_error {
+                            format!("Error: {content}")
+                        } else {
+                            content.clone()
+                        };
+                        messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
+                    }
+                }
+                if !text.is_empty() {
+                    messages.push(json!({"role": "user", "content": text}));
+                }
+            }
+            Role::Assistant => {
+                let calls: Vec<Value> = m
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        Block::ToolUse { id, name, input } => Some(json!({
+                            "id": id, "type": "function",
+                            "function": {"name": name, "arguments": input.to_string()}
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                let text = m.text();
+                let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+                if !calls.is_empty() {
+                    msg["tool_calls"] = Value::Array(calls);
+                }
+                messages.push(msg);
+            }
+        }
+    }
+    let mut body = json!({"model": model, "messages": messages, "stream": true, "stream_options": {"include_usage": true}});
+    if !req.tools.is_empty() {
+        body["tools"] = Value::Array(
+            req.tools
+                .iter()
+                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
+                .collect(),
+        );
+    }
+    if let Some(n) = req.max_tokens {
+        body["max_tokens"] = json!(n);
+    }
+    if let Some(t) = req.temperature {
+        body["temperature"] = json!(t);
+    }
+    body
+}
+
+/// Accumulates a streamed answer.
+#[derive(Default)]
+pub(crate) struct Accumulator {
+    text: String,
+    /// index → (id, name, arguments so far)
+    calls: BTreeMap<u64, (String, String, String)>,
+    finish: Option<String>,
+    usage: Usage,
+}
+
+impl Accumulator {
+    /// Takes one chunk; returns the text it added (for `on_token`).
+    pub fn chunk(&mut self, chunk: &Value) -> Option<String> {
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Usage {
+                input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+            };
+        }
+        let choice = chunk.get("choices")?.get(0)?;
+        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish = Some(f.to_string());
+        }
+        // Non-streaming answers carry `message`; streamed ones `delta`.
+        let delta = choice.get("delta").or_else(|| choice.get("message"))?;
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = call
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(self.calls.len() as u64);
+            let entry = self.calls.entry(index).or_default();
+            if let Some(id) = call.get("id").and_then(Value::as_str) {
+                entry.0 = id.to_string();
+            }
+            if let Some(f) = call.get("function") {
+                if let Some(n) = f.get("name").and_then(Value::as_str) {
+                    entry.1.push_str(n);
+                }
+                if let Some(a) = f.get("arguments").and_then(Value::as_str) {
+                    entry.2.push_str(a);
+                }
+            }
+        }
+        let text = delta.get("content").and_then(Value::as_str)?;
+        self.text.push_str(text);
+        Some(text.to_string())
+    }
+
+    pub fn finish(self) -> Result<Response> {
+        let mut content = Vec::new();
+        let mut calls = Vec::new();
+        for (i, (id, name, args)) in self.calls {
+            let input = if args.trim().is_empty() {
+                json!({})
+            } else {
+                serde_json::from_str(&args).map_err(|e| Error::Protocol {
+                    server: "model".into(),
+                    message: format!(
+                        "the model's arguments for tool '{name}' are not JSON ({e}): {args}"
+                    ),
+                })?
+            };
+            let id = if id.is_empty() {
+                format!("call_{i}")
+            } else {
+                id
+            };
+            calls.push(Block::ToolUse { id, name, input });
+        }
+        let mut text = self.text;
+        // Models without native tool calling write calls as text.
+        if calls.is_empty() {
+            let parsed = parse_tool_calls(&text);
+            if !parsed.calls.is_empty() {
+                text = parsed.text;
+                calls = parsed
+                    .calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| Block::ToolUse {
+                        id: format!("call_text_{i}"),
+                        name: c.name,
+                        input: c.arguments,
+                    })
+                    .collect();
+            }
+        }
+        if !text.is_empty() {
+            content.push(Block::Text { text });
+        }
+        let has_calls = !calls.is_empty();
+        content.extend(calls);
+        let stop_reason = match self.finish.as_deref() {
+            _ if has_calls => StopReason::ToolUse,
+            Some("length") => StopReason::MaxTokens,
+            Some("stop") | None => StopReason::EndTurn,
+            Some(other) => StopReason::Other(other.to_string()),
+        };
+        Ok(Response {
+            content,
+            stop_reason,
+            usage: self.usage,
+        })
+    }
+}
+
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    let secs: f64 = response
+        .headers()
+        .get("retry-after")?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs_f64(secs.clamp(0.0, 10.0)))
+}
+
+impl OpenAiProvider {
+    async fn send(&self, req: ChatRequest) -> Result<Response> {
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let body = serde_json::to_vec(&body(&self.model(), &req)).unwrap_or_default();
+        let mut attempt = 0;
+        let response = loop {
+            let mut builder = self
+                .client
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body.clone());
+            if let Some(key) = &self.config.api_key {
+                builder = builder.bearer_auth(key);
+            }
+            for (k, v) in &self.config.headers {
+                builder = builder.header(k, v);
+            }
+            let outcome = builder.send().await;
+            let (retryable, wait, failure) = match outcome {
+                Ok(r) if r.status().is_success() => break r,
+                Ok(r) => {
+                    let status = r.status();
+                    let wait = retry_after(&r);
+                    let text: String = r
+                        .text()
+                        .await
+                        .unwrap_or_default()
+                        .chars()
+                        .take(300)
+                        .collect();
+                    (
+                        status.as_u16() == 429 || status.is_server_error(),
+                        wait,
+                        format!("HTTP {status}: {text}"),
+                    )
+                }
+                Err(e) => (e.is_connect() || e.is_timeout(), None, e.to_string()),
+            };
+            if !retryable || attempt >= self.config.max_retries {
+                return Err(Error::connection(
+                    self.name(),
+                    format!("{failure} (after {} attempts)", attempt + 1),
+                ));
+            }
+            let delay = wait.unwrap_or(Duration::from_millis(250 << attempt.min(5)));
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        };
+        let mut acc = Accumulator::default();
+        let streamed = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !streamed {
+            let whole: Value = response
+                .json()
+                .await
+                .map_err(|e| Error::connection(self.name(), format!("bad response: {e}")))?;
+            acc.chunk(&whole);
+            return acc.finish();
+        }
+        let mut parser = SseParser::new(16 * 1024 * 1024);
+        let mut stream = response.bytes_stream();
+        'read: while let Some(bytes) = stream.next().await {
+            let bytes =
+                bytes.map_err(|e| Error::connection(self.name(), format!("stream broke: {e}")))?;
+            for event in parser.feed(&bytes) {
+                let event = event.map_err(|e| Error::connection(self.name(), e))?;
+                if event.data.trim() == "[DONE]" {
+                    break 'read;
+                }
+                let chunk: Value =
+                    serde_json::from_str(&event.data).map_err(|e| Error::Protocol {
+                        server: self.name().into(),
+                        message: format!("a stream chunk is not JSON ({e})"),
+                    })?;
+                if let Some(err) = chunk.get("error") {
+                    return Err(Error::Protocol {
+                        server: self.name().into(),
+                        message: err.to_string(),
+                    });
+                }
+                if let Some(text) = acc.chunk(&chunk)
+                    && let Some(f) = &req.on_token
+                {
+                    f(&text);
+                }
+            }
+        }
+        acc.finish()
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> String {
+        self.model.read().unwrap().clone()
+    }
+
+    fn set_model(&self, model: &str) {
+        *self.model.write().unwrap() = model.to_string();
+    }
+
+    fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
+        let this = OpenAiProvider {
+            config: self.config.clone(),
+            model: RwLock::new(self.model()),
+            client: self.client.clone(),
+        };
+        Box::pin(async move {
+            let cancel = request.cancel.clone().unwrap_or_default();
+            tokio::select! {
+                r = this.send(request) => r,
+                _ = cancel.cancelled() => Err(Error::Cancelled),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::message::Message;
+
+    #[test]
+    fn tool_call_deltas_accumulate() {
+        let mut acc = Accumulator::default();
+        for chunk in [
+            json!({"choices": [{"delta": {"role": "assistant", "content": "Let me "}}]}),
+            json!({"choices": [{"delta": {"content": "check."}}]}),
+            json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "mcp__t__echo", "arguments": "{\"te"}}]}}]}),
+            json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "xt\":\"hi\"}"}}]}}]}),
+            json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
+        ] {
+            acc.chunk(&chunk);
+        }
+        let r = acc.finish().unwrap();
+        assert_eq!(r.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            r.usage,
+            Usage {
+                input_tokens: 10,
+                output_tokens: 5
+            }
+        );
+        assert_eq!(
+            r.content[0],
+            Block::Text {
+                text: "Let me check.".into()
+            }
+        );
+        assert_eq!(
+            r.content[1],
+            Block::ToolUse {
+                id: "call_a".into(),
+                name: "mcp__t__echo".into(),
+                input: json!({"text": "hi"})
+            }
+        );
+    }
+
+    #[test]
+    fn text_calls_become_tool_use_and_bad_arguments_are_errors() {
+        let mut acc = Accumulator::default();
+        acc.chunk(&json!({"choices": [{"message": {"content": "<tool_call>{\"name\": \"x\", \"arguments\": {}}</tool_call>"}, "finish_reason": "stop"}]}));
+        let r = acc.finish().unwrap();
+        assert_eq!(r.stop_reason, StopReason::ToolUse);
+        assert!(matches!(&r.content[0], Block::ToolUse { name, .. } if name == "x"));
+        let mut acc = Accumulator::default();
+        acc.chunk(&json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{broken"}}]}}]}));
+        assert!(acc.finish().unwrap_err().to_string().contains("not JSON"));
+    }
+
+    #[test]
+    fn requests_carry_system_tools_and_tool_results() {
+        let req = ChatRequest {
+            system: Some("be brief".into()),
+            messages: vec![
+                Message::user("hi"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![Block::ToolUse {
+                        id: "c1".into(),
+                        name: "f".into(),
+                        input: json!({"a": 1}),
+                    }],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![Block::ToolResult {
+                        tool_use_id: "c1".into(),
+                        content: "boom".into(),
+                        is_error: true,
+                    }],
+                },
+            ],
+            tools: vec![crate::pool::ToolDef {
+                name: "f".into(),
+                description: "d".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+            ..Default::default()
+        };
+        let b = body("m", &req);
+        assert_eq!(b["messages"][0]["role"], "system");
+        assert_eq!(
+            b["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}"
+        );
+        assert_eq!(
+            b["messages"][3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "Error: boom"})
+        );
+        assert_eq!(b["tools"][0]["function"]["name"], "f");
+        assert_eq!(b["stream"], true);
+    }
+}

@@ -1,0 +1,257 @@
+//! The agent loop end to end: a scripted OpenAI-compatible service on 127.0.0.1 (the exact
+//! streaming wire format) driving real MCP servers through the pool.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use mcpmux::agent::{
+    Agent, AgentOptions, Approval, Block, OpenAiConfig, OpenAiProvider, RunOptions, Stop,
+};
+use mcpmux::{ErrorKind, ServerPatch};
+use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
+use serde_json::json;
+
+fn provider(fake: &FakeOpenAi, max_retries: u32) -> Arc<OpenAiProvider> {
+    Arc::new(
+        OpenAiProvider::new(OpenAiConfig {
+            base_url: fake.base_url.clone(),
+            api_key: Some("sk-test".into()),
+            model: "gpt-test".into(),
+            headers: Default::default(),
+            max_retries,
+        })
+        .unwrap(),
+    )
+}
+
+fn tools_offered(request: &serde_json::Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn trusted_test_server(pool: &TestPool) {
+    add_test_server(pool, "t", &[]).await;
+    pool.update_server(
+        "t",
+        ServerPatch {
+            is_trusted: Some(true),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_then_activation_then_a_real_call_then_the_answer() {
+    let pool = pool().await;
+    trusted_test_server(&pool).await;
+    let fake = FakeOpenAi::start(vec![
+        Turn::Tools(vec![(
+            "t_mcp_search_tools".into(),
+            json!({"query": "return text unchanged"}),
+        )]),
+        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "hello"}))]),
+        Turn::Text("The server said hello.".into()),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions::default(),
+    );
+    let tokens = Arc::new(Mutex::new(String::new()));
+    let sink = tokens.clone();
+    let result = agent
+        .run(
+            "Echo hello",
+            RunOptions {
+                on_token: Some(Arc::new(move |t| sink.lock().unwrap().push_str(t))),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.stop, Stop::Finished);
+    assert_eq!(result.text, "The server said hello.");
+    assert_eq!(*tokens.lock().unwrap(), "The server said hello.");
+    assert_eq!(result.iterations, 3);
+    assert_eq!(result.usage.input_tokens, 300);
+
+    let requests = fake.requests();
+    assert_eq!(requests[0]["model"], "gpt-test");
+    assert!(
+        requests[0]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("STEP 1")
+    );
+    let first = tools_offered(&requests[0]);
+    assert!(first.contains(&"t_mcp_search_tools".to_string()));
+    assert!(!first.iter().any(|t| t.starts_with("mcp__")), "{first:?}");
+    // The search result reached the model, then the real call activated the server.
+    let search_result = &requests[1]["messages"].as_array().unwrap().last().unwrap()["content"];
+    assert!(
+        search_result.as_str().unwrap().contains("mcp__t__echo"),
+        "{search_result}"
+    );
+    let third = tools_offered(&requests[2]);
+    assert!(third.contains(&"mcp__t__echo".to_string()), "{third:?}");
+    let echo_result = requests[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(echo_result["role"], "tool");
+    assert_eq!(echo_result["content"], "hello");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untrusted_tools_need_approval_and_a_denial_reaches_the_model() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    pool.list_tools(None).await.unwrap();
+    let fake = FakeOpenAi::start(vec![
+        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "x"}))]),
+        Turn::Text("Denied, fine.".into()),
+        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "y"}))]),
+        Turn::Text("Done.".into()),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions::default(),
+    );
+    let result = agent.run("echo x", RunOptions::default()).await.unwrap();
+    let denied = result.transcript.iter().flat_map(|m| m.content.iter()).any(|b| {
+        matches!(b, Block::ToolResult { content, is_error: true, .. } if content.contains("denied"))
+    });
+    assert!(denied, "{:?}", result.transcript);
+
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let result = agent
+        .run(
+            "echo y",
+            RunOptions {
+                approve: Some(Arc::new(move |req| {
+                    log.lock().unwrap().push(req.tool_id.clone());
+                    Box::pin(async { Approval::AllowOnce })
+                })),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(*asked.lock().unwrap(), ["mcp__t__echo"]);
+    let ran =
+        result.transcript.iter().flat_map(|m| m.content.iter()).any(
+            |b| matches!(b, Block::ToolResult { content, is_error: false, .. } if content == "y"),
+        );
+    assert!(ran, "{:?}", result.transcript);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_iterations_retries_and_cancellation() {
+    let pool = pool().await;
+    trusted_test_server(&pool).await;
+    // The iteration limit ends the run with a clear reason.
+    let fake = FakeOpenAi::start(vec![
+        Turn::Tools(vec![("search_tools".into(), json!({"query": "a"}))]),
+        Turn::Tools(vec![("search_tools".into(), json!({"query": "b"}))]),
+        Turn::Tools(vec![("search_tools".into(), json!({"query": "c"}))]),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions {
+            max_iterations: 2,
+            ..Default::default()
+        },
+    );
+    let r = agent.run("loop", RunOptions::default()).await.unwrap();
+    assert_eq!(r.stop, Stop::MaxIterations);
+    assert!(r.text.contains("limit"), "{}", r.text);
+    assert_eq!(fake.remaining(), 1);
+
+    // 429 and 500 are retried with backoff; then the answer comes through.
+    let fake = FakeOpenAi::start(vec![
+        Turn::Status(429),
+        Turn::Status(500),
+        Turn::Text("ok".into()),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 3),
+        AgentOptions::default(),
+    );
+    assert_eq!(
+        agent.run("hi", RunOptions::default()).await.unwrap().text,
+        "ok"
+    );
+    // Past the retries the error is clear.
+    let fake = FakeOpenAi::start(vec![
+        Turn::Status(503),
+        Turn::Status(503),
+        Turn::Status(503),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 1),
+        AgentOptions::default(),
+    );
+    let e = agent.run("hi", RunOptions::default()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection);
+    assert!(
+        e.to_string().contains("503") && e.to_string().contains("2 attempts"),
+        "{e}"
+    );
+
+    // Cancelling mid-run stops it, tool calls included.
+    let fake = FakeOpenAi::start(vec![
+        Turn::Tools(vec![("mcp__t__sleep".into(), json!({"ms": 10_000}))]),
+        Turn::Text("never".into()),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions::default(),
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let started = std::time::Instant::now();
+    let r = agent
+        .run(
+            "sleep",
+            RunOptions {
+                cancel: Some(cancel),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.stop, Stop::Cancelled);
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert_eq!(fake.remaining(), 1);
+    pool.close().await;
+}
