@@ -255,3 +255,47 @@ async fn max_iterations_retries_and_cancellation() {
     assert_eq!(fake.remaining(), 1);
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_long_results_are_compressed_and_recall_brings_them_back() {
+    let pool = pool().await;
+    trusted_test_server(&pool).await;
+    pool.list_tools(None).await.unwrap();
+    let big = "lorem ipsum ".repeat(500);
+    let fake = FakeOpenAi::start(vec![
+        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": big}))]),
+        Turn::Tools(vec![("search_tools".into(), json!({"query": "a"}))]),
+        Turn::Tools(vec![("search_tools".into(), json!({"query": "b"}))]),
+        Turn::Tools(vec![("recall".into(), json!({"id": "call_1_0"}))]),
+        Turn::Text("done".into()),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions::default(),
+    );
+    let r = agent.run("big", RunOptions::default()).await.unwrap();
+    assert_eq!(r.stop, Stop::Finished);
+    let requests = fake.requests();
+    let tool_messages = |i: usize| -> Vec<String> {
+        requests[i]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Request 2 still has it whole; by request 4 it is two turns old and shortened.
+    assert_eq!(tool_messages(1)[0], big);
+    let shortened = &tool_messages(3)[0];
+    assert!(
+        shortened.len() < 400 && shortened.contains("recall(\"call_1_0\")"),
+        "{shortened}"
+    );
+    // The recall answer is the full text.
+    assert_eq!(tool_messages(4).last().unwrap(), &big);
+    assert!(tools_offered(&requests[0]).contains(&"recall".to_string()));
+    pool.close().await;
+}

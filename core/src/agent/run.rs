@@ -2,7 +2,7 @@
 //! (discovery answered locally, real tools through the pool with lazy activation and
 //! approval), feed the results back, until it answers or the iteration limit is reached.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::CallToolResult;
@@ -15,7 +15,7 @@ use super::provider::{ChatRequest, Provider, TokenFn};
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
 use crate::local::LOCAL_SERVER;
-use crate::pool::{CallOptions, Conversation, Pool};
+use crate::pool::{CallOptions, Conversation, Pool, ToolDef};
 
 /// The host's answer to "may this tool run?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,15 @@ pub struct AgentOptions {
     pub instructions: Option<String>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// Tool results of the last this-many turns are always sent whole.
+    pub keep_recent_turns: usize,
+    /// Older results longer than this many characters are cut to a preview with a hint to
+    /// call `recall(id)` (seed 002's `compressOldToolResults`).
+    pub compress_over_chars: usize,
+    pub preview_chars: usize,
+    /// Estimated tokens (characters / 4) the transcript may take; over it, every result but
+    /// the latest turn's is cut to its preview, however short the turn.
+    pub context_budget_tokens: usize,
 }
 
 impl Default for AgentOptions {
@@ -56,9 +65,16 @@ impl Default for AgentOptions {
             instructions: None,
             max_tokens: None,
             temperature: None,
+            keep_recent_turns: 2,
+            compress_over_chars: 2_000,
+            preview_chars: 200,
+            context_budget_tokens: 100_000,
         }
     }
 }
+
+/// The tool an agent calls to read a compressed result in full.
+const RECALL: &str = "recall";
 
 /// Per-run callbacks.
 #[derive(Clone, Default)]
@@ -146,13 +162,27 @@ impl Agent {
         let mut transcript = vec![Message::user(prompt)];
         let mut usage = Usage::default();
         let system = self.system_prompt();
+        // Full tool results by call id, for `recall`.
+        let recall: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
         for iteration in 1..=self.options.max_iterations {
             if cancel.is_cancelled() {
                 return Ok(self.finish(transcript, usage, Stop::Cancelled, iteration - 1));
             }
+            compress(&mut transcript, &self.options);
+            let mut tools = conversation.tools();
+            tools.push(ToolDef {
+                name: RECALL.into(),
+                description: "Read in full a tool result that was shortened to save context."
+                    .into(),
+                input_schema: serde_json::json!({
+                    "type": "object",
+                    "properties": {"id": {"type": "string", "description": "the tool call id from the hint"}},
+                    "required": ["id"]
+                }),
+            });
             let request = ChatRequest {
                 messages: transcript.clone(),
-                tools: conversation.tools(),
+                tools,
                 system: Some(system.clone()),
                 max_tokens: self.options.max_tokens,
                 temperature: self.options.temperature,
@@ -186,9 +216,22 @@ impl Agent {
             }
             // The calls of one turn run concurrently; cancelling the run cancels them too.
             let results = futures::future::join_all(uses.into_iter().map(|(id, name, input)| {
-                self.dispatch(&conversation, id, name, input, &options, &cancel)
+                self.dispatch(&conversation, &recall, id, name, input, &options, &cancel)
             }))
             .await;
+            for b in &results {
+                if let Block::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } = b
+                {
+                    recall
+                        .lock()
+                        .unwrap()
+                        .insert(tool_use_id.clone(), content.clone());
+                }
+            }
             if cancel.is_cancelled() {
                 return Ok(self.finish(transcript, usage, Stop::Cancelled, iteration));
             }
@@ -249,6 +292,7 @@ impl Agent {
     async fn dispatch(
         &self,
         conversation: &Conversation,
+        recall: &Mutex<HashMap<String, String>>,
         id: String,
         name: String,
         input: Value,
@@ -260,6 +304,13 @@ impl Agent {
             content,
             is_error,
         };
+        if name == RECALL {
+            let wanted = input.get("id").and_then(Value::as_str).unwrap_or_default();
+            return match recall.lock().unwrap().get(wanted) {
+                Some(full) => result(full.clone(), false),
+                None => result(format!("no tool result has the id '{wanted}'"), true),
+            };
+        }
         if let Some(server_name) = self.needs_approval(&name).await
             && !self.always_allowed.lock().unwrap().contains(&name)
         {
@@ -291,6 +342,60 @@ impl Agent {
         match conversation.call(&name, input, call).await {
             Ok(r) => result(render(&r), r.is_error == Some(true)),
             Err(e) => result(e.to_string(), true),
+        }
+    }
+}
+
+/// Cuts old, long tool results to a preview with a `recall` hint, so the context stays
+/// bounded: results of the last `keep_recent_turns` turns stay whole unless the whole
+/// transcript is over the token budget, in which case only the latest turn does.
+fn compress(transcript: &mut [Message], options: &AgentOptions) {
+    let estimate = |t: &[Message]| -> usize {
+        t.iter()
+            .flat_map(|m| m.content.iter())
+            .map(|b| match b {
+                Block::Text { text } => text.len(),
+                Block::ToolUse { input, .. } => input.to_string().len(),
+                Block::ToolResult { content, .. } => content.len(),
+            })
+            .sum::<usize>()
+            / 4
+    };
+    let over_budget = estimate(transcript) > options.context_budget_tokens;
+    let turns = transcript.iter().filter(|m| m.role == Role::User).count();
+    let keep = if over_budget {
+        1
+    } else {
+        options.keep_recent_turns.max(1)
+    };
+    let mut user_turn = 0;
+    for message in transcript.iter_mut() {
+        if message.role != Role::User {
+            continue;
+        }
+        user_turn += 1;
+        if user_turn + keep > turns {
+            break;
+        }
+        for block in &mut message.content {
+            if let Block::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } = block
+            {
+                let limit = if over_budget {
+                    options.preview_chars
+                } else {
+                    options.compress_over_chars
+                };
+                if content.len() > limit && !content.contains("call recall(") {
+                    let preview: String = content.chars().take(options.preview_chars).collect();
+                    *content = format!(
+                        "{preview}...\n[shortened to save context: call recall(\"{tool_use_id}\") for the full result]"
+                    );
+                }
+            }
         }
     }
 }
