@@ -107,6 +107,14 @@ pub struct AgentResult {
     pub iterations: usize,
 }
 
+/// What the tool calls of one run share.
+struct Run<'a> {
+    conversation: &'a Conversation,
+    recall: &'a Mutex<HashMap<String, String>>,
+    options: &'a RunOptions,
+    cancel: &'a CancellationToken,
+}
+
 /// An agent over a pool's tools and one provider.
 pub struct Agent {
     pool: Pool,
@@ -215,9 +223,16 @@ impl Agent {
                 return Ok(self.finish(transcript, usage, Stop::Finished, iteration));
             }
             // The calls of one turn run concurrently; cancelling the run cancels them too.
-            let results = futures::future::join_all(uses.into_iter().map(|(id, name, input)| {
-                self.dispatch(&conversation, &recall, id, name, input, &options, &cancel)
-            }))
+            let run = Run {
+                conversation: &conversation,
+                recall: &recall,
+                options: &options,
+                cancel: &cancel,
+            };
+            let results = futures::future::join_all(
+                uses.into_iter()
+                    .map(|(id, name, input)| self.dispatch(&run, id, name, input)),
+            )
             .await;
             for b in &results {
                 if let Block::ToolResult {
@@ -289,16 +304,13 @@ impl Agent {
             .then_some(record.name)
     }
 
-    async fn dispatch(
-        &self,
-        conversation: &Conversation,
-        recall: &Mutex<HashMap<String, String>>,
-        id: String,
-        name: String,
-        input: Value,
-        options: &RunOptions,
-        cancel: &CancellationToken,
-    ) -> Block {
+    async fn dispatch(&self, run: &Run<'_>, id: String, name: String, input: Value) -> Block {
+        let Run {
+            conversation,
+            recall,
+            options,
+            cancel,
+        } = run;
         let result = |content: String, is_error: bool| Block::ToolResult {
             tool_use_id: id.clone(),
             content,
