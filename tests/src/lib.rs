@@ -361,6 +361,24 @@ pub fn filesystem_command() -> Option<(PathBuf, Vec<String>)> {
         .then(|| (node, vec![script.to_string_lossy().into_owned()]))
 }
 
+/// Starts server-everything over a network transport (`sse` or `streamableHttp`) on
+/// 127.0.0.1:`port` and waits until it listens. `None` when it is not installed.
+pub fn start_everything(mode: &str, port: u16) -> Option<ChildGuard> {
+    let (node, mut args) = everything_command()?;
+    args.push(mode.to_string());
+    let mut cmd = Command::new(node);
+    cmd.args(&args)
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "server-everything ({mode}) did not listen on {port}"
+    );
+    Some(guard)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::*;
 use mcpmux::model::{CreateMessageResult, ElicitResult, ElicitationAction, Root};
 use mcpmux::{Event, HostRequest, Pool, ServerInput, TransportType};
-use mcpmux_tests::{ChildGuard, everything_command, free_port, require_or_skip, wait_for_port};
+use mcpmux_tests::{ChildGuard, everything_command, free_port, require_or_skip};
 use serde_json::json;
 
 /// server-everything over `mode` (stdio, sse or streamableHttp): the server record, and the
@@ -26,16 +26,7 @@ fn everything(mode: &str) -> Option<(ServerInput, Option<ChildGuard>)> {
         return Some((stdio("everything", node.to_str()?, &args), None));
     }
     let port = free_port();
-    let mut cmd = std::process::Command::new(node);
-    cmd.args(&args)
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let guard = ChildGuard::spawn(&mut cmd).ok()?;
-    assert!(
-        wait_for_port(port, Duration::from_secs(20)),
-        "no listener on {port}"
-    );
+    let guard = mcpmux_tests::start_everything(mode, port)?;
     let (path, transport) = match mode {
         "sse" => ("sse", TransportType::Sse),
         _ => ("mcp", TransportType::Http),

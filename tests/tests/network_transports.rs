@@ -8,24 +8,11 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use mcpmux::{ConnectionState, ErrorKind, Event, ServerConfig, ServerInput, TransportType};
-use mcpmux_tests::{ChildGuard, everything_command, free_port, require_or_skip, wait_for_port};
+use mcpmux_tests::{ChildGuard, free_port, require_or_skip, wait_for_port};
 use serde_json::json;
 
-/// server-everything in legacy SSE mode on `port`.
 fn start_everything_sse(port: u16) -> Option<ChildGuard> {
-    let (node, mut args) = everything_command()?;
-    args.push("sse".into());
-    let mut cmd = Command::new(node);
-    cmd.args(&args)
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
-    assert!(
-        wait_for_port(port, Duration::from_secs(20)),
-        "no listener on {port}"
-    );
-    Some(guard)
+    mcpmux_tests::start_everything("sse", port)
 }
 
 fn remote(name: &str, url: String, transport: Option<TransportType>) -> ServerInput {
@@ -330,21 +317,8 @@ async fn an_oversized_message_is_a_clear_error_on_every_transport() {
     pool.close().await;
 }
 
-/// Starts server-everything over Streamable HTTP on `port`.
 fn start_everything_http(port: u16) -> Option<ChildGuard> {
-    let (node, mut args) = everything_command()?;
-    args.push("streamableHttp".into());
-    let mut cmd = Command::new(node);
-    cmd.args(&args)
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
-    assert!(
-        wait_for_port(port, Duration::from_secs(20)),
-        "no listener on {port}"
-    );
-    Some(guard)
+    mcpmux_tests::start_everything("streamableHttp", port)
 }
 
 /// Kills the server during a long call: the call must fail fast, and the pool must be back

@@ -24,20 +24,11 @@ fn everything_stdio() -> Option<ServerInput> {
 
 /// Starts server-everything over Streamable HTTP on a free port of 127.0.0.1.
 fn everything_http() -> Option<(ChildGuard, u16)> {
-    let (node, mut args) = everything_command()?;
-    args.push("streamableHttp".into());
     let port = free_port();
-    let mut cmd = Command::new(node);
-    cmd.args(&args)
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
-    assert!(
-        wait_for_port(port, Duration::from_secs(20)),
-        "server-everything did not listen on {port}"
-    );
-    Some((guard, port))
+    Some((
+        mcpmux_tests::start_everything("streamableHttp", port)?,
+        port,
+    ))
 }
 
 async fn exercise_everything(pool: &TestPool) {
