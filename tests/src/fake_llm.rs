@@ -14,6 +14,17 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
+/// Which service's wire format the fake speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `POST /v1/chat/completions`, SSE chunks with `tool_calls` deltas.
+    OpenAi,
+    /// `POST /v1/messages`, the Messages event stream.
+    Anthropic,
+    /// `POST /api/chat`, NDJSON.
+    Ollama,
+}
+
 /// One scripted answer.
 #[derive(Debug, Clone)]
 pub enum Turn {
@@ -73,13 +84,85 @@ fn sse(turn: &Turn, n: usize) -> String {
     out
 }
 
+/// Anthropic's event stream for a turn.
+fn anthropic_sse(turn: &Turn, n: usize) -> String {
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": format!("msg_{n}"), "role": "assistant", "usage": {"input_tokens": 100, "output_tokens": 0}}}),
+    ];
+    let stop = match turn {
+        Turn::Text(text) => {
+            events.push(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
+            for w in text.split_inclusive(' ') {
+                events.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}}));
+            }
+            events.push(json!({"type": "content_block_stop", "index": 0}));
+            "end_turn"
+        }
+        Turn::Tools(calls) => {
+            for (i, (name, args)) in calls.iter().enumerate() {
+                let args = args.to_string();
+                let (a, b) = args.split_at(args.len() / 2);
+                events.push(json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": {}}}));
+                for part in [a, b] {
+                    events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": part}}));
+                }
+                events.push(json!({"type": "content_block_stop", "index": i}));
+            }
+            "tool_use"
+        }
+        Turn::Status(_) => unreachable!("statuses have no body"),
+    };
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 10}}));
+    events.push(json!({"type": "message_stop"}));
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect()
+}
+
+/// Ollama's NDJSON lines for a turn.
+fn ollama_ndjson(turn: &Turn) -> String {
+    let mut lines = Vec::new();
+    match turn {
+        Turn::Text(text) => {
+            for w in text.split_inclusive(' ') {
+                lines.push(json!({"model": "m", "message": {"role": "assistant", "content": w}, "done": false}));
+            }
+        }
+        Turn::Tools(calls) => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|(name, args)| json!({"function": {"name": name, "arguments": args}}))
+                .collect();
+            lines.push(json!({"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": false}));
+        }
+        Turn::Status(_) => unreachable!("statuses have no body"),
+    }
+    lines.push(json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 100, "eval_count": 10}));
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
 impl FakeOpenAi {
     /// Starts on a free port of 127.0.0.1 with the turns to play, in order.
     pub async fn start(turns: Vec<Turn>) -> FakeOpenAi {
+        Self::start_as(Dialect::OpenAi, turns).await
+    }
+
+    /// Like [`FakeOpenAi::start`], speaking another service's format.
+    pub async fn start_as(dialect: Dialect, turns: Vec<Turn>) -> FakeOpenAi {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let addr = listener.local_addr().unwrap();
+        let base_url = match dialect {
+            Dialect::Ollama => format!("http://{addr}"),
+            _ => format!("http://{addr}/v1"),
+        };
+        let (path, content_type) = match dialect {
+            Dialect::OpenAi => ("/v1/chat/completions", "text/event-stream"),
+            Dialect::Anthropic => ("/v1/messages", "text/event-stream"),
+            Dialect::Ollama => ("/api/chat", "application/x-ndjson"),
+        };
         let turns = Arc::new(Mutex::new(VecDeque::from(turns)));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (t, r) = (turns.clone(), requests.clone());
@@ -91,7 +174,7 @@ impl FakeOpenAi {
                     let service = service_fn(move |req: Request<hyper::body::Incoming>| {
                         let (t, r, served) = (t.clone(), r.clone(), served.clone());
                         async move {
-                            let ok_path = req.uri().path() == "/v1/chat/completions";
+                            let ok_path = req.uri().path() == path;
                             let body = req
                                 .into_body()
                                 .collect()
@@ -127,10 +210,17 @@ impl FakeOpenAi {
                                         "{{\"error\": {{\"message\": \"status {code}\"}}}}"
                                     ))))
                                     .unwrap(),
-                                Some(turn) => Response::builder()
-                                    .header("content-type", "text/event-stream")
-                                    .body(Full::new(Bytes::from(sse(&turn, n))))
-                                    .unwrap(),
+                                Some(turn) => {
+                                    let body = match dialect {
+                                        Dialect::OpenAi => sse(&turn, n),
+                                        Dialect::Anthropic => anthropic_sse(&turn, n),
+                                        Dialect::Ollama => ollama_ndjson(&turn),
+                                    };
+                                    Response::builder()
+                                        .header("content-type", content_type)
+                                        .body(Full::new(Bytes::from(body)))
+                                        .unwrap()
+                                }
                             })
                         }
                     });

@@ -299,3 +299,60 @@ async fn old_long_results_are_compressed_and_recall_brings_them_back() {
     assert!(tools_offered(&requests[0]).contains(&"recall".to_string()));
     pool.close().await;
 }
+
+/// The same discovery → call → answer run through every built-in provider, each against a
+/// fake speaking its service's wire format, made by `create_provider`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_and_ollama_providers_run_the_same_loop() {
+    use mcpmux::agent::{ProviderConfig, create_provider};
+    use mcpmux_tests::fake_llm::Dialect;
+    let pool = pool().await;
+    trusted_test_server(&pool).await;
+    pool.list_tools(None).await.unwrap();
+    for dialect in [Dialect::Anthropic, Dialect::Ollama, Dialect::OpenAi] {
+        let fake = FakeOpenAi::start_as(
+            dialect,
+            vec![
+                Turn::Tools(vec![("mcp__t__add".into(), json!({"a": 40, "b": 2}))]),
+                Turn::Text("It is 42.".into()),
+            ],
+        )
+        .await;
+        let config: ProviderConfig = serde_json::from_value(match dialect {
+            Dialect::Anthropic => json!({"type": "anthropic", "baseUrl": fake.base_url, "apiKey": "k", "model": "claude-test"}),
+            Dialect::Ollama => json!({"type": "ollama", "baseUrl": fake.base_url, "model": "llama-test"}),
+            Dialect::OpenAi => json!({"type": "remote", "proxyUrl": fake.base_url, "model": "proxied"}),
+        })
+        .unwrap();
+        let provider = create_provider(config).unwrap();
+        let agent = Agent::new(pool.pool.clone(), provider.clone(), AgentOptions::default());
+        let streamed = Arc::new(Mutex::new(String::new()));
+        let sink = streamed.clone();
+        let r = agent
+            .run(
+                "add",
+                RunOptions {
+                    on_token: Some(Arc::new(move |t| sink.lock().unwrap().push_str(t))),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.text, "It is 42.", "{dialect:?}");
+        assert_eq!(*streamed.lock().unwrap(), "It is 42.", "{dialect:?}");
+        assert!(r.usage.input_tokens >= 200, "{dialect:?}: {:?}", r.usage);
+        let added = r.transcript.iter().flat_map(|m| m.content.iter()).any(
+            |b| matches!(b, Block::ToolResult { content, is_error: false, .. } if content == "42"),
+        );
+        assert!(added, "{dialect:?}: {:?}", r.transcript);
+        let second = &fake.requests()[1];
+        let carried = second.to_string();
+        assert!(
+            carried.contains("\"42\""),
+            "{dialect:?}: the tool result did not reach the model: {carried}"
+        );
+        provider.set_model("other");
+        assert_eq!(provider.model(), "other");
+    }
+    pool.close().await;
+}

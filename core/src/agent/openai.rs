@@ -240,6 +240,46 @@ impl Accumulator {
     }
 }
 
+/// Sends a request, retrying HTTP 429, 5xx and connection failures with backoff (honouring
+/// `Retry-After`, at most 10 s); after `max_retries` the error says what happened.
+pub(crate) async fn post_with_retries(
+    provider: &str,
+    max_retries: u32,
+    build: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response> {
+    let mut attempt = 0;
+    loop {
+        let (retryable, wait, failure) = match build().send().await {
+            Ok(r) if r.status().is_success() => return Ok(r),
+            Ok(r) => {
+                let status = r.status();
+                let wait = retry_after(&r);
+                let text: String = r
+                    .text()
+                    .await
+                    .unwrap_or_default()
+                    .chars()
+                    .take(300)
+                    .collect();
+                (
+                    status.as_u16() == 429 || status.is_server_error(),
+                    wait,
+                    format!("HTTP {status}: {text}"),
+                )
+            }
+            Err(e) => (e.is_connect() || e.is_timeout(), None, e.to_string()),
+        };
+        if !retryable || attempt >= max_retries {
+            return Err(Error::connection(
+                provider,
+                format!("{failure} (after {} attempts)", attempt + 1),
+            ));
+        }
+        tokio::time::sleep(wait.unwrap_or(Duration::from_millis(250 << attempt.min(5)))).await;
+        attempt += 1;
+    }
+}
+
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {
     let secs: f64 = response
         .headers()
@@ -258,8 +298,7 @@ impl OpenAiProvider {
             self.config.base_url.trim_end_matches('/')
         );
         let body = serde_json::to_vec(&body(&self.model(), &req)).unwrap_or_default();
-        let mut attempt = 0;
-        let response = loop {
+        let response = post_with_retries(self.name(), self.config.max_retries, || {
             let mut builder = self
                 .client
                 .post(&url)
@@ -271,37 +310,9 @@ impl OpenAiProvider {
             for (k, v) in &self.config.headers {
                 builder = builder.header(k, v);
             }
-            let outcome = builder.send().await;
-            let (retryable, wait, failure) = match outcome {
-                Ok(r) if r.status().is_success() => break r,
-                Ok(r) => {
-                    let status = r.status();
-                    let wait = retry_after(&r);
-                    let text: String = r
-                        .text()
-                        .await
-                        .unwrap_or_default()
-                        .chars()
-                        .take(300)
-                        .collect();
-                    (
-                        status.as_u16() == 429 || status.is_server_error(),
-                        wait,
-                        format!("HTTP {status}: {text}"),
-                    )
-                }
-                Err(e) => (e.is_connect() || e.is_timeout(), None, e.to_string()),
-            };
-            if !retryable || attempt >= self.config.max_retries {
-                return Err(Error::connection(
-                    self.name(),
-                    format!("{failure} (after {} attempts)", attempt + 1),
-                ));
-            }
-            let delay = wait.unwrap_or(Duration::from_millis(250 << attempt.min(5)));
-            tokio::time::sleep(delay).await;
-            attempt += 1;
-        };
+            builder
+        })
+        .await?;
         let mut acc = Accumulator::default();
         let streamed = response
             .headers()

@@ -33,3 +33,97 @@ pub trait Provider: Send + Sync {
     fn set_model(&self, model: &str);
     fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>>;
 }
+
+/// A provider described as data (seed 002's `createProvider` config), camelCase JSON with a
+/// `type`: `openai` (any compatible API), `remote` (a key-adding proxy), `anthropic`, `ollama`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ProviderConfig {
+    Openai {
+        #[serde(default = "openai_url")]
+        base_url: String,
+        api_key: Option<String>,
+        model: String,
+        #[serde(default)]
+        headers: std::collections::BTreeMap<String, String>,
+    },
+    Remote {
+        proxy_url: String,
+        model: String,
+    },
+    Anthropic {
+        #[serde(default = "anthropic_url")]
+        base_url: String,
+        api_key: Option<String>,
+        model: String,
+    },
+    Ollama {
+        #[serde(default = "ollama_url")]
+        base_url: String,
+        model: String,
+    },
+}
+
+fn openai_url() -> String {
+    "https://api.openai.com/v1".into()
+}
+fn anthropic_url() -> String {
+    "https://api.anthropic.com/v1".into()
+}
+fn ollama_url() -> String {
+    "http://localhost:11434".into()
+}
+
+/// Retries of 429/5xx for providers made by [`create_provider`].
+const RETRIES: u32 = 3;
+
+/// Makes a provider from its description.
+pub fn create_provider(config: ProviderConfig) -> Result<Arc<dyn Provider>> {
+    use super::{anthropic, ollama, openai};
+    Ok(match config {
+        ProviderConfig::Openai {
+            base_url,
+            api_key,
+            model,
+            headers,
+        } => Arc::new(openai::OpenAiProvider::new(openai::OpenAiConfig {
+            base_url,
+            api_key,
+            model,
+            headers,
+            max_retries: RETRIES,
+        })?),
+        ProviderConfig::Remote { proxy_url, model } => {
+            Arc::new(openai::OpenAiProvider::new(openai::OpenAiConfig {
+                base_url: proxy_url,
+                api_key: None,
+                model,
+                headers: Default::default(),
+                max_retries: RETRIES,
+            })?)
+        }
+        ProviderConfig::Anthropic {
+            base_url,
+            api_key,
+            model,
+        } => Arc::new(anthropic::AnthropicProvider::new(
+            anthropic::AnthropicConfig {
+                base_url,
+                api_key,
+                model,
+                max_retries: RETRIES,
+            },
+        )?),
+        ProviderConfig::Ollama { base_url, model } => {
+            Arc::new(ollama::OllamaProvider::new(ollama::OllamaConfig {
+                base_url,
+                model,
+                max_retries: RETRIES,
+            })?)
+        }
+    })
+}

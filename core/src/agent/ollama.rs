@@ -1,0 +1,226 @@
+//! Ollama's `/api/chat` with native tools, streamed as NDJSON (seed 002's LocalLLMProvider).
+
+use std::sync::RwLock;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::message::{Block, Response, Role, StopReason, Usage};
+use super::provider::{ChatRequest, Provider};
+use crate::error::{Error, Result};
+use crate::host::BoxFuture;
+
+#[derive(Debug, Clone)]
+pub struct OllamaConfig {
+    /// e.g. `http://localhost:11434`.
+    pub base_url: String,
+    pub model: String,
+    pub max_retries: u32,
+}
+
+pub struct OllamaProvider {
+    config: OllamaConfig,
+    model: RwLock<String>,
+    client: reqwest::Client,
+}
+
+impl OllamaProvider {
+    pub fn new(config: OllamaConfig) -> Result<Self> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
+        Ok(OllamaProvider {
+            model: RwLock::new(config.model.clone()),
+            config,
+            client,
+        })
+    }
+}
+
+pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &req.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for m in &req.messages {
+        for b in &m.content {
+            if let Block::ToolResult {
+                content, is_error, ..
+            } = b
+            {
+                let content = if *is_error {
+                    format!("Error: {content}")
+                } else {
+                    content.clone()
+                };
+                messages.push(json!({"role": "tool", "content": content}));
+            }
+        }
+        let calls: Vec<Value> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::ToolUse { name, input, .. } => {
+                    Some(json!({"function": {"name": name, "arguments": input}}))
+                }
+                _ => None,
+            })
+            .collect();
+        let text = m.text();
+        if text.is_empty() && calls.is_empty() {
+            continue;
+        }
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let mut msg = json!({"role": role, "content": text});
+        if !calls.is_empty() {
+            msg["tool_calls"] = Value::Array(calls);
+        }
+        messages.push(msg);
+    }
+    let mut body = json!({"model": model, "messages": messages, "stream": true});
+    if !req.tools.is_empty() {
+        body["tools"] = Value::Array(
+            req.tools
+                .iter()
+                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
+                .collect(),
+        );
+    }
+    let mut options = serde_json::Map::new();
+    if let Some(t) = req.temperature {
+        options.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = req.max_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
+    if !options.is_empty() {
+        body["options"] = Value::Object(options);
+    }
+    body
+}
+
+impl OllamaProvider {
+    async fn send(&self, req: ChatRequest) -> Result<Response> {
+        let url = format!("{}/api/chat", self.config.base_url.trim_end_matches('/'));
+        let body = serde_json::to_vec(&body(&self.model(), &req)).unwrap_or_default();
+        let response = super::openai::post_with_retries("ollama", self.config.max_retries, || {
+            self.client
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body.clone())
+        })
+        .await?;
+        let (mut text, mut calls, mut usage, mut stop) =
+            (String::new(), Vec::new(), Usage::default(), None);
+        let mut line = Vec::new();
+        let mut stream = response.bytes_stream();
+        let mut handle = |raw: &[u8]| -> Result<Option<String>> {
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                return Ok(None);
+            }
+            let v: Value = serde_json::from_slice(raw).map_err(|e| Error::Protocol {
+                server: "ollama".into(),
+                message: format!("a stream line is not JSON ({e})"),
+            })?;
+            if let Some(err) = v.get("error") {
+                return Err(Error::Protocol {
+                    server: "ollama".into(),
+                    message: err.to_string(),
+                });
+            }
+            for call in v["message"]["tool_calls"].as_array().into_iter().flatten() {
+                let f = &call["function"];
+                calls.push(Block::ToolUse {
+                    id: format!("call_{}", calls.len()),
+                    name: f["name"].as_str().unwrap_or_default().to_string(),
+                    input: match &f["arguments"] {
+                        Value::String(s) => serde_json::from_str(s).unwrap_or(json!({})),
+                        Value::Null => json!({}),
+                        other => other.clone(),
+                    },
+                });
+            }
+            if v["done"].as_bool() == Some(true) {
+                usage = Usage {
+                    input_tokens: v["prompt_eval_count"].as_u64().unwrap_or(0),
+                    output_tokens: v["eval_count"].as_u64().unwrap_or(0),
+                };
+                stop = v["done_reason"].as_str().map(str::to_string);
+            }
+            let piece = v["message"]["content"].as_str().unwrap_or_default();
+            text.push_str(piece);
+            Ok((!piece.is_empty()).then(|| piece.to_string()))
+        };
+        while let Some(bytes) = stream.next().await {
+            let bytes =
+                bytes.map_err(|e| Error::connection("ollama", format!("stream broke: {e}")))?;
+            for &b in bytes.iter() {
+                if b == b'\n' {
+                    if let Some(piece) = handle(&line)?
+                        && let Some(f) = &req.on_token
+                    {
+                        f(&piece);
+                    }
+                    line.clear();
+                } else {
+                    line.push(b);
+                }
+            }
+        }
+        if let Some(piece) = handle(&line)?
+            && let Some(f) = &req.on_token
+        {
+            f(&piece);
+        }
+        let mut content = Vec::new();
+        if !text.is_empty() {
+            content.push(Block::Text { text });
+        }
+        let has_calls = !calls.is_empty();
+        content.extend(calls);
+        let stop_reason = match stop.as_deref() {
+            _ if has_calls => StopReason::ToolUse,
+            Some("length") => StopReason::MaxTokens,
+            _ => StopReason::EndTurn,
+        };
+        Ok(Response {
+            content,
+            stop_reason,
+            usage,
+        })
+    }
+}
+
+impl Provider for OllamaProvider {
+    fn name(&self) -> &str {
+        "ollama"
+    }
+
+    fn model(&self) -> String {
+        self.model.read().unwrap().clone()
+    }
+
+    fn set_model(&self, model: &str) {
+        *self.model.write().unwrap() = model.to_string();
+    }
+
+    fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
+        let this = OllamaProvider {
+            config: self.config.clone(),
+            model: RwLock::new(self.model()),
+            client: self.client.clone(),
+        };
+        Box::pin(async move {
+            let cancel = request.cancel.clone().unwrap_or_default();
+            tokio::select! {
+                r = this.send(request) => r,
+                _ = cancel.cancelled() => Err(Error::Cancelled),
+            }
+        })
+    }
+}
