@@ -9,7 +9,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::message::{Block, Response, Role, StopReason, Usage};
-use super::provider::{ChatRequest, Provider};
+use super::provider::{ChatRequest, Provider, cancellable};
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
 use crate::transport::sse::SseParser;
@@ -34,9 +34,10 @@ impl std::fmt::Debug for AnthropicConfig {
     }
 }
 
+#[derive(Clone)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,
-    model: RwLock<String>,
+    model: std::sync::Arc<RwLock<String>>,
     client: reqwest::Client,
 }
 
@@ -47,7 +48,7 @@ impl AnthropicProvider {
             .build()
             .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
         Ok(AnthropicProvider {
-            model: RwLock::new(config.model.clone()),
+            model: std::sync::Arc::new(RwLock::new(config.model.clone())),
             config,
             client,
         })
@@ -257,17 +258,7 @@ impl Provider for AnthropicProvider {
     }
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
-        let this = AnthropicProvider {
-            config: self.config.clone(),
-            model: RwLock::new(self.model()),
-            client: self.client.clone(),
-        };
-        Box::pin(async move {
-            let cancel = request.cancel.clone().unwrap_or_default();
-            tokio::select! {
-                r = this.send(request) => r,
-                _ = cancel.cancelled() => Err(Error::Cancelled),
-            }
-        })
+        let this = self.clone();
+        Box::pin(async move { cancellable(request.cancel.clone(), this.send(request)).await })
     }
 }

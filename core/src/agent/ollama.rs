@@ -7,7 +7,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::message::{Block, Response, Role, StopReason, Usage};
-use super::provider::{ChatRequest, Provider};
+use super::provider::{ChatRequest, Provider, cancellable};
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
 
@@ -19,9 +19,10 @@ pub struct OllamaConfig {
     pub max_retries: u32,
 }
 
+#[derive(Clone)]
 pub struct OllamaProvider {
     config: OllamaConfig,
-    model: RwLock<String>,
+    model: std::sync::Arc<RwLock<String>>,
     client: reqwest::Client,
 }
 
@@ -32,7 +33,7 @@ impl OllamaProvider {
             .build()
             .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
         Ok(OllamaProvider {
-            model: RwLock::new(config.model.clone()),
+            model: std::sync::Arc::new(RwLock::new(config.model.clone())),
             config,
             client,
         })
@@ -210,17 +211,7 @@ impl Provider for OllamaProvider {
     }
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
-        let this = OllamaProvider {
-            config: self.config.clone(),
-            model: RwLock::new(self.model()),
-            client: self.client.clone(),
-        };
-        Box::pin(async move {
-            let cancel = request.cancel.clone().unwrap_or_default();
-            tokio::select! {
-                r = this.send(request) => r,
-                _ = cancel.cancelled() => Err(Error::Cancelled),
-            }
-        })
+        let this = self.clone();
+        Box::pin(async move { cancellable(request.cancel.clone(), this.send(request)).await })
     }
 }

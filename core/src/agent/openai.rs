@@ -10,7 +10,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::message::{Block, Response, Role, StopReason, Usage};
-use super::provider::{ChatRequest, Provider};
+use super::provider::{ChatRequest, Provider, cancellable};
 use super::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
@@ -41,9 +41,10 @@ impl std::fmt::Debug for OpenAiConfig {
 }
 
 /// The provider.
+#[derive(Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,
-    model: RwLock<String>,
+    model: std::sync::Arc<RwLock<String>>,
     client: reqwest::Client,
 }
 
@@ -54,7 +55,7 @@ impl OpenAiProvider {
             .build()
             .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
         Ok(OpenAiProvider {
-            model: RwLock::new(config.model.clone()),
+            model: std::sync::Arc::new(RwLock::new(config.model.clone())),
             config,
             client,
         })
@@ -373,18 +374,8 @@ impl Provider for OpenAiProvider {
     }
 
     fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
-        let this = OpenAiProvider {
-            config: self.config.clone(),
-            model: RwLock::new(self.model()),
-            client: self.client.clone(),
-        };
-        Box::pin(async move {
-            let cancel = request.cancel.clone().unwrap_or_default();
-            tokio::select! {
-                r = this.send(request) => r,
-                _ = cancel.cancelled() => Err(Error::Cancelled),
-            }
-        })
+        let this = self.clone();
+        Box::pin(async move { cancellable(request.cancel.clone(), this.send(request)).await })
     }
 }
 

@@ -34,6 +34,18 @@ pub trait Provider: Send + Sync {
     fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>>;
 }
 
+/// Runs a provider request until it finishes or `cancel` fires.
+pub(crate) async fn cancellable<T>(
+    cancel: Option<CancellationToken>,
+    work: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let cancel = cancel.unwrap_or_default();
+    tokio::select! {
+        r = work => r,
+        _ = cancel.cancelled() => Err(crate::error::Error::Cancelled),
+    }
+}
+
 /// A provider described as data (seed 002's `createProvider` config), camelCase JSON with a
 /// `type`: `openai` (any compatible API), `remote` (a key-adding proxy), `anthropic`, `ollama`.
 #[derive(Debug, Clone, serde::Deserialize)]
