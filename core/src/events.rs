@@ -88,6 +88,34 @@ pub enum Event {
         name: String,
         params: serde_json::Value,
     },
+    /// An agent made a model request and got its answer (tokens are this turn's).
+    #[serde(rename = "agent:turn", rename_all = "camelCase")]
+    AgentTurn {
+        run_id: String,
+        iteration: usize,
+        input_tokens: u64,
+        output_tokens: u64,
+        /// How many tools the model asked for in this turn.
+        tool_uses: usize,
+    },
+    /// An agent is about to run a tool the model asked for.
+    #[serde(rename = "agent:tool_use", rename_all = "camelCase")]
+    AgentToolUse {
+        run_id: String,
+        call_id: String,
+        tool_id: String,
+        arguments: serde_json::Value,
+    },
+    /// A tool of an agent run answered (or was denied, or failed).
+    #[serde(rename = "agent:tool_result", rename_all = "camelCase")]
+    AgentToolResult {
+        run_id: String,
+        call_id: String,
+        tool_id: String,
+        is_error: bool,
+        /// The first characters of the result as the model reads it.
+        preview: String,
+    },
     /// Server log output: `notifications/message`, stderr of stdio servers, or a transport fault.
     #[serde(rename = "log", rename_all = "camelCase")]
     Log {
@@ -110,6 +138,9 @@ pub const EVENT_NAMES: &[&str] = &[
     "progress",
     "log",
     "widget",
+    "agent:turn",
+    "agent:tool_use",
+    "agent:tool_result",
 ];
 
 impl Event {
@@ -125,6 +156,9 @@ impl Event {
             Event::Progress { .. } => "progress",
             Event::Log { .. } => "log",
             Event::Widget { .. } => "widget",
+            Event::AgentTurn { .. } => "agent:turn",
+            Event::AgentToolUse { .. } => "agent:tool_use",
+            Event::AgentToolResult { .. } => "agent:tool_result",
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::message::{Block, Response, Role, StopReason, Usage};
+use super::message::{Block, Image, Response, Role, StopReason, Usage};
 use super::provider::{ChatRequest, Provider, cancellable};
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
@@ -55,6 +55,10 @@ impl AnthropicProvider {
     }
 }
 
+fn image(i: &Image) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}})
+}
+
 pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     let messages: Vec<Value> = req
         .messages
@@ -68,14 +72,25 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
                     Block::ToolUse { id, name, input } => {
                         json!({"type": "tool_use", "id": id, "name": name, "input": input})
                     }
+                    Block::Image(i) => image(i),
                     Block::ToolResult {
                         tool_use_id,
                         content,
                         is_error,
-                    } => json!({
-                        "type": "tool_result", "tool_use_id": tool_use_id,
-                        "content": content, "is_error": is_error
-                    }),
+                        images,
+                    } => {
+                        let content = if images.is_empty() {
+                            json!(content)
+                        } else {
+                            let mut parts = vec![json!({"type": "text", "text": content})];
+                            parts.extend(images.iter().map(image));
+                            Value::Array(parts)
+                        };
+                        json!({
+                            "type": "tool_result", "tool_use_id": tool_use_id,
+                            "content": content, "is_error": is_error
+                        })
+                    }
                 })
                 .collect();
             let role = match m.role {

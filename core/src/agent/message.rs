@@ -11,6 +11,14 @@ pub enum Role {
     Assistant,
 }
 
+/// An image carried in a message, base64-encoded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Image {
+    pub data: String,
+    pub mime_type: String,
+}
+
 /// A piece of a message (Anthropic-style content blocks; providers convert).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -18,6 +26,8 @@ pub enum Block {
     Text {
         text: String,
     },
+    /// An image in a user message (an attached resource, a pasted picture).
+    Image(Image),
     ToolUse {
         id: String,
         name: String,
@@ -29,6 +39,9 @@ pub enum Block {
         content: String,
         #[serde(default)]
         is_error: bool,
+        /// Images the tool returned; sent where the provider accepts them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
 }
 
@@ -61,9 +74,10 @@ impl Message {
 }
 
 /// Why the model stopped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    #[default]
     EndTurn,
     ToolUse,
     MaxTokens,
@@ -90,6 +104,8 @@ impl std::ops::AddAssign for Usage {
 #[serde(rename_all = "camelCase")]
 pub struct Response {
     pub content: Vec<Block>,
+    #[serde(default)]
     pub stop_reason: StopReason,
+    #[serde(default)]
     pub usage: Usage,
 }

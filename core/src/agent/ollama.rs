@@ -48,7 +48,10 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     for m in &req.messages {
         for b in &m.content {
             if let Block::ToolResult {
-                content, is_error, ..
+                content,
+                is_error,
+                images,
+                ..
             } = b
             {
                 let content = if *is_error {
@@ -56,7 +59,11 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
                 } else {
                     content.clone()
                 };
-                messages.push(json!({"role": "tool", "content": content}));
+                let mut msg = json!({"role": "tool", "content": content});
+                if !images.is_empty() {
+                    msg["images"] = images.iter().map(|i| json!(i.data)).collect();
+                }
+                messages.push(msg);
             }
         }
         let calls: Vec<Value> = m
@@ -70,7 +77,15 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
             })
             .collect();
         let text = m.text();
-        if text.is_empty() && calls.is_empty() {
+        let images: Vec<Value> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::Image(i) => Some(json!(i.data)),
+                _ => None,
+            })
+            .collect();
+        if text.is_empty() && calls.is_empty() && images.is_empty() {
             continue;
         }
         let role = match m.role {
@@ -80,6 +95,9 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
         let mut msg = json!({"role": role, "content": text});
         if !calls.is_empty() {
             msg["tool_calls"] = Value::Array(calls);
+        }
+        if !images.is_empty() {
+            msg["images"] = Value::Array(images);
         }
         messages.push(msg);
     }

@@ -71,12 +71,15 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     for m in &req.messages {
         match m.role {
             Role::User => {
-                let text = m.text();
+                // Tool messages carry text only: images a tool returned follow in a user
+                // message, the one place Chat Completions takes them.
+                let mut images = Vec::new();
                 for b in &m.content {
                     if let Block::ToolResult {
                         tool_use_id,
                         content,
                         is_error,
+                        images: returned,
                     } = b
                     {
                         let content = if *is_error {
@@ -85,10 +88,27 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
                             content.clone()
                         };
                         messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
+                        images.extend(returned.iter().cloned());
                     }
                 }
-                if !text.is_empty() {
-                    messages.push(json!({"role": "user", "content": text}));
+                let text = m.text();
+                images.extend(m.content.iter().filter_map(|b| match b {
+                    Block::Image(i) => Some(i.clone()),
+                    _ => None,
+                }));
+                if images.is_empty() {
+                    if !text.is_empty() {
+                        messages.push(json!({"role": "user", "content": text}));
+                    }
+                } else {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "text", "text": text}));
+                    }
+                    parts.extend(images.iter().map(|i| {
+                        json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", i.mime_type, i.data)}})
+                    }));
+                    messages.push(json!({"role": "user", "content": parts}));
                 }
             }
             Role::Assistant => {
@@ -454,6 +474,10 @@ mod tests {
                         tool_use_id: "c1".into(),
                         content: "boom".into(),
                         is_error: true,
+                        images: vec![crate::agent::Image {
+                            data: "AA==".into(),
+                            mime_type: "image/png".into(),
+                        }],
                     }],
                 },
             ],
@@ -473,6 +497,11 @@ mod tests {
         assert_eq!(
             b["messages"][3],
             json!({"role": "tool", "tool_call_id": "c1", "content": "Error: boom"})
+        );
+        // Chat Completions takes images only in user messages: the tool's image follows.
+        assert_eq!(
+            b["messages"][4]["content"][0]["image_url"]["url"],
+            "data:image/png;base64,AA=="
         );
         assert_eq!(b["tools"][0]["function"]["name"], "f");
         assert_eq!(b["stream"], true);

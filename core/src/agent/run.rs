@@ -3,19 +3,22 @@
 //! approval), feed the results back, until it answers or the iteration limit is reached.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::CallToolResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::message::{Block, Message, Role, Usage};
+use super::message::{Block, Image, Message, Role, Usage};
 use super::provider::{ChatRequest, Provider, TokenFn};
+use super::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
+use crate::events::{Event, EventReceiver};
 use crate::host::BoxFuture;
 use crate::local::LOCAL_SERVER;
-use crate::pool::{CallOptions, Conversation, Pool, ToolDef};
+use crate::pool::{CallOptions, Conversation, Pool, ServerFilter, ToolDef};
 
 /// The host's answer to "may this tool run?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +41,9 @@ pub struct ApprovalRequest {
 /// Decides whether a tool that needs approval may run.
 pub type ApproveFn = Arc<dyn Fn(ApprovalRequest) -> BoxFuture<Approval> + Send + Sync>;
 
-/// How an agent behaves.
-#[derive(Debug, Clone)]
+/// How an agent behaves (camelCase JSON in the bindings; every field optional).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct AgentOptions {
     /// Model requests per run before it stops with [`Stop::MaxIterations`].
     pub max_iterations: usize,
@@ -73,12 +77,37 @@ impl Default for AgentOptions {
     }
 }
 
+/// What an image counts for in the context estimate, in characters.
+const IMAGE_CHARS: usize = 4_000;
+
 /// The tool an agent calls to read a compressed result in full.
 const RECALL: &str = "recall";
 
-/// Per-run callbacks.
+/// A resource the host attaches to the user's message (seed 000's mcpResourceStore).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Attachment {
+    /// The server's id or name.
+    pub server: String,
+    pub uri: String,
+}
+
+/// What one run starts from, beyond the prompt (camelCase JSON in the bindings).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RunParams {
+    /// Earlier messages of the conversation (a previous result's `transcript`).
+    pub history: Vec<Message>,
+    /// Resources whose contents go with the prompt.
+    pub attachments: Vec<Attachment>,
+    /// The servers this conversation uses.
+    pub servers: ServerFilter,
+}
+
+/// Per-run data and callbacks.
 #[derive(Clone, Default)]
 pub struct RunOptions {
+    pub params: RunParams,
     pub on_token: Option<TokenFn>,
     /// Without it, tools that need approval are denied.
     pub approve: Option<ApproveFn>,
@@ -109,11 +138,15 @@ pub struct AgentResult {
 
 /// What the tool calls of one run share.
 struct Run<'a> {
+    id: String,
     conversation: &'a Conversation,
     recall: &'a Mutex<HashMap<String, String>>,
     options: &'a RunOptions,
     cancel: &'a CancellationToken,
 }
+
+/// Resource contents already read for attachments, until the server says they changed.
+type ResourceCache = HashMap<Attachment, Vec<Block>>;
 
 /// An agent over a pool's tools and one provider.
 pub struct Agent {
@@ -121,16 +154,37 @@ pub struct Agent {
     provider: Arc<dyn Provider>,
     options: AgentOptions,
     always_allowed: Mutex<HashSet<String>>,
+    resources: Mutex<ResourceCache>,
+    /// Watches `resource:updated` and reconnections to drop stale cache entries.
+    updates: Mutex<EventReceiver>,
 }
+
+static RUNS: AtomicU64 = AtomicU64::new(0);
 
 impl Agent {
     pub fn new(pool: Pool, provider: Arc<dyn Provider>, options: AgentOptions) -> Agent {
+        let updates = Mutex::new(pool.events());
         Agent {
             pool,
             provider,
             options,
             always_allowed: Mutex::new(HashSet::new()),
+            resources: Mutex::new(HashMap::new()),
+            updates,
         }
+    }
+
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+
+    /// Switches the provider's model for later requests.
+    pub fn set_model(&self, model: &str) {
+        self.provider.set_model(model);
     }
 
     /// Seed 002's structured prompt: discover, read, execute, display; then the servers
@@ -165,11 +219,17 @@ impl Agent {
 
     /// Runs the loop for one user prompt.
     pub async fn run(&self, prompt: &str, options: RunOptions) -> Result<AgentResult> {
-        let conversation = self.pool.conversation();
+        let conversation = self.pool.conversation_with(options.params.servers.clone());
         let cancel = options.cancel.clone().unwrap_or_default();
-        let mut transcript = vec![Message::user(prompt)];
+        let mut transcript = options.params.history.clone();
+        let mut first = Message::user(prompt);
+        first
+            .content
+            .extend(self.attachments(&options.params.attachments).await?);
+        transcript.push(first);
         let mut usage = Usage::default();
         let system = self.system_prompt();
+        let run_id = format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed) + 1);
         // Full tool results by call id, for `recall`.
         let recall: Mutex<HashMap<String, String>> = Mutex::new(HashMap::new());
         for iteration in 1..=self.options.max_iterations {
@@ -178,16 +238,7 @@ impl Agent {
             }
             compress(&mut transcript, &self.options);
             let mut tools = conversation.tools();
-            tools.push(ToolDef {
-                name: RECALL.into(),
-                description: "Read in full a tool result that was shortened to save context."
-                    .into(),
-                input_schema: serde_json::json!({
-                    "type": "object",
-                    "properties": {"id": {"type": "string", "description": "the tool call id from the hint"}},
-                    "required": ["id"]
-                }),
-            });
+            tools.push(recall_tool());
             let request = ChatRequest {
                 messages: transcript.clone(),
                 tools,
@@ -205,8 +256,8 @@ impl Agent {
                 Err(e) => return Err(e),
             };
             usage += response.usage;
-            let uses: Vec<(String, String, Value)> = response
-                .content
+            let content = with_text_calls(response.content, &run_id, iteration);
+            let uses: Vec<(String, String, Value)> = content
                 .iter()
                 .filter_map(|b| match b {
                     Block::ToolUse { id, name, input } => {
@@ -215,15 +266,23 @@ impl Agent {
                     _ => None,
                 })
                 .collect();
+            self.pool.emit(Event::AgentTurn {
+                run_id: run_id.clone(),
+                iteration,
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+                tool_uses: uses.len(),
+            });
             transcript.push(Message {
                 role: Role::Assistant,
-                content: response.content,
+                content,
             });
             if uses.is_empty() {
                 return Ok(self.finish(transcript, usage, Stop::Finished, iteration));
             }
             // The calls of one turn run concurrently; cancelling the run cancels them too.
             let run = Run {
+                id: run_id.clone(),
                 conversation: &conversation,
                 recall: &recall,
                 options: &options,
@@ -257,6 +316,42 @@ impl Agent {
         }
         let n = self.options.max_iterations;
         Ok(self.finish(transcript, usage, Stop::MaxIterations, n))
+    }
+
+    /// The contents of attached resources as message blocks: text as text (named by URI),
+    /// images as images, other binary content named. Read once and cached until the
+    /// server reports the resource updated or the pool reconnects.
+    async fn attachments(&self, attachments: &[Attachment]) -> Result<Vec<Block>> {
+        {
+            let mut updates = self.updates.lock().unwrap();
+            let mut cache = self.resources.lock().unwrap();
+            while let Some(event) = updates.try_recv() {
+                match event {
+                    Event::ResourceUpdated { uri, .. } => cache.retain(|a, _| a.uri != uri),
+                    Event::ServerConnected { .. } => cache.clear(),
+                    _ => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for a in attachments {
+            let cached = self.resources.lock().unwrap().get(a).cloned();
+            let blocks = match cached {
+                Some(b) => b,
+                None => {
+                    let read = self.pool.read_resource(&a.server, &a.uri).await?;
+                    let blocks =
+                        resource_blocks(&serde_json::to_value(&read.contents).unwrap_or_default());
+                    self.resources
+                        .lock()
+                        .unwrap()
+                        .insert(a.clone(), blocks.clone());
+                    blocks
+                }
+            };
+            out.extend(blocks);
+        }
+        Ok(out)
     }
 
     fn finish(
@@ -305,16 +400,41 @@ impl Agent {
     }
 
     async fn dispatch(&self, run: &Run<'_>, id: String, name: String, input: Value) -> Block {
+        self.pool.emit(Event::AgentToolUse {
+            run_id: run.id.clone(),
+            call_id: id.clone(),
+            tool_id: name.clone(),
+            arguments: input.clone(),
+        });
+        let block = self.tool_result(run, &id, &name, input).await;
+        if let Block::ToolResult {
+            content, is_error, ..
+        } = &block
+        {
+            self.pool.emit(Event::AgentToolResult {
+                run_id: run.id.clone(),
+                call_id: id.clone(),
+                tool_id: name.clone(),
+                is_error: *is_error,
+                preview: content.chars().take(200).collect(),
+            });
+        }
+        block
+    }
+
+    async fn tool_result(&self, run: &Run<'_>, id: &str, name: &str, input: Value) -> Block {
         let Run {
             conversation,
             recall,
             options,
             cancel,
+            ..
         } = run;
         let result = |content: String, is_error: bool| Block::ToolResult {
-            tool_use_id: id.clone(),
+            tool_use_id: id.to_string(),
             content,
             is_error,
+            images: Vec::new(),
         };
         if name == RECALL {
             let wanted = input.get("id").and_then(Value::as_str).unwrap_or_default();
@@ -323,13 +443,13 @@ impl Agent {
                 None => result(format!("no tool result has the id '{wanted}'"), true),
             };
         }
-        if let Some(server_name) = self.needs_approval(&name).await
-            && !self.always_allowed.lock().unwrap().contains(&name)
+        if let Some(server_name) = self.needs_approval(name).await
+            && !self.always_allowed.lock().unwrap().contains(name)
         {
             let answer = match &options.approve {
                 Some(approve) => {
                     approve(ApprovalRequest {
-                        tool_id: name.clone(),
+                        tool_id: name.to_string(),
                         server_name,
                         arguments: input.clone(),
                     })
@@ -342,7 +462,7 @@ impl Agent {
                     return result(format!("The user denied the call of '{name}'."), true);
                 }
                 Approval::AllowAlways => {
-                    self.always_allowed.lock().unwrap().insert(name.clone());
+                    self.always_allowed.lock().unwrap().insert(name.to_string());
                 }
                 Approval::AllowOnce => {}
             }
@@ -351,8 +471,13 @@ impl Agent {
             cancel: Some(cancel.child_token()),
             ..Default::default()
         };
-        match conversation.call(&name, input, call).await {
-            Ok(r) => result(render(&r), r.is_error == Some(true)),
+        match conversation.call(name, input, call).await {
+            Ok(r) => Block::ToolResult {
+                tool_use_id: id.to_string(),
+                content: render(&r),
+                is_error: r.is_error == Some(true),
+                images: images(&r),
+            },
             Err(e) => result(e.to_string(), true),
         }
     }
@@ -367,8 +492,12 @@ fn compress(transcript: &mut [Message], options: &AgentOptions) {
             .flat_map(|m| m.content.iter())
             .map(|b| match b {
                 Block::Text { text } => text.len(),
+                // Providers bill an image at roughly a thousand tokens.
+                Block::Image(_) => IMAGE_CHARS,
                 Block::ToolUse { input, .. } => input.to_string().len(),
-                Block::ToolResult { content, .. } => content.len(),
+                Block::ToolResult {
+                    content, images, ..
+                } => content.len() + images.len() * IMAGE_CHARS,
             })
             .sum::<usize>()
             / 4
@@ -393,9 +522,17 @@ fn compress(transcript: &mut [Message], options: &AgentOptions) {
             if let Block::ToolResult {
                 tool_use_id,
                 content,
+                images,
                 ..
             } = block
             {
+                if !images.is_empty() {
+                    content.push_str(&format!(
+                        "\n[{} image(s) removed to save context]",
+                        images.len()
+                    ));
+                    images.clear();
+                }
                 let limit = if over_budget {
                     options.preview_chars
                 } else {
@@ -435,4 +572,98 @@ fn render(r: &CallToolResult) -> String {
         out.push(s.to_string());
     }
     out.join("\n")
+}
+
+/// The images of a tool result, for providers that take them.
+fn images(r: &CallToolResult) -> Vec<Image> {
+    r.content
+        .iter()
+        .filter_map(|block| {
+            let v = serde_json::to_value(block).ok()?;
+            (v.get("type")? == "image").then(|| Image {
+                data: v["data"].as_str().unwrap_or_default().to_string(),
+                mime_type: v["mimeType"].as_str().unwrap_or("image/png").to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `resources/read` contents as message blocks.
+fn resource_blocks(contents: &Value) -> Vec<Block> {
+    let mut out = Vec::new();
+    for c in contents.as_array().into_iter().flatten() {
+        let uri = c["uri"].as_str().unwrap_or_default();
+        let mime = c["mimeType"].as_str().unwrap_or_default();
+        if let Some(text) = c["text"].as_str() {
+            out.push(Block::Text {
+                text: format!("\n\n[attached resource {uri}]\n{text}"),
+            });
+        } else if let Some(blob) = c["blob"].as_str() {
+            if mime.starts_with("image/") {
+                out.push(Block::Text {
+                    text: format!("\n\n[attached image {uri}]"),
+                });
+                out.push(Block::Image(Image {
+                    data: blob.to_string(),
+                    mime_type: mime.to_string(),
+                }));
+            } else {
+                out.push(Block::Text {
+                    text: format!(
+                        "\n\n[attached resource {uri}: {} bytes of {}]",
+                        blob.len() / 4 * 3,
+                        if mime.is_empty() { "binary data" } else { mime }
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A model without native tool calling writes its calls as text: they become tool_use
+/// blocks (with ids of our own), the rest stays text.
+fn with_text_calls(content: Vec<Block>, run_id: &str, iteration: usize) -> Vec<Block> {
+    if content.iter().any(|b| matches!(b, Block::ToolUse { .. })) {
+        return content;
+    }
+    let text: String = content
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let parsed = parse_tool_calls(&text);
+    if parsed.calls.is_empty() {
+        return content;
+    }
+    let mut out = Vec::new();
+    if !parsed.text.trim().is_empty() {
+        out.push(Block::Text { text: parsed.text });
+    }
+    out.extend(
+        parsed
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| Block::ToolUse {
+                id: format!("{run_id}-{iteration}-{i}"),
+                name: c.name,
+                input: c.arguments,
+            }),
+    );
+    out
+}
+
+fn recall_tool() -> ToolDef {
+    ToolDef {
+        name: RECALL.into(),
+        description: "Read in full a tool result that was shortened to save context.".into(),
+        input_schema: serde_json::json!({
+            "type": "object",
+            "properties": {"id": {"type": "string", "description": "the tool call id from the hint"}},
+            "required": ["id"]
+        }),
+    }
 }

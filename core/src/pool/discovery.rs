@@ -141,10 +141,34 @@ impl Pool {
 
     /// A conversation with discovery tools and lazy activation, for an agent loop.
     pub fn conversation(&self) -> Conversation {
+        self.conversation_with(ServerFilter::default())
+    }
+
+    /// A conversation that sees only the servers `filter` lets through (seed 000's
+    /// per-conversation server overrides).
+    pub fn conversation_with(&self, filter: ServerFilter) -> Conversation {
         Conversation {
             pool: self.clone(),
             activated: Mutex::new(BTreeSet::new()),
+            filter,
         }
+    }
+}
+
+/// Which servers one conversation uses, by id or name: only `enabled` ones when it is set,
+/// never `disabled` ones. Host tools (`local`) are governed the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ServerFilter {
+    pub enabled: Option<Vec<String>>,
+    pub disabled: Vec<String>,
+}
+
+impl ServerFilter {
+    /// Whether the server with this id and name is in.
+    pub fn allows(&self, server_id: &str, server_name: &str) -> bool {
+        let named = |list: &[String]| list.iter().any(|s| s == server_id || s == server_name);
+        self.enabled.as_deref().is_none_or(named) && !named(&self.disabled)
     }
 }
 
@@ -153,6 +177,7 @@ impl Pool {
 pub struct Conversation {
     pool: Pool,
     activated: Mutex<BTreeSet<String>>,
+    filter: ServerFilter,
 }
 
 /// What a function name of a conversation refers to.
@@ -171,9 +196,37 @@ impl Conversation {
         self.activated.lock().unwrap().iter().cloned().collect()
     }
 
+    /// The tool layers of the servers this conversation uses.
+    fn layers(&self) -> Vec<ToolLayer> {
+        let mut layers = self.pool.layers();
+        layers.retain(|l| self.filter.allows(&l.server_id, &l.server_name));
+        layers
+    }
+
+    /// Refuses a tool of a server this conversation does not use.
+    fn check_allowed(&self, tool_id: &str) -> Result<()> {
+        let Some(server_id) = self.pool.tool_server(tool_id) else {
+            return Ok(());
+        };
+        let name = self
+            .pool
+            .layers()
+            .into_iter()
+            .find(|l| l.server_id == server_id)
+            .map(|l| l.server_name)
+            .unwrap_or_else(|| server_id.clone());
+        if self.filter.allows(&server_id, &name) {
+            Ok(())
+        } else {
+            Err(Error::invalid(format!(
+                "tool '{tool_id}' belongs to server '{name}', which is disabled for this conversation"
+            )))
+        }
+    }
+
     /// The function definitions to offer the LLM now.
     pub fn tools(&self) -> Vec<ToolDef> {
-        let layers = self.pool.layers();
+        let layers = self.layers();
         let activated = self.activated.lock().unwrap().clone();
         let mut out = vec![ToolDef {
             name: "search_tools".into(),
@@ -216,7 +269,7 @@ impl Conversation {
         if name == "search_tools" {
             return Target::GlobalSearch;
         }
-        for layer in self.pool.layers() {
+        for layer in self.layers() {
             let prefix = format!("{}_{}_", sanitize(&layer.server_name), layer.protocol);
             if let Some(rest) = name.strip_prefix(&prefix)
                 && let Some((canonical, _)) = DISCOVERY.iter().find(|(c, _)| *c == rest)
@@ -239,14 +292,23 @@ impl Conversation {
         match self.target(name) {
             Target::GlobalSearch => {
                 let query = string_arg(&args, "query", name)?;
-                Ok(json_result(
-                    serde_json::to_value(self.pool.search_tools(&query, 10)).unwrap_or_default(),
-                ))
+                let hits: Vec<_> = self
+                    .pool
+                    .search_tools(&query, 50)
+                    .into_iter()
+                    .filter(|h| {
+                        let id = self.pool.tool_server(&h.id).unwrap_or_default();
+                        self.filter.allows(&id, &h.server_name)
+                    })
+                    .take(10)
+                    .collect();
+                Ok(json_result(serde_json::to_value(hits).unwrap_or_default()))
             }
             Target::Discovery { layer, canonical } => {
                 self.discovery(layer, canonical, name, args, options).await
             }
             Target::Tool => {
+                self.check_allowed(name)?;
                 let result = self.pool.call_tool(name, args, options).await?;
                 if let Some(server_id) = self.pool.tool_server(name) {
                     self.activated.lock().unwrap().insert(server_id);

@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use calls::{CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
-pub use discovery::{Conversation, ToolDef, ToolLayer};
+pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use options::PoolOptions;
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;
@@ -139,6 +139,11 @@ impl Pool {
     /// Subscribes to pool events.
     pub fn events(&self) -> EventReceiver {
         self.inner.events.subscribe()
+    }
+
+    /// Sends an event to the pool's subscribers (the agent reports its turns this way).
+    pub(crate) fn emit(&self, event: crate::events::Event) {
+        self.inner.events.emit(event);
     }
 
     /// Connection state of every visible server.
