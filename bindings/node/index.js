@@ -234,7 +234,12 @@ function toToolResult(value) {
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
   if (value === undefined || value === null) return { content: [] };
   if (isPlainObject(value) && Array.isArray(value.content)) return value;
-  const text = JSON.stringify(value);
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw new TypeError(`a host tool's result cannot be sent as JSON: ${err.message}`);
+  }
   if (text === undefined) {
     throw new TypeError(`a host tool returned ${describe(value)}, which is not a result`);
   }

@@ -428,11 +428,20 @@ impl NativePool {
                 on_progress,
                 cancel,
             };
-            let result = guard
-                .shared
-                .pool
-                .call_tool(&tool_id, arguments, options)
-                .await;
+            let pool = &guard.shared.pool;
+            let local = pool.tool_server(&tool_id).as_deref() == Some(mcpmux::local::LOCAL_SERVER);
+            let cancel = options.cancel.clone().unwrap_or_default();
+            let call = pool.call_tool(&tool_id, arguments, options);
+            // Core does not watch the cancellation token of host (local) tools; dropping the
+            // call here is what aborts the JS handler's signal.
+            let result = if local {
+                tokio::select! {
+                    r = call => r,
+                    _ = cancel.cancelled() => Err(mcpmux::Error::Cancelled),
+                }
+            } else {
+                call.await
+            };
             to_json(&result.map_err(core_error)?)
         })
     }
