@@ -69,12 +69,14 @@ impl NativePool {
                 }),
             })
             .map_err(core_error)?;
+        self.shared.host_tools.lock().unwrap().insert(name);
         to_json(&info)
     }
 
     /// Removes a host tool; whether it existed.
     #[napi]
     pub fn unregister_tool(&self, name: String) -> bool {
+        self.shared.host_tools.lock().unwrap().remove(&name);
         self.shared.pool.unregister_tool(&name)
     }
 

@@ -71,6 +71,7 @@ pub async fn open_pool(options: String) -> napi::Result<NativePool> {
             next_call: AtomicU32::new(1),
             stop_events: CancellationToken::new(),
             bridge: Arc::default(),
+            host_tools: Mutex::default(),
         })),
         runtime: tokio::runtime::Handle::current(),
     })
@@ -100,6 +101,8 @@ pub(crate) struct Shared {
     stop_events: CancellationToken,
     /// JS callbacks waiting for their answers.
     pub(crate) bridge: Arc<bridge::Bridge>,
+    /// Host tools registered from JS: unregistered at close, which releases their JS functions.
+    pub(crate) host_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Shared {
@@ -570,6 +573,10 @@ impl NativePool {
             // still waiting for one.
             shared.pool.set_sampling_handler(None);
             shared.pool.set_elicitation_handler(None);
+            let host_tools = std::mem::take(&mut *shared.host_tools.lock().unwrap());
+            for name in host_tools {
+                shared.pool.unregister_tool(&name);
+            }
             shared.bridge.close();
             Ok(())
         })

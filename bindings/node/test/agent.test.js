@@ -16,6 +16,12 @@ async function poolWithServer(t, { trusted = true } = {}) {
   return pool;
 }
 
+/** Events and tokens arrive through thread-safe functions, possibly after the run resolved. */
+async function until(pred, ms = 5000) {
+  const deadline = Date.now() + ms;
+  while (!pred() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
 function collect(pool, names) {
   const seen = [];
   for (const name of names) pool.on(name, (e) => seen.push(e));
@@ -58,6 +64,7 @@ test('a JS provider: requests, streamed tokens, tool calls and the answer', asyn
   assert.equal(result.text, 'The tool said: from js');
   assert.equal(result.iterations, 2);
   assert.equal(result.usage.inputTokens, 5);
+  await until(() => streamed.length >= 'The tool said: from js'.length);
   assert.equal(streamed, 'The tool said: from js');
   assert.equal(requests[0].model, 'js-1');
   assert.match(requests[0].system, /STEP 1/);
@@ -66,7 +73,7 @@ test('a JS provider: requests, streamed tokens, tool calls and the answer', asyn
   const roles = result.transcript.map((m) => m.role);
   assert.deepEqual(roles, ['user', 'assistant', 'user', 'assistant']);
   // The events of the run arrive on the pool.
-  await new Promise((r) => setImmediate(r));
+  await until(() => events.length >= 4);
   assert.deepEqual(
     events.map((e) => e.type),
     ['agent:turn', 'agent:tool_use', 'agent:tool_result', 'agent:turn'],
@@ -146,7 +153,7 @@ test('OpenAI wire format: discovery, then a call, then the answer', async (t) =>
   assert.equal(result.text, 'The server said hello.');
   assert.equal(result.iterations, 3);
   assert.equal(result.usage.inputTokens, 300);
-  await new Promise((r) => setImmediate(r));
+  await until(() => tokens.length >= 'The server said hello.'.length);
   assert.equal(tokens, 'The server said hello.');
 
   const [first, second, third] = fake.requests;
