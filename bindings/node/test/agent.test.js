@@ -105,6 +105,14 @@ test('a JS provider that throws or answers nonsense fails the run clearly', asyn
   });
   const nonsense = pool.agent({ chat: () => ({ text: 'no content' }) });
   await assert.rejects(nonsense.run('hi'), { code: 'invalid_argument', message: /invalid response/ });
+  for (const config of [
+    { type: 'anthropic', model: 'claude-x', apiKey: 'k' },
+    { type: 'ollama', model: 'llama-x', baseUrl: 'http://127.0.0.1:1' },
+    { type: 'remote', model: 'remote-x', proxyUrl: 'http://127.0.0.1:1/v1' },
+  ]) {
+    assert.equal(new Agent(pool, config).model, config.model);
+  }
+  assert.throws(() => new Agent(pool, { type: 'remote', model: 'm' }), { code: 'invalid_argument', message: /proxyUrl/ });
   assert.throws(() => new Agent(pool, { type: 'nope', model: 'm' }), InvalidArgumentError);
   assert.throws(() => new Agent(pool, { chat() {} }, { maxIterationz: 1 }), { code: 'invalid_argument' });
   assert.throws(() => new Agent({}, { chat() {} }), InvalidArgumentError);
