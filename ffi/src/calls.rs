@@ -326,7 +326,19 @@ async fn close_entry(entry: Arc<PoolEntry>, drain: Duration) {
     // Dropping the handlers runs their finalizers once no call of them is left.
     entry.pool.set_sampling_handler(None);
     entry.pool.set_elicitation_handler(None);
-    let tools: Vec<_> = lock(&entry.host_tools).drain().collect();
+    // Every host tool goes, the C ones (their finalizers run) and the recipe tools, whose
+    // handlers hold the pool itself: left registered, that cycle would keep the whole core
+    // pool allocated after the close.
+    let mut tools: std::collections::HashSet<String> =
+        lock(&entry.host_tools).drain().collect();
+    tools.extend(
+        entry
+            .pool
+            .known_tools()
+            .into_iter()
+            .filter(|t| t.server_id == mcpmux_core::local::LOCAL_SERVER)
+            .map(|t| t.id),
+    );
     for name in tools {
         entry.pool.unregister_tool(&name);
     }
