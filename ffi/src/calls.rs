@@ -329,8 +329,7 @@ async fn close_entry(entry: Arc<PoolEntry>, drain: Duration) {
     // Every host tool goes, the C ones (their finalizers run) and the recipe tools, whose
     // handlers hold the pool itself: left registered, that cycle would keep the whole core
     // pool allocated after the close.
-    let mut tools: std::collections::HashSet<String> =
-        lock(&entry.host_tools).drain().collect();
+    let mut tools: std::collections::HashSet<String> = lock(&entry.host_tools).drain().collect();
     tools.extend(
         entry
             .pool
