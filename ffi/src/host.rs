@@ -447,3 +447,36 @@ pub(crate) fn required_handler(
 ) -> FfiResult<unsafe extern "C" fn(*mut c_void, u64, *const c_char, usize)> {
     handler.ok_or_else(|| FfiError::new(MCPMUX_ERR_NULL_ARGUMENT, format!("{name} is NULL")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn host_tool_answers_become_results() {
+        let r = tool_result(json!("plain")).unwrap();
+        assert_eq!(r.is_error, Some(false));
+        assert!(serde_json::to_string(&r.content).unwrap().contains("plain"));
+        let r = tool_result(json!({"n": 1})).unwrap();
+        assert_eq!(r.structured_content, Some(json!({"n": 1})));
+        let r = tool_result(json!({"content": [{"type": "text", "text": "t"}], "isError": true}))
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(r.structured_content.is_none());
+        let r = tool_result(json!([1, 2])).unwrap();
+        assert!(serde_json::to_string(&r.content).unwrap().contains("[1,2]"));
+        assert!(tool_result(json!({"content": [{"type": "nope"}]})).is_err());
+    }
+
+    #[test]
+    fn approvals_read_words_and_booleans() {
+        assert_eq!(approval_of("\"once\""), Ok(Approval::AllowOnce));
+        assert_eq!(approval_of("always"), Ok(Approval::AllowAlways));
+        assert_eq!(approval_of(" deny "), Ok(Approval::Deny));
+        assert_eq!(approval_of("true"), Ok(Approval::AllowOnce));
+        assert_eq!(approval_of("false"), Ok(Approval::Deny));
+        assert!(approval_of("\"maybe\"").is_err());
+        assert!(approval_of("{}").is_err());
+    }
+}
