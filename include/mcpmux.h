@@ -10,8 +10,10 @@
  *   tool lists, results, events, options), with the same camelCase fields as the Rust core.
  * - Strings out (char **out_json and mcpmux_last_error()) are owned by the caller and
  *   freed with mcpmux_string_free(); on failure *out_json is set to NULL.
- * - Handles (mcpmux_pool) are integers, never pointers: a closed or made-up handle gives
+ * - Handles (mcpmux_pool, mcpmux_provider, mcpmux_agent, mcpmux_conversation) are integers,
+ *   never pointers: a closed, freed or made-up handle, or one of another kind, gives
  *   MCPMUX_ERR_INVALID_HANDLE, never undefined behaviour. 0 is never a valid handle.
+ *   Each kind has its *_close / *_free; strings have mcpmux_string_free().
  * - A panic inside the library is caught and reported as MCPMUX_ERR_PANIC.
  *
  * Threads and callbacks
@@ -26,6 +28,11 @@
  * exception and no longjmp may leave it. A callback may block (a lock, I/O, a blocking call
  * of this API): the runtime moves its other work to another thread meanwhile. A slow event
  * callback only delays the later events of its own subscription.
+ * Host requests (sampling, elicitation, host tools, host providers, agent approvals) reach
+ * an mcpmux_host_request_fn with an id; the host answers each exactly once, inside the
+ * callback or later from any thread, with mcpmux_host_request_respond() or
+ * mcpmux_host_request_refuse(). A user_data given with a free_user_data finalizer is freed
+ * once, after its last callback; when the registering call fails it stays the caller's.
  * The runtime's threads block SIGPIPE (a server that died must not kill the host); the
  * host's own signal handling is left alone. The library does not survive fork(): a child
  * may only exec.
