@@ -294,7 +294,12 @@ pub(crate) fn all(flags: &Flags) {
     let mut scale: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     if !flags.has("no-scale") && only.is_none() {
         let scale_rounds = rounds.min(3);
-        let figures: [(&str, &[&str]); 4] = [
+        let figures: [(&str, &[&str]); 6] = [
+            ("connect-raw-1", &["scale", "connect-raw", "--servers", "1"]),
+            (
+                "connect-raw-50",
+                &["scale", "connect-raw", "--servers", "50"],
+            ),
             ("connect-1", &["scale", "connect", "--servers", "1"]),
             ("connect-50", &["scale", "connect", "--servers", "50"]),
             ("pool-50x100", &["scale", "pool", "--servers", "50"]),
@@ -390,6 +395,16 @@ fn report(
         println!("| figure | value |");
         println!("| --- | ---: |");
         let rows = [
+            (
+                "floor: spawn + initialize 1 server on raw pipes (ms)",
+                sget("connect-raw-1", "connect_ms"),
+                1,
+            ),
+            (
+                "floor: spawn + initialize 50 servers on raw pipes (ms)",
+                sget("connect-raw-50", "connect_ms"),
+                1,
+            ),
             ("connect 1 server (ms)", sget("connect-1", "connect_ms"), 1),
             (
                 "connect 50 servers in parallel (ms)",
@@ -424,6 +439,26 @@ fn report(
             (
                 "idle pool of 50 connections, client RSS (MB)",
                 sget("pool-50x100", "idle_rss_mb"),
+                1,
+            ),
+            (
+                "idle pool of 50 connections, threads",
+                sget("pool-50x100", "threads"),
+                0,
+            ),
+            (
+                "background work after listing 50 × 100 tools, CPU (ms)",
+                sget("pool-50x100", "settle_cpu_ms"),
+                0,
+            ),
+            (
+                "background work after listing 100 × 100 tools, CPU (ms)",
+                sget("search-10k", "settle_cpu_ms"),
+                0,
+            ),
+            (
+                "peak client RSS, 100 servers × 100 tools (MB)",
+                sget("search-10k", "peak_rss_mb"),
                 1,
             ),
         ];
@@ -504,6 +539,16 @@ fn report(
         sget("connect-1", "connect_ms"),
     );
     push("Scale: connect 50 servers / connect 1", r, "≤ 3", r <= 3.0);
+    let r = ratio(
+        sget("connect-raw-50", "connect_ms"),
+        sget("connect-raw-1", "connect_ms"),
+    );
+    push(
+        "(for reference) raw pipes: spawn 50 / spawn 1",
+        r,
+        "≤ 3",
+        r <= 3.0,
+    );
     let r = sget("search-10k", "search_p50_us");
     push(
         "Scale: search over 10,000 tools, p50 µs",

@@ -79,14 +79,19 @@ pub(crate) fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// A field of /proc/self/status in MB (`VmHWM` = peak RSS, `VmRSS` = current RSS).
-pub(crate) fn proc_status_mb(field: &str) -> f64 {
+/// A numeric field of /proc/self/status (`Threads`; sizes are in kB).
+pub(crate) fn proc_status(field: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+/// A size of /proc/self/status in MB (`VmHWM` = peak RSS, `VmRSS` = current RSS).
+pub(crate) fn proc_status_mb(field: &str) -> f64 {
+    proc_status(field) / 1024.0
 }
 
 /// The `p` quantile (0..=1) of sorted samples.
