@@ -30,7 +30,7 @@ pub use host::{ElicitationHandler, HostRequest, SamplingHandler};
 pub use local::{LocalHandler, LocalTool};
 pub use pool::{
     CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,
-    ResourceInfo, ResourceTemplateInfo, ServerStatus, TestResult, ToolDef, ToolLayer,
+    ResourceInfo, ResourceTemplateInfo, ServerFilter, ServerStatus, TestResult, ToolDef, ToolLayer,
 };
 pub use record::{
     InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,
