@@ -41,6 +41,8 @@ pub struct FakeOpenAi {
     pub base_url: String,
     turns: Arc<Mutex<VecDeque<Turn>>>,
     requests: Arc<Mutex<Vec<Value>>>,
+    /// The `authorization` or `x-api-key` header of each request.
+    credentials: Arc<Mutex<Vec<Option<String>>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -165,16 +167,22 @@ impl FakeOpenAi {
         };
         let turns = Arc::new(Mutex::new(VecDeque::from(turns)));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let (t, r) = (turns.clone(), requests.clone());
+        let credentials = Arc::new(Mutex::new(Vec::new()));
+        let (t, r, c) = (turns.clone(), requests.clone(), credentials.clone());
         let task = tokio::spawn(async move {
             let served = Arc::new(Mutex::new(0usize));
             while let Ok((stream, _)) = listener.accept().await {
-                let (t, r, served) = (t.clone(), r.clone(), served.clone());
+                let (t, r, c, served) = (t.clone(), r.clone(), c.clone(), served.clone());
                 tokio::spawn(async move {
                     let service = service_fn(move |req: Request<hyper::body::Incoming>| {
-                        let (t, r, served) = (t.clone(), r.clone(), served.clone());
+                        let (t, r, c, served) = (t.clone(), r.clone(), c.clone(), served.clone());
                         async move {
                             let ok_path = req.uri().path() == path;
+                            let credential = ["authorization", "x-api-key"]
+                                .iter()
+                                .find_map(|h| req.headers().get(*h))
+                                .and_then(|v| v.to_str().ok())
+                                .map(str::to_string);
                             let body = req
                                 .into_body()
                                 .collect()
@@ -192,6 +200,7 @@ impl FakeOpenAi {
                             r.lock()
                                 .unwrap()
                                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                            c.lock().unwrap().push(credential);
                             let turn = t.lock().unwrap().pop_front();
                             let n = {
                                 let mut s = served.lock().unwrap();
@@ -234,6 +243,7 @@ impl FakeOpenAi {
             base_url,
             turns,
             requests,
+            credentials,
             task,
         }
     }
@@ -241,6 +251,11 @@ impl FakeOpenAi {
     /// The JSON bodies received so far.
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
+    }
+
+    /// The credential header each request carried, in order.
+    pub fn credentials(&self) -> Vec<Option<String>> {
+        self.credentials.lock().unwrap().clone()
     }
 
     /// Turns not played yet.

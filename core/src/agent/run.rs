@@ -382,19 +382,14 @@ impl Agent {
     }
 
     /// Whether a tool needs the host's yes: tools of untrusted servers, and tools listed in
-    /// `disabledAutoApproveTools`; discovery and host tools never do.
+    /// `disabledAutoApproveTools`; discovery and host tools never do. A tool the pool has
+    /// not seen yet is located first, so it cannot slip through unchecked.
     async fn needs_approval(&self, tool_id: &str) -> Option<String> {
-        let server_id = self.pool.tool_server(tool_id)?;
+        let (server_id, name) = self.pool.locate_tool(tool_id).await.ok()?;
         if server_id == LOCAL_SERVER {
             return None;
         }
         let record = self.pool.get_server(&server_id).await.ok()?;
-        let name = self
-            .pool
-            .known_tools()
-            .into_iter()
-            .find(|t| t.id == tool_id)?
-            .name;
         (!record.is_trusted || record.disabled_auto_approve_tools.contains(&name))
             .then_some(record.name)
     }

@@ -447,7 +447,10 @@ impl Inner {
 
     /// Finds which server and tool a pool id names, listing the servers it could belong to
     /// when the index does not know it yet.
-    async fn resolve_tool(self: &Arc<Self>, tool_id: &str) -> Result<(Arc<Slot>, String)> {
+    pub(super) async fn resolve_tool(
+        self: &Arc<Self>,
+        tool_id: &str,
+    ) -> Result<(Arc<Slot>, String)> {
         let lookup = |inner: &Inner| {
             let hit = inner.tool_index.read().unwrap().get(tool_id).cloned();
             hit.and_then(|(server_id, tool)| {
