@@ -256,12 +256,18 @@ impl Agent {
                 Err(e) => return Err(e),
             };
             usage += response.usage;
-            let content = with_text_calls(response.content, &run_id, iteration);
+            let mut content = with_text_calls(response.content, &run_id, iteration);
             let uses: Vec<(String, String, Value)> = content
-                .iter()
+                .iter_mut()
                 .filter_map(|b| match b {
                     Block::ToolUse { id, name, input } => {
-                        Some((id.clone(), name.clone(), input.clone()))
+                        let given = input.clone();
+                        // Providers require an object in the transcript; what the model
+                        // wrote stays in `given` for the error it gets back.
+                        if !input.is_object() {
+                            *input = Value::Object(Default::default());
+                        }
+                        Some((id.clone(), name.clone(), given))
                     }
                     _ => None,
                 })
@@ -430,6 +436,22 @@ impl Agent {
             content,
             is_error,
             images: Vec::new(),
+        };
+        let input = match input {
+            Value::Object(_) => input,
+            Value::Null => Value::Object(Default::default()),
+            other => {
+                let raw = match other {
+                    Value::String(s) => s,
+                    v => v.to_string(),
+                };
+                return result(
+                    format!(
+                        "The arguments for '{name}' are not a JSON object: {raw}\n                         Call it again with a JSON object that follows its schema."
+                    ),
+                    true,
+                );
+            }
         };
         if name == RECALL {
             let wanted = input.get("id").and_then(Value::as_str).unwrap_or_default();
