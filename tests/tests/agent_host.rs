@@ -63,6 +63,10 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
     args.push("stdio");
     let pool = pool().await;
     let fake = FakeOpenAi::start(vec![
+        Turn::Tools(vec![(
+            "everything_mcp_search_tools".into(),
+            json!({"query": "tiny image"}),
+        )]),
         Turn::Tools(vec![("mcp__everything__get-tiny-image".into(), json!({}))]),
         Turn::Tools(vec![(
             "mcp__everything__trigger-sampling-request".into(),
@@ -110,14 +114,28 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
     assert_eq!(result.stop, Stop::Finished, "{result:?}");
     assert_eq!(result.text, "All done.");
 
-    let requests = fake.requests();
-    assert_eq!(requests.len(), 4, "{requests:#?}");
+    let mut requests = fake.requests();
+    assert_eq!(requests.len(), 5, "{requests:#?}");
     // The attachment's text went with the prompt.
     let prompt = requests[0]["messages"][1]["content"].as_str().unwrap();
     assert!(
         prompt.contains("[attached resource demo://resource/dynamic/text/1]"),
         "{prompt}"
     );
+    // Discovery first: the server's own tools are offered only once it is used.
+    let offered = |r: &Value| r["tools"].to_string();
+    assert!(offered(&requests[0]).contains("everything_mcp_search_tools"));
+    assert!(!offered(&requests[0]).contains("mcp__everything__"));
+    let hits = last(&requests[1]);
+    assert!(
+        hits["content"]
+            .as_str()
+            .unwrap()
+            .contains("mcp__everything__get-tiny-image"),
+        "{hits}"
+    );
+    assert!(offered(&requests[2]).contains("mcp__everything__get-tiny-image"));
+    requests.remove(0);
     // The tool's image followed its tool message as an image part.
     let image = last(&requests[1]);
     assert_eq!(image["role"], "user");
@@ -150,6 +168,9 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
     assert_eq!(
         names,
         [
+            "agent:turn",
+            "agent:tool_use",
+            "agent:tool_result",
             "agent:turn",
             "agent:tool_use",
             "agent:tool_result",
