@@ -561,6 +561,7 @@ impl Inner {
                     let client = ClientSide {
                         shared: slot.shared.clone(),
                         server_name: name.clone(),
+                        legacy: false,
                     };
                     let responses = client
                         .fulfil(r.input_requests.unwrap_or_default())
