@@ -82,15 +82,47 @@ pub fn fill_schema_defaults(
 }
 
 /// The host side of a pool. Roots are per pool, optionally overridden per server.
-#[derive(Default)]
 pub struct Host {
+    oauth: RwLock<Option<crate::auth::OAuthHandler>>,
+    tokens: RwLock<Arc<dyn crate::auth::TokenStore>>,
     sampling: RwLock<Option<SamplingHandler>>,
     elicitation: RwLock<Option<ElicitationHandler>>,
     roots: RwLock<Vec<Root>>,
     server_roots: RwLock<HashMap<String, Vec<Root>>>,
 }
 
+impl Default for Host {
+    fn default() -> Self {
+        Host {
+            oauth: RwLock::default(),
+            tokens: RwLock::new(Arc::new(crate::auth::MemoryTokenStore::default())),
+            sampling: RwLock::default(),
+            elicitation: RwLock::default(),
+            roots: RwLock::default(),
+            server_roots: RwLock::default(),
+        }
+    }
+}
+
 impl Host {
+    /// How users authorize; `None` means the browser and a loopback listener.
+    pub fn oauth_handler(&self) -> Option<crate::auth::OAuthHandler> {
+        self.oauth.read().unwrap().clone()
+    }
+
+    pub(crate) fn set_oauth_handler(&self, handler: Option<crate::auth::OAuthHandler>) {
+        *self.oauth.write().unwrap() = handler;
+    }
+
+    /// Where OAuth tokens live.
+    pub fn token_store(&self) -> Arc<dyn crate::auth::TokenStore> {
+        self.tokens.read().unwrap().clone()
+    }
+
+    pub(crate) fn set_token_store(&self, store: Arc<dyn crate::auth::TokenStore>) {
+        *self.tokens.write().unwrap() = store;
+    }
+
     pub fn sampling(&self) -> Option<SamplingHandler> {
         self.sampling.read().unwrap().clone()
     }

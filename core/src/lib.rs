@@ -6,6 +6,7 @@
 //! reported as an [`Event`].
 
 pub mod agent;
+pub mod auth;
 pub mod canonical;
 pub mod canvas;
 mod catalog;

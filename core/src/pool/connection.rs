@@ -96,8 +96,19 @@ impl Connection {
                 }
             }
             TransportType::Http => {
-                let transport = http::open(record, max_message)?;
-                match handler().serve_with_lifecycle(transport, lifecycle()).await {
+                let store = shared.host.token_store();
+                // Tokens saved earlier, or a client-credentials grant, go with the first try.
+                let first = match crate::auth::stored_manager(record, store.clone()).await? {
+                    Some(manager) => {
+                        let transport = http::open_authorized(record, max_message, manager)?;
+                        handler().serve_with_lifecycle(transport, lifecycle()).await
+                    }
+                    None => {
+                        let transport = http::open(record, max_message)?;
+                        handler().serve_with_lifecycle(transport, lifecycle()).await
+                    }
+                };
+                match first {
                     Ok(s) => (s, None),
                     Err(e) if answers_anything(&e) => {
                         let transport = http::open(record, max_message)?;
@@ -107,9 +118,25 @@ impl Connection {
                             .map_err(failed)?;
                         (service, None)
                     }
-                    Err(e) if e.is_authorization_required() || record.config.strict_transport => {
-                        return Err(failed(e));
+                    // The server wants OAuth: authorize (the host's handler, or the browser)
+                    // and connect again with the tokens.
+                    Err(e) if e.is_authorization_required() => {
+                        let challenge = e.auth_challenge().map(str::to_string);
+                        let manager = crate::auth::authorize(
+                            record,
+                            challenge,
+                            store,
+                            shared.host.oauth_handler(),
+                        )
+                        .await?;
+                        let transport = http::open_authorized(record, max_message, manager)?;
+                        let service = handler()
+                            .serve_with_lifecycle(transport, lifecycle())
+                            .await
+                            .map_err(failed)?;
+                        (service, None)
                     }
+                    Err(e) if record.config.strict_transport => return Err(failed(e)),
                     // As the TypeScript and Python clients do: a server that does not speak
                     // Streamable HTTP may be a legacy HTTP+SSE one at the same URL.
                     Err(e) => match sse::open(record, shared.events.clone(), max_message).await {

@@ -6,6 +6,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use mcpmux::auth::{AuthorizationPrompt, Grant, OAuthHandler, OAuthSettings};
 use mcpmux::model::{ElicitResult, ElicitationAction};
 use mcpmux::{
     ElicitationHandler, HostRequest, Pool, PoolOptions, ServerConfig, ServerInput, TransportType,
@@ -23,6 +24,62 @@ fn accept_with_defaults() -> ElicitationHandler {
             Ok(ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content)))
         })
     })
+}
+
+/// The suite's authorization servers approve at once: following the authorization URL
+/// without redirects gives the redirect a browser would have made.
+fn headless_authorization() -> OAuthHandler {
+    OAuthHandler {
+        redirect_uri: "http://localhost:3000/callback".into(),
+        authorize: Arc::new(|prompt: AuthorizationPrompt| {
+            Box::pin(async move {
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                let response = client
+                    .get(&prompt.authorization_url)
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+                    .ok_or_else(|| {
+                        format!(
+                            "no redirect from the authorization server ({})",
+                            response.status()
+                        )
+                    })
+            })
+        }),
+    }
+}
+
+/// The OAuth settings a host would configure for this server, from what the suite passes
+/// in `MCP_CONFORMANCE_CONTEXT` (pre-registered credentials, a signing key).
+fn oauth_settings(scenario: &str) -> OAuthSettings {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let text = |k: &str| context[k].as_str().map(str::to_string);
+    OAuthSettings {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
+        scopes: Vec::new(),
+        // A machine client (no user): the scenarios for the client-credentials grant.
+        grant: if scenario.starts_with("auth/client-credentials") {
+            Grant::ClientCredentials
+        } else {
+            Grant::AuthorizationCode
+        },
+        private_key_pem: text("private_key_pem"),
+        signing_algorithm: text("signing_algorithm"),
+    }
 }
 
 /// Arguments for a tool from its schema: the schema's defaults, else small sample values,
@@ -56,12 +113,15 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     .await
     .map_err(|e| e.to_string())?;
     pool.set_elicitation_handler(Some(accept_with_defaults()));
+    pool.set_oauth_handler(Some(headless_authorization()));
+    pool.set_token_store(Arc::new(mcpmux::auth::MemoryTokenStore::default()));
     let mut input = ServerInput {
         name: "server".into(),
         transport: Some(TransportType::Http),
         config: ServerConfig {
             url: Some(url.into()),
             strict_transport: true,
+            oauth: Some(oauth_settings(scenario)),
             ..Default::default()
         },
         ..Default::default()
