@@ -10,8 +10,10 @@
  *   tool lists, results, events, options), with the same camelCase fields as the Rust core.
  * - Strings out (char **out_json and mcpmux_last_error()) are owned by the caller and
  *   freed with mcpmux_string_free(); on failure *out_json is set to NULL.
- * - Handles (mcpmux_pool) are integers, never pointers: a closed or made-up handle gives
+ * - Handles (mcpmux_pool, mcpmux_provider, mcpmux_agent, mcpmux_conversation) are integers,
+ *   never pointers: a closed, freed or made-up handle, or one of another kind, gives
  *   MCPMUX_ERR_INVALID_HANDLE, never undefined behaviour. 0 is never a valid handle.
+ *   Each kind has its *_close / *_free; strings have mcpmux_string_free().
  * - A panic inside the library is caught and reported as MCPMUX_ERR_PANIC.
  *
  * Threads and callbacks
@@ -26,6 +28,11 @@
  * exception and no longjmp may leave it. A callback may block (a lock, I/O, a blocking call
  * of this API): the runtime moves its other work to another thread meanwhile. A slow event
  * callback only delays the later events of its own subscription.
+ * Host requests (sampling, elicitation, host tools, host providers, agent approvals) reach
+ * an mcpmux_host_request_fn with an id; the host answers each exactly once, inside the
+ * callback or later from any thread, with mcpmux_host_request_respond() or
+ * mcpmux_host_request_refuse(). A user_data given with a free_user_data finalizer is freed
+ * once, after its last callback; when the registering call fails it stays the caller's.
  * The runtime's threads block SIGPIPE (a server that died must not kill the host); the
  * host's own signal handling is left alone. The library does not survive fork(): a child
  * may only exec.
@@ -96,11 +103,41 @@ typedef int32_t mcpmux_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// Identifies an asynchronous request, for mcpmux_cancel(). Never reused in a process.
-typedef uint64_t mcpmux_request_id;
-
 // A pool of MCP server connections: an opaque handle from mcpmux_pool_open().
 typedef uint64_t mcpmux_pool;
+
+// Identifies a server's request to the host (sampling, elicitation), for
+// mcpmux_host_request_respond() and mcpmux_host_request_refuse(). Never reused.
+typedef uint64_t mcpmux_host_request_id;
+
+// Receives a server's request to the host as JSON, on a library thread; the host answers
+// `request` exactly once, now or later, from any thread.
+typedef void (*mcpmux_host_request_fn)(void *user_data,
+                                       mcpmux_host_request_id request,
+                                       const char *json,
+                                       size_t len);
+
+// Learns that a host request is no longer awaited (the call or run was cancelled, timed out,
+// or the pool closed) before the host answered it: the host may stop working on it; an
+// answer given later is MCPMUX_ERR_NOT_FOUND. Called on a library thread, at most once per
+// request, never after the request was answered.
+typedef void (*mcpmux_host_cancel_fn)(void *user_data, mcpmux_host_request_id request);
+
+// Frees a `user_data`; called once, after the last callback that receives it.
+typedef void (*mcpmux_free_fn)(void *user_data);
+
+// A model provider: an opaque handle from mcpmux_provider_create() or
+// mcpmux_provider_new_host(), freed with mcpmux_provider_free().
+typedef uint64_t mcpmux_provider;
+
+// An agent over a pool and a provider: an opaque handle from mcpmux_agent_new(), freed
+// with mcpmux_agent_free().
+typedef uint64_t mcpmux_agent;
+
+// Receives a piece of streamed text (`text` is NUL-terminated, `len` excludes the NUL,
+// valid only during the call), on a library thread or on the thread that called
+// mcpmux_host_request_token().
+typedef void (*mcpmux_token_fn)(void *user_data, const char *text, size_t len);
 
 // Completion of an asynchronous call, called exactly once for every call that returned
 // MCPMUX_OK (never when the call itself failed), on a library thread.
@@ -114,6 +151,13 @@ typedef void (*mcpmux_completion_fn)(void *user_data,
                                      const char *json,
                                      size_t len);
 
+// Identifies an asynchronous request, for mcpmux_cancel(). Never reused in a process.
+typedef uint64_t mcpmux_request_id;
+
+// A conversation's view of the pool's tools (discovery tools, lazy activation): an opaque
+// handle from mcpmux_conversation_new(), freed with mcpmux_conversation_free().
+typedef uint64_t mcpmux_conversation;
+
 // Receives one progress notification of a call as JSON
 // (`{"progress": 100, "total": 500, "message": "..."}`; total and message may be null), on
 // a library thread. `json` is valid only during the call.
@@ -124,26 +168,220 @@ typedef void (*mcpmux_progress_fn)(void *user_data, const char *json, size_t len
 // the call.
 typedef void (*mcpmux_event_fn)(void *user_data, const char *json, size_t len);
 
-// Frees a `user_data`; called once, after the last callback that receives it.
-typedef void (*mcpmux_free_fn)(void *user_data);
-
 // Identifies an event subscription, for mcpmux_events_unsubscribe(). Never reused.
 typedef uint64_t mcpmux_subscription_id;
-
-// Identifies a server's request to the host (sampling, elicitation), for
-// mcpmux_host_request_respond() and mcpmux_host_request_refuse(). Never reused.
-typedef uint64_t mcpmux_host_request_id;
-
-// Receives a server's request to the host as JSON, on a library thread; the host answers
-// `request` exactly once, now or later, from any thread.
-typedef void (*mcpmux_host_request_fn)(void *user_data,
-                                       mcpmux_host_request_id request,
-                                       const char *json,
-                                       size_t len);
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Registers (or replaces) a tool of the host application, listed with the servers' tools
+// under server "local" and called through mcpmux_tools_call() with its `name` as tool id,
+// and by agents and conversations. `name`: 1 to 64 characters of `[A-Za-z0-9_-]`, not
+// starting with `mcp__`; `input_schema_json`: a JSON Schema object with `"type":
+// "object"`; `description` may be NULL.
+//
+// Each call's arguments are checked against the schema first (a bad call answers an
+// isError result with the errors and the schema, without calling `handler`). Then
+// `handler(user_data, request, arguments_json, len)` runs on a library thread and must
+// answer `request` exactly once, inside the handler or later from any thread, with
+// mcpmux_host_request_respond() (the result JSON) or mcpmux_host_request_refuse() (an
+// isError result with the reason). `on_cancel` (may be NULL) learns that a call is no
+// longer awaited (it was cancelled or timed out, or the pool closed).
+// `free_user_data` (may be NULL) runs once, after the last callback: when the tool is
+// replaced or unregistered, or the pool closed, and no call of it is waiting. When this
+// function fails, none of them is ever called and `user_data` stays the caller's.
+// `out_json` (may be NULL) receives the tool as mcpmux_tools_list() lists it.
+mcpmux_status mcpmux_tools_register(mcpmux_pool pool,
+                                    const char *name,
+                                    const char *description,
+                                    const char *input_schema_json,
+                                    mcpmux_host_request_fn handler,
+                                    mcpmux_host_cancel_fn on_cancel,
+                                    void *user_data,
+                                    mcpmux_free_fn free_user_data,
+                                    char **out_json);
+
+// Removes a host tool registered with mcpmux_tools_register() (or one of the recipe
+// tools); calls of it already running still get their answer. MCPMUX_ERR_NOT_FOUND when
+// there is no host tool of that name.
+mcpmux_status mcpmux_tools_unregister(mcpmux_pool pool, const char *name);
+
+// Adds (or replaces) a recipe: markdown with YAML front matter (`widget` or `name`,
+// `description`, `schema`: a JSON Schema of the widget's parameters) and instructions
+// after it. The first recipe also registers the host tools `widget_display` and `canvas`.
+// `out_json` (may be NULL) receives `{"name": ..., "description": ..., "schema": {...},
+// "body": "..."}`. A malformed recipe is MCPMUX_ERR_INVALID_ARGUMENT.
+mcpmux_status mcpmux_recipes_register(mcpmux_pool pool, const char *markdown, char **out_json);
+
+// Every recipe: `[{"name": ..., "description": ...}]`.
+mcpmux_status mcpmux_recipes_list(mcpmux_pool pool, char **out_json);
+
+// One recipe by name, like mcpmux_recipes_register() answers it. MCPMUX_ERR_NOT_FOUND
+// when there is none.
+mcpmux_status mcpmux_recipes_get(mcpmux_pool pool, const char *name, char **out_json);
+
+// Recipes ranked for `query` (name, description, parameter names), best first, at most
+// `limit` (0: 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
+mcpmux_status mcpmux_recipes_search(mcpmux_pool pool,
+                                    const char *query,
+                                    uint32_t limit,
+                                    char **out_json);
+
+// The pool's canvas (the widgets shown with `widget_display`) as JSON.
+mcpmux_status mcpmux_canvas_get(mcpmux_pool pool, char **out_json);
+
+// Makes a provider from a JSON config: `{"type": "openai", "model": "...", "baseUrl":
+// "...", "apiKey": "...", "headers": {...}}` (any OpenAI-compatible Chat Completions API),
+// `{"type": "remote", "proxyUrl": "...", "model": "..."}` (a key-adding proxy),
+// `{"type": "anthropic", "model": ..., "baseUrl"?, "apiKey"?}` or `{"type": "ollama",
+// "model": ..., "baseUrl"?}`. Nothing is contacted yet. Free it with
+// mcpmux_provider_free() (agents keep their own reference).
+mcpmux_status mcpmux_provider_create(const char *config_json, mcpmux_provider *out_provider);
+
+// Makes a provider the host implements. For each model request of an agent run,
+// `chat(user_data, request, request_json, len)` receives on a library thread
+// `{"model": ..., "messages": [{"role": "user" | "assistant", "content": [blocks]}],
+// "tools": [{"name": ..., "description": ..., "inputSchema": {...}}], "system": ...,
+// "maxTokens": ..., "temperature": ...}` (blocks: `{"type": "text", "text": ...}`,
+// `{"type": "tool_use", "id", "name", "input"}`, `{"type": "tool_result", "toolUseId",
+// "content", "isError"}`, `{"type": "image", ...}`), and answers `request` once, inside
+// the callback or later from any thread, with mcpmux_host_request_respond() (the response,
+// see there) or mcpmux_host_request_refuse() (the run fails with MCPMUX_ERR_CONNECTION).
+// Before answering it may stream text with mcpmux_host_request_token(). `on_cancel` (may
+// be NULL) learns that the run was cancelled and the request is no longer awaited;
+// mcpmux_host_request_waiting() tells the same by polling. `name` (NULL: "host") names
+// the provider in messages; `model` (NULL: "") is what requests carry, changed by
+// mcpmux_agent_set_model(). `free_user_data` (may be NULL) runs once, when the provider
+// handle and every agent using it are freed and no request is waiting. When this function
+// fails, none of the callbacks is ever called.
+mcpmux_status mcpmux_provider_new_host(const char *name,
+                                       const char *model,
+                                       mcpmux_host_request_fn chat,
+                                       mcpmux_host_cancel_fn on_cancel,
+                                       void *user_data,
+                                       mcpmux_free_fn free_user_data,
+                                       mcpmux_provider *out_provider);
+
+// `{"name": ..., "model": ...}` of a provider.
+mcpmux_status mcpmux_provider_info(mcpmux_provider provider, char **out_json);
+
+// Frees a provider handle (agents made with it keep working). A second free is
+// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+mcpmux_status mcpmux_provider_free(mcpmux_provider provider);
+
+// Makes an agent over an open pool's servers and host tools and a provider.
+// `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
+// "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
+// "previewChars": 200, "contextBudgetTokens": 100000}` (every field optional, unknown
+// fields rejected). The agent keeps its own reference to the provider. Free it with
+// mcpmux_agent_free(); closing the pool ends its runs.
+mcpmux_status mcpmux_agent_new(mcpmux_pool pool,
+                               mcpmux_provider provider,
+                               const char *options_json,
+                               mcpmux_agent *out_agent);
+
+// Frees an agent handle; runs in progress finish. A second free is
+// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+mcpmux_status mcpmux_agent_free(mcpmux_agent agent);
+
+// Switches the agent's model (its provider's, so every agent sharing the provider) for
+// later requests.
+mcpmux_status mcpmux_agent_set_model(mcpmux_agent agent, const char *model);
+
+// `{"provider": ..., "model": ..., "systemPrompt": ...}` of an agent (the system prompt
+// as the next run would send it).
+mcpmux_status mcpmux_agent_info(mcpmux_agent agent, char **out_json);
+
+// Runs the agent on one user `prompt`: it asks the provider, runs the tools the model asks
+// for (discovery tools first; a server's tools once it is used), feeds results back, until
+// the model answers without tools or maxIterations is reached. `params_json` (may be NULL):
+// `{"history": [messages of an earlier result's transcript], "attachments": [{"server":
+// ..., "uri": ...}], "servers": {"enabled": [ids or names], "disabled": [...]}}`.
+//
+// `callback` gets the result `{"text": ..., "transcript": [messages], "usage":
+// {"inputTokens": n, "outputTokens": n}, "stop": "finished" | "max_iterations" |
+// "cancelled", "iterations": n}`, or the error (e.g. a provider failure).
+// mcpmux_cancel(*out_request_id) stops the run gracefully: the provider request and tool
+// calls in flight are cancelled and `callback` gets MCPMUX_OK with `"stop": "cancelled"`
+// and the transcript so far.
+//
+// `on_token` (may be NULL) receives streamed text of the model. `on_approve` (may be NULL)
+// is asked before a tool of an untrusted server (or one listed in the server's
+// disabledAutoApproveTools) runs: it receives `{"toolId": ..., "serverName": ...,
+// "arguments": {...}}` and the answer is given with mcpmux_host_request_respond(request,
+// "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
+// denial is told to the model. Without `on_approve` such tools are denied. Both get
+// `user_data` and are never called once `callback` is due.
+mcpmux_status mcpmux_agent_run(mcpmux_agent agent,
+                               const char *prompt,
+                               const char *params_json,
+                               mcpmux_token_fn on_token,
+                               mcpmux_host_request_fn on_approve,
+                               mcpmux_completion_fn callback,
+                               void *user_data,
+                               mcpmux_request_id *out_request_id);
+
+// Blocking mcpmux_agent_run(): waits for the result and writes it to `*out_json`.
+// `timeout_ms` (0: none) bounds the whole run; when it passes, the run is abandoned and
+// the status is MCPMUX_ERR_TIMEOUT.
+mcpmux_status mcpmux_agent_run_wait(mcpmux_agent agent,
+                                    const char *prompt,
+                                    const char *params_json,
+                                    mcpmux_token_fn on_token,
+                                    mcpmux_host_request_fn on_approve,
+                                    void *user_data,
+                                    uint32_t timeout_ms,
+                                    char **out_json);
+
+// Answers the pool's sampling requests (`sampling/createMessage` from servers) with the
+// agent's provider, replacing any sampling handler. `on_approve` (may be NULL: no
+// question) is asked first with `{"toolId": "sampling/createMessage", "serverName": ...,
+// "arguments": {the request's params}}` and answered like mcpmux_agent_run()'s; a denial
+// refuses the server. `free_user_data` (may be NULL) runs once the handler is replaced or
+// the pool closed.
+mcpmux_status mcpmux_agent_handle_sampling(mcpmux_agent agent,
+                                           mcpmux_host_request_fn on_approve,
+                                           void *user_data,
+                                           mcpmux_free_fn free_user_data);
+
+// Starts a conversation over an open pool: what an LLM of the host's own loop may call.
+// It offers discovery tools first (`search_tools`, and per server `{server}_mcp_list_tools`,
+// `_search_tools`, `_list_recipes`, `_search_recipes`, `_get_recipe`), answered locally;
+// calling a server's real tool activates all that server's tools. `filter_json` (NULL: all
+// servers): `{"enabled": [ids or names], "disabled": [...]}`.
+mcpmux_status mcpmux_conversation_new(mcpmux_pool pool,
+                                      const char *filter_json,
+                                      mcpmux_conversation *out_conversation);
+
+// Frees a conversation handle; calls in progress finish. A second free is
+// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+mcpmux_status mcpmux_conversation_free(mcpmux_conversation conversation);
+
+// The function definitions to offer the LLM now:
+// `[{"name": ..., "description": ..., "inputSchema": {...}}]`.
+mcpmux_status mcpmux_conversation_tools(mcpmux_conversation conversation, char **out_json);
+
+// Ids of the servers the conversation has activated so far (a JSON array).
+mcpmux_status mcpmux_conversation_activated(mcpmux_conversation conversation, char **out_json);
+
+// Calls a function the LLM asked for by `name` (a discovery tool, a host tool or a pool
+// tool id) with `arguments_json` (a JSON object, NULL for none): answers a CallToolResult
+// like mcpmux_tools_call(). `timeout_ms`: 0 for the pool's request timeout.
+mcpmux_status mcpmux_conversation_call(mcpmux_conversation conversation,
+                                       const char *name,
+                                       const char *arguments_json,
+                                       uint32_t timeout_ms,
+                                       char **out_json);
+
+// Asynchronous mcpmux_conversation_call(); mcpmux_cancel() cancels it.
+mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
+                                             const char *name,
+                                             const char *arguments_json,
+                                             uint32_t timeout_ms,
+                                             mcpmux_completion_fn callback,
+                                             void *user_data,
+                                             mcpmux_request_id *out_request_id);
 
 // The library's version, e.g. "0.1.0" (a static string: do not free).
 const char *mcpmux_version(void);
@@ -524,17 +762,44 @@ mcpmux_status mcpmux_pool_set_elicitation_handler(mcpmux_pool pool,
                                                   void *user_data,
                                                   mcpmux_free_fn free_user_data);
 
-// Answers a host request with its result as JSON: for sampling MCP's CreateMessageResult
-// (`{"role": "assistant", "content": {"type": "text", "text": "..."}, "model": "...",
-// "stopReason": "endTurn"}`), for elicitation an ElicitResult (`{"action": "accept",
-// "content": {...}}`, or action "decline" / "cancel"). JSON of the wrong shape is
-// MCPMUX_ERR_INVALID_ARGUMENT and the request still waits for a good answer;
-// MCPMUX_ERR_NOT_FOUND when it was answered already or the server stopped waiting.
+// Answers a host request with its result as JSON:
+// - sampling: MCP's CreateMessageResult (`{"role": "assistant", "content": {"type": "text",
+//   "text": "..."}, "model": "...", "stopReason": "endTurn"}`);
+// - elicitation: an ElicitResult (`{"action": "accept", "content": {...}}`, or action
+//   "decline" / "cancel");
+// - host tool (mcpmux_tools_register()): a CallToolResult (`{"content": [...],
+//   "isError": false}`), or any other JSON: a string becomes text content, an object its
+//   JSON text plus structuredContent, anything else its JSON text;
+// - host provider (mcpmux_provider_new_host()): a response, `{"content": [{"type": "text",
+//   "text": "..."} | {"type": "tool_use", "id": "...", "name": "...", "input": {...}}],
+//   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
+//   "outputTokens": n}}` (stopReason and usage optional);
+// - approval (mcpmux_agent_run()): `"once"`, `"always"` (for the rest of the agent's life),
+//   `"deny"` (quoted or not), `true` (once) or `false`.
+//
+// JSON of the wrong shape is MCPMUX_ERR_INVALID_ARGUMENT with a message saying what is
+// expected, and the request still waits for a good answer; MCPMUX_ERR_NOT_FOUND when it
+// was answered already or nobody waits for it any more. The answer may be given inside
+// the handler (a synchronous answer) or later from any thread.
 mcpmux_status mcpmux_host_request_respond(mcpmux_host_request_id request, const char *result_json);
 
-// Refuses a host request; the server sees `reason` (NULL: "refused by the host").
-// MCPMUX_ERR_NOT_FOUND when it was answered already or the server stopped waiting.
+// Refuses a host request with `reason` (NULL: "refused by the host"): a server sees an
+// error; a host tool's call becomes a result with isError and `reason` as its text; a host
+// provider's request fails the agent run with MCPMUX_ERR_CONNECTION; an approval is a
+// denial. MCPMUX_ERR_NOT_FOUND when it was answered already or nobody waits any more.
 mcpmux_status mcpmux_host_request_refuse(mcpmux_host_request_id request, const char *reason);
+
+// Streams a piece of a host provider's answer (`text`, UTF-8) to the agent run that asked,
+// before answering `request` with mcpmux_host_request_respond(); the run's token callback
+// receives it on the calling thread. Ignored (MCPMUX_OK) when the run has no token
+// callback; MCPMUX_ERR_INVALID_ARGUMENT for a request that is not a provider's;
+// MCPMUX_ERR_NOT_FOUND once the request is answered or nobody waits for it any more.
+mcpmux_status mcpmux_host_request_token(mcpmux_host_request_id request, const char *text);
+
+// MCPMUX_OK while `request` still waits for the host's answer; MCPMUX_ERR_NOT_FOUND once
+// it was answered, or nobody waits for it any more (cancelled, timed out, pool closed):
+// a host working on a long answer can poll this to stop early.
+mcpmux_status mcpmux_host_request_waiting(mcpmux_host_request_id request);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -124,7 +124,8 @@ echo "== example through pkg-config"
 prefix="$out/prefix"
 mkdir -p "$prefix/lib/pkgconfig" "$prefix/include"
 cp include/mcpmux.h "$prefix/include/"
-cp "$lib_dir/libmcpmux.so" "$lib_dir/libmcpmux.a" "$prefix/lib/"
+# Links, not copies: the two libraries take about 900 MB in a debug build.
+ln -sf "$lib_dir/libmcpmux.so" "$lib_dir/libmcpmux.a" "$prefix/lib/"
 version="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print([p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="mcpmux-ffi"][0])')"
 sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" ffi/mcpmux.pc.in >"$prefix/lib/pkgconfig/mcpmux.pc"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
@@ -135,6 +136,18 @@ gcc -std=c11 -Wall -Wextra -Werror examples/c/list_tools.c $(pkg-config --cflags
 gcc -std=c11 -Wall -Wextra -Werror examples/c/list_tools.c $(pkg-config --cflags mcpmux) \
     "$prefix/lib/libmcpmux.a" $(pkg-config --static --libs-only-l mcpmux | sed 's/-lmcpmux//') \
     -o "$out/list_tools_static"
+# shellcheck disable=SC2046
+gcc -std=c11 -Wall -Wextra -Werror examples/c/agent.c $(pkg-config --cflags --libs mcpmux) \
+    -Wl,-rpath,"$prefix/lib" -o "$out/agent"
+agent_out="$("$out/agent" "$out/agent-example.json" demo "$MCPMUX_TEST_SERVER" mcp__demo__add '{"a": 2, "b": 40}' 2>/dev/null || true)"
+if grep -q '"content":"42"' <<<"$agent_out" && grep -q '"stop":"finished"' <<<"$agent_out" \
+    && grep -q 'token: answered.' <<<"$agent_out" && grep -q '12:00' <<<"$agent_out"; then
+    echo "ok   agent example"
+    total_passed=$((total_passed + 1))
+else
+    echo "FAIL agent example: $agent_out"
+    total_failed=$((total_failed + 1))
+fi
 example_out="$("$out/list_tools" "$out/example.json" demo "$MCPMUX_TEST_SERVER" mcp__demo__echo '{"text": "from the example"}')"
 if grep -q '"text":"from the example"' <<<"$example_out"; then
     echo "ok   example"

@@ -356,6 +356,43 @@ export interface LogEvent {
   message: string;
 }
 
+/** A widget was put on the canvas (`widget_display`). */
+export interface WidgetEvent {
+  type: 'widget';
+  id: string;
+  /** The recipe it was made from. */
+  name: string;
+  params: Record<string, unknown>;
+}
+/** An agent made a model request and got its answer (tokens are this turn's). */
+export interface AgentTurnEvent {
+  type: 'agent:turn';
+  runId: string;
+  iteration: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** How many tools the model asked for in this turn. */
+  toolUses: number;
+}
+/** An agent is about to run a tool the model asked for. */
+export interface AgentToolUseEvent {
+  type: 'agent:tool_use';
+  runId: string;
+  callId: string;
+  toolId: string;
+  arguments: unknown;
+}
+/** A tool of an agent run answered (or was denied, or failed). */
+export interface AgentToolResultEvent {
+  type: 'agent:tool_result';
+  runId: string;
+  callId: string;
+  toolId: string;
+  isError: boolean;
+  /** The first characters of the result as the model reads it. */
+  preview: string;
+}
+
 /** Every event a pool emits, by name. */
 export interface PoolEvents {
   'server:connected': ServerConnectedEvent;
@@ -366,6 +403,10 @@ export interface PoolEvents {
   'resource:updated': ResourceUpdatedEvent;
   progress: ProgressEvent;
   log: LogEvent;
+  widget: WidgetEvent;
+  'agent:turn': AgentTurnEvent;
+  'agent:tool_use': AgentToolUseEvent;
+  'agent:tool_result': AgentToolResultEvent;
   /** Every event, whatever its type. */
   event: PoolEvent;
 }
@@ -378,8 +419,319 @@ export type PoolEvent =
   | ToolsChangedEvent
   | ResourceUpdatedEvent
   | ProgressEvent
-  | LogEvent;
+  | LogEvent
+  | WidgetEvent
+  | AgentTurnEvent
+  | AgentToolUseEvent
+  | AgentToolResultEvent;
 export type PoolEventName = keyof PoolEvents;
+/** The name of an event the core emits (every `PoolEvent['type']`). */
+export type CoreEventName = PoolEvent['type'];
+/** Every event name the core emits, from the core itself. */
+export declare const EVENT_NAMES: readonly CoreEventName[];
+
+// ---------------------------------------------------------------------------------------------
+// Host tools, host requests, recipes, the canvas
+// ---------------------------------------------------------------------------------------------
+
+/** What a host tool's function may return: text, a JSON value (sent as JSON text; an object
+ * is also the `structuredContent`), a full `CallToolResult`, or nothing. */
+export type HostToolReturn = string | CallToolResult | Record<string, unknown> | unknown[] | number | boolean | null | undefined;
+
+/** A function of the application offered as a tool. */
+export interface HostTool<Args extends Record<string, unknown> = Record<string, any>> {
+  /** Also its id: 1 to 64 characters of `[A-Za-z0-9_-]`, not starting with `mcp__`. */
+  name: string;
+  description?: string;
+  /** A JSON Schema of `type: "object"`; arguments are checked against it before `handler`
+   * runs. Default: any object. */
+  inputSchema?: Record<string, unknown>;
+  /** Sync or async; what it throws becomes an `isError` result with the message. `signal`
+   * aborts when the call is cancelled. */
+  handler: (args: Args, context: { signal: AbortSignal }) => HostToolReturn | Promise<HostToolReturn>;
+}
+
+/** A root the host offers servers. */
+export interface Root {
+  uri: string;
+  name?: string;
+  [key: string]: unknown;
+}
+
+/** A request from a server, with the server it came from. */
+export interface HostRequest<P> {
+  serverId: string;
+  serverName: string;
+  params: P;
+}
+
+/** A message of a sampling request. */
+export interface SamplingMessage {
+  role: 'user' | 'assistant';
+  content: ContentBlock | ContentBlock[];
+  [key: string]: unknown;
+}
+
+/** `sampling/createMessage` parameters. */
+export interface CreateMessageParams {
+  messages: SamplingMessage[];
+  maxTokens: number;
+  systemPrompt?: string;
+  temperature?: number;
+  modelPreferences?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** The answer to a sampling request. */
+export interface CreateMessageResult {
+  role: 'assistant';
+  content: ContentBlock;
+  model: string;
+  stopReason?: string;
+  [key: string]: unknown;
+}
+
+/** `elicitation/create` parameters: a form (`requestedSchema`) or a URL to open. */
+export interface ElicitParams {
+  mode?: 'form' | 'url';
+  message: string;
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+  [key: string]: unknown;
+}
+
+/** The answer to an elicitation request. */
+export interface ElicitResult {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** Answers sampling; a string is the reply's text. Throwing refuses with the message. */
+export type SamplingHandler = (
+  request: HostRequest<CreateMessageParams>,
+  context: { signal: AbortSignal },
+) => CreateMessageResult | string | Promise<CreateMessageResult | string>;
+
+/** Answers elicitation: an `ElicitResult`, or the content to accept, or `null` to decline.
+ * Throwing refuses with the message. */
+export type ElicitationHandler = (
+  request: HostRequest<ElicitParams>,
+  context: { signal: AbortSignal },
+) => ElicitResult | Record<string, unknown> | null | undefined | Promise<ElicitResult | Record<string, unknown> | null | undefined>;
+
+/** A recipe: markdown whose front matter names a widget and the JSON Schema of its params. */
+export interface Recipe {
+  name: string;
+  description: string;
+  schema?: Record<string, unknown>;
+  /** The instructions after the front matter. */
+  body: string;
+}
+
+export interface RecipeSummary {
+  name: string;
+  description: string;
+  /** Present in search results. */
+  score?: number;
+}
+
+/** One widget on the canvas. */
+export interface Widget {
+  id: string;
+  /** The recipe it was made from. */
+  kind: string;
+  params: Record<string, unknown>;
+  position?: unknown;
+  size?: unknown;
+  style?: unknown;
+}
+
+export interface CanvasDocument {
+  version: number;
+  widgets: Widget[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversations and the agent
+// ---------------------------------------------------------------------------------------------
+
+/** Which servers a conversation or run uses, by id or name (`local` for host tools): only
+ * `enabled` ones when given, never `disabled` ones. Unknown keys are errors. */
+export interface ServerFilter {
+  enabled?: string[];
+  disabled?: string[];
+}
+
+/** A tool as offered to a model. */
+export interface ToolDef {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** What one agent conversation may call: discovery tools first, then the tools of every
+ * server it used (activation lasts as long as the conversation). */
+export declare class Conversation {
+  private constructor();
+  /** The function definitions to offer a model now. */
+  tools(): ToolDef[];
+  /** Ids of the servers activated so far. */
+  activated(): string[];
+  /** Calls a function by the name `tools()` gave. */
+  call(
+    name: string,
+    args?: Record<string, unknown> | null,
+    options?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<CallToolResult>;
+}
+
+/** An image, base64. */
+export interface Image {
+  data: string;
+  mimeType: string;
+}
+
+/** A piece of a message (Anthropic-style content blocks). */
+export type Block =
+  | { type: 'text'; text: string }
+  | ({ type: 'image' } & Image)
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean; images?: Image[] };
+
+/** One message of a transcript. */
+export interface Message {
+  role: 'user' | 'assistant';
+  content: Block[];
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A request to a JS provider. */
+export interface ChatRequest {
+  model: string;
+  messages: Message[];
+  tools: ToolDef[];
+  system?: string;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** A JS provider's answer. `stopReason` and `usage` are optional. A plain string is a text
+ * answer. */
+export interface ChatResponse {
+  content: Array<
+    | { type: 'text'; text: string }
+    | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  >;
+  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens';
+  usage?: Usage;
+}
+
+/** A provider implemented in JS. `chat` may stream text through `onToken`; `signal` aborts
+ * when the run is cancelled. What it throws fails the run (`ConnectionError`). */
+export interface JsProvider {
+  /** For logs and events; default `"js"`. */
+  name?: string;
+  /** Sent as `request.model`; `agent.setModel()` changes it. */
+  model?: string;
+  chat(
+    request: ChatRequest,
+    context: { onToken: (text: string) => void; signal: AbortSignal },
+  ): ChatResponse | string | Promise<ChatResponse | string>;
+}
+
+/** A provider described as data. */
+export type ProviderConfig =
+  | { type: 'openai'; model: string; baseUrl?: string; apiKey?: string; headers?: Record<string, string> }
+  | { type: 'remote'; model: string; proxyUrl: string }
+  | { type: 'anthropic'; model: string; baseUrl?: string; apiKey?: string }
+  | { type: 'ollama'; model: string; baseUrl?: string };
+
+/** How an agent behaves; every field optional, unknown keys are errors. */
+export interface AgentOptions {
+  /** Model requests per run before it stops with `max_iterations`. Default 10. */
+  maxIterations?: number;
+  /** The host's own instructions, added to the system prompt. */
+  instructions?: string;
+  maxTokens?: number;
+  temperature?: number;
+  /** Tool results of the last this-many turns are always sent whole. Default 2. */
+  keepRecentTurns?: number;
+  /** Older results longer than this are cut to a preview with a `recall(id)` hint. Default 2000. */
+  compressOverChars?: number;
+  previewChars?: number;
+  /** Estimated tokens the transcript may take. Default 100000. */
+  contextBudgetTokens?: number;
+}
+
+/** What the approval callback is asked about. */
+export interface ApprovalRequest {
+  /** The tool's id, or `'sampling/createMessage'` for `handleSampling`. */
+  toolId: string;
+  serverName: string;
+  arguments: unknown;
+}
+
+/** `true` / `'once'`: run it; `'always'`: for the rest of this agent's life; `false` /
+ * `'deny'`: the model is told it was denied. */
+export type Approval = 'once' | 'always' | 'deny' | boolean;
+
+export type ApproveFn = (request: ApprovalRequest) => Approval | Promise<Approval>;
+
+/** A resource whose contents go with the prompt. */
+export interface Attachment {
+  /** The server's id or name. */
+  server: string;
+  uri: string;
+}
+
+export interface RunOptions {
+  /** Earlier messages (a previous result's `transcript`). */
+  history?: Message[];
+  attachments?: Attachment[];
+  servers?: ServerFilter;
+  /** Streamed text of the model's answers. */
+  onToken?: (text: string) => void;
+  /** Asked before tools of untrusted servers (or in `disabledAutoApproveTools`) run; without
+   * it they are denied. A throw denies. */
+  approve?: ApproveFn;
+  /** Aborting ends the run with `stop: 'cancelled'`. */
+  signal?: AbortSignal;
+}
+
+/** The outcome of a run. */
+export interface AgentResult {
+  text: string;
+  transcript: Message[];
+  usage: Usage;
+  stop: 'finished' | 'max_iterations' | 'cancelled';
+  iterations: number;
+}
+
+/**
+ * An agent over a pool's tools and one provider. The loop, approval, compression and
+ * providers all live in the Rust core.
+ */
+export declare class Agent {
+  constructor(pool: Pool, provider: ProviderConfig | JsProvider, options?: AgentOptions);
+  constructor(pool: Pool, options: AgentOptions & { provider: ProviderConfig | JsProvider });
+  /** The provider's current model. */
+  readonly model: string;
+  /** The provider's name. */
+  readonly providerName: string;
+  setModel(model: string): void;
+  /** The system prompt the next run sends. */
+  systemPrompt(): string;
+  /** Runs the loop for one prompt. */
+  run(prompt: string, options?: RunOptions): Promise<AgentResult>;
+  /** Answers the pool's sampling requests with this agent's provider, asking `approve` first
+   * when given. */
+  handleSampling(options?: { approve?: ApproveFn }): void;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Pool
@@ -452,6 +804,38 @@ export declare class Pool extends EventEmitter {
 
   listPrompts(server?: string): Promise<PromptInfo[]>;
   getPrompt(server: string, name: string, args?: Record<string, string> | null): Promise<GetPromptResult>;
+
+  /** Offers a JS function as a tool (server `local`, id = name); replaces one of the same
+   * name. Throws `InvalidArgumentError` for a bad name or schema. */
+  registerTool<Args extends Record<string, unknown> = Record<string, any>>(tool: HostTool<Args>): ToolInfo;
+  /** Removes a host tool; whether it existed. */
+  unregisterTool(name: string): boolean;
+
+  /** Answers servers' sampling requests; `null` refuses them. Set it before connecting. */
+  setSamplingHandler(handler: SamplingHandler | null): void;
+  /** Answers servers' elicitation requests; `null` declines them. Set it before connecting. */
+  setElicitationHandler(handler: ElicitationHandler | null): void;
+  /** The roots every server sees unless it has its own. */
+  roots(): Root[];
+  /** Replaces the pool's roots; connected servers are told. */
+  setRoots(roots: Root[]): Promise<void>;
+  /** Gives one server its own roots; `null` returns it to the pool's. */
+  setServerRoots(idOrName: string, roots: Root[] | null): Promise<void>;
+
+  /** Adds a recipe (markdown with YAML front matter: `widget`, `description`, `schema`); also
+   * offers the host tools `widget_display` and `canvas`. */
+  registerRecipe(markdown: string): Recipe;
+  listRecipes(): RecipeSummary[];
+  /** A recipe in full, or `null`. */
+  getRecipe(name: string): Recipe | null;
+  searchRecipes(query: string, options?: { limit?: number }): RecipeSummary[];
+  /** The canvas document. */
+  canvas(): CanvasDocument;
+
+  /** A conversation with discovery tools and lazy activation. */
+  conversation(options?: { servers?: ServerFilter }): Conversation;
+  /** `new Agent(pool, provider, options)`. */
+  agent(provider: ProviderConfig | JsProvider, options?: AgentOptions): Agent;
 
   /** Keeps the process alive while the pool is open. */
   ref(): this;

@@ -99,6 +99,18 @@ async function callJson(fn) {
   return JSON.parse(await call(fn));
 }
 
+/** Runs a synchronous native method, mapping its error. */
+function callSync(fn) {
+  try {
+    return fn();
+  } catch (err) {
+    throw fromNative(err);
+  }
+}
+
+/** Every event name the core emits (core's EVENT_NAMES), e.g. `'connection:state'`. */
+const EVENT_NAMES = Object.freeze(native.eventNames());
+
 // ---------------------------------------------------------------------------------------------
 // Argument checks: a clear error for bad input instead of whatever the addon would say.
 // ---------------------------------------------------------------------------------------------
@@ -139,11 +151,158 @@ function toJson(name, v) {
   }
 }
 
+function requireFunction(name, v) {
+  if (typeof v !== 'function') {
+    throw new InvalidArgumentError(`${name} must be a function, not ${describe(v)}`);
+  }
+  return v;
+}
+
+function requireSignal(signal) {
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
+  }
+  return signal;
+}
+
+function errorMessage(err) {
+  if (err instanceof Error) return err.message || err.name || 'Error';
+  if (typeof err === 'string') return err;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
+}
+
+/** Reports an exception from a fire-and-forget callback (progress, tokens) as a warning: it
+ * must not take the process down from inside the addon's callback. */
+function warn(err) {
+  process.emitWarning(err instanceof Error ? err : String(err), 'McpmuxWarning');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calling JS from the core: the native side sends `{id, payload}` and waits for
+// `hostReply(id, ok, json)`, or sends `{abort: id}` when it stops waiting (see src/bridge.rs).
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Wraps `invoke(payload, signal, id)` (sync or async) as a native callback: its value goes back
+ * as JSON, whatever it throws (or rejects with) goes back as the error's message.
+ */
+function bridge(nativePool, invoke) {
+  const controllers = new Map();
+  return (json) => {
+    let msg;
+    try {
+      msg = JSON.parse(json);
+    } catch {
+      return;
+    }
+    if (msg.abort !== undefined) {
+      const controller = controllers.get(msg.abort);
+      controllers.delete(msg.abort);
+      controller?.abort(new CancelledError('cancelled'));
+      return;
+    }
+    const { id, payload } = msg;
+    const controller = new AbortController();
+    controllers.set(id, controller);
+    new Promise((resolve) => resolve(invoke(payload, controller.signal, id)))
+      .then((value) => {
+        let text;
+        try {
+          text = JSON.stringify(value === undefined ? null : value) ?? 'null';
+        } catch (err) {
+          throw new TypeError(`the callback's result cannot be sent as JSON: ${err.message}`);
+        }
+        nativePool.hostReply(id, true, text);
+      })
+      .catch((err) => {
+        try {
+          nativePool.hostReply(id, false, errorMessage(err));
+        } catch (e) {
+          warn(e);
+        }
+      })
+      .finally(() => controllers.delete(id));
+  };
+}
+
+/** What a host tool's function returned, as a CallToolResult. */
+function toToolResult(value) {
+  if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
+  if (value === undefined || value === null) return { content: [] };
+  if (isPlainObject(value) && Array.isArray(value.content)) return value;
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw new TypeError(`a host tool's result cannot be sent as JSON: ${err.message}`);
+  }
+  if (text === undefined) {
+    throw new TypeError(`a host tool returned ${describe(value)}, which is not a result`);
+  }
+  return isPlainObject(value)
+    ? { content: [{ type: 'text', text }], structuredContent: value }
+    : { content: [{ type: 'text', text }] };
+}
+
+/** What an approval callback answered, as core's "once" / "always" / "deny". */
+function toApproval(answer) {
+  if (answer === true || answer === 'once' || answer === 'allow') return 'once';
+  if (answer === 'always') return 'always';
+  return 'deny';
+}
+
+function approvalBridge(nativePool, approve) {
+  return bridge(nativePool, async (request) => {
+    try {
+      return toApproval(await approve(request));
+    } catch (err) {
+      // A throwing approval callback denies, and says why.
+      warn(err);
+      return 'deny';
+    }
+  });
+}
+
+/** A JS provider's answer as core's Response. */
+function toResponse(answer) {
+  if (typeof answer === 'string') return { content: [{ type: 'text', text: answer }] };
+  return answer;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pool
 // ---------------------------------------------------------------------------------------------
 
 const OPEN = Symbol('mcpmux.open');
+/** The native pool of each Pool, for Agent and Conversation. */
+const NATIVE = new WeakMap();
+
+function nativeOf(pool) {
+  const n = pool instanceof Pool ? NATIVE.get(pool) : undefined;
+  if (!n) throw new InvalidArgumentError(`expected a Pool, not ${describe(pool)}`);
+  return n;
+}
+
+/** Runs `fn(id)` as a cancellable native call begun with `beginCall`, wired to `signal`. */
+async function cancellable(nativePool, signal, fn) {
+  const id = nativePool.beginCall();
+  const onAbort = () => nativePool.cancelCall(id);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await callJson(() => fn(id));
+  } catch (err) {
+    if (err instanceof CancelledError && signal?.aborted && err.cause === undefined) {
+      err.cause = signal.reason;
+    }
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
 
 /**
  * A pool of MCP server connections over one config file. Create it with `Pool.open()`.
@@ -162,6 +321,7 @@ class Pool extends EventEmitter {
     }
     super();
     this.#native = nativePool;
+    NATIVE.set(this, nativePool);
     // The callback is a weak thread-safe function: delivering events never keeps the process
     // alive. `ref()` is the opt-in for that.
     nativePool.onEvent((json) => {
@@ -316,19 +476,7 @@ class Pool extends EventEmitter {
       }
     });
     const nativePool = this.#native;
-    const id = nativePool.beginCall();
-    const onAbort = () => nativePool.cancelCall(id);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      return await callJson(() => nativePool.callTool(id, toolId, argsJson, timeoutMs, progress));
-    } catch (err) {
-      if (err instanceof CancelledError && signal?.aborted && err.cause === undefined) {
-        err.cause = signal.reason;
-      }
-      throw err;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
+    return cancellable(nativePool, signal, (id) => nativePool.callTool(id, toolId, argsJson, timeoutMs, progress));
   }
 
   // --- resources ------------------------------------------------------------------------------
@@ -375,6 +523,154 @@ class Pool extends EventEmitter {
     return callJson(() => this.#native.getPrompt(server, name, toJson('args', args ?? null)));
   }
 
+  // --- host tools -----------------------------------------------------------------------------
+
+  /**
+   * Offers a function of the application as a tool named `name`, listed under server `local`
+   * and callable by its name. `handler(args, { signal })` may be async; a string becomes text
+   * content, an object JSON text plus `structuredContent`, an object with a `content` array is
+   * taken as a CallToolResult, and a throw becomes an `isError` result with the message.
+   */
+  registerTool(tool) {
+    requireObject('tool', tool);
+    const { name, description = '', inputSchema = { type: 'object', properties: {} }, handler } = tool;
+    requireString('name', name);
+    if (typeof description !== 'string') {
+      throw new InvalidArgumentError(`description must be a string, not ${describe(description)}`);
+    }
+    requireObject('inputSchema', inputSchema);
+    requireFunction('handler', handler);
+    const nativePool = this.#native;
+    const callback = bridge(nativePool, async (args, signal) => toToolResult(await handler(args, { signal })));
+    return JSON.parse(
+      callSync(() => nativePool.registerTool(name, description, toJson('inputSchema', inputSchema), callback)),
+    );
+  }
+
+  /** Removes a host tool; whether it existed. */
+  unregisterTool(name) {
+    requireString('name', name);
+    return this.#native.unregisterTool(name);
+  }
+
+  // --- host requests --------------------------------------------------------------------------
+
+  /**
+   * Answers servers' `sampling/createMessage` with `handler({ serverId, serverName, params },
+   * { signal })`, which returns a CreateMessageResult (or just its text); a throw refuses with
+   * the message. `null` refuses every request. Set it before servers connect.
+   */
+  setSamplingHandler(handler) {
+    if (handler === null || handler === undefined) {
+      this.#native.setSamplingHandler(null);
+      return;
+    }
+    requireFunction('handler', handler);
+    this.#native.setSamplingHandler(
+      bridge(this.#native, async (request, signal) => {
+        const answer = await handler(request, { signal });
+        if (typeof answer === 'string') {
+          return { role: 'assistant', content: { type: 'text', text: answer }, model: 'host' };
+        }
+        return answer;
+      }),
+    );
+  }
+
+  /**
+   * Answers servers' `elicitation/create` with `handler({ serverId, serverName, params },
+   * { signal })`, which returns an ElicitResult (`{ action, content }`), or just the content to
+   * accept, or `null` to decline; a throw declines with the message. `null` declines every
+   * request. Set it before servers connect.
+   */
+  setElicitationHandler(handler) {
+    if (handler === null || handler === undefined) {
+      this.#native.setElicitationHandler(null);
+      return;
+    }
+    requireFunction('handler', handler);
+    this.#native.setElicitationHandler(
+      bridge(this.#native, async (request, signal) => {
+        const answer = await handler(request, { signal });
+        if (answer === undefined || answer === null) return { action: 'decline' };
+        if (isPlainObject(answer) && typeof answer.action === 'string') return answer;
+        return { action: 'accept', content: answer };
+      }),
+    );
+  }
+
+  /** The roots every server sees unless it has its own. */
+  roots() {
+    return JSON.parse(this.#native.roots());
+  }
+
+  /** Replaces the pool's roots; connected servers are told the list changed. */
+  async setRoots(roots) {
+    if (!Array.isArray(roots)) throw new InvalidArgumentError(`roots must be an array, not ${describe(roots)}`);
+    await call(() => this.#native.setRoots(toJson('roots', roots)));
+  }
+
+  /** Gives one server its own roots; `null` returns it to the pool's. */
+  async setServerRoots(idOrName, roots) {
+    requireString('server', idOrName);
+    if (roots !== null && !Array.isArray(roots)) {
+      throw new InvalidArgumentError(`roots must be an array or null, not ${describe(roots)}`);
+    }
+    await call(() => this.#native.setServerRoots(idOrName, toJson('roots', roots)));
+  }
+
+  // --- recipes and the canvas -----------------------------------------------------------------
+
+  /** Adds a recipe (markdown with YAML front matter); also offers `widget_display` and `canvas`. */
+  registerRecipe(markdown) {
+    if (typeof markdown !== 'string') {
+      throw new InvalidArgumentError(`a recipe is markdown text, not ${describe(markdown)}`);
+    }
+    return JSON.parse(callSync(() => this.#native.registerRecipe(markdown)));
+  }
+
+  /** Name and description of every recipe. */
+  listRecipes() {
+    return JSON.parse(this.#native.listRecipes());
+  }
+
+  /** A recipe in full, or `null`. */
+  getRecipe(name) {
+    requireString('name', name);
+    return JSON.parse(this.#native.getRecipe(name));
+  }
+
+  /** Recipes ranked for `query`. */
+  searchRecipes(query, options = {}) {
+    if (typeof query !== 'string') {
+      throw new InvalidArgumentError(`query must be a string, not ${describe(query)}`);
+    }
+    requireObject('options', options);
+    const { limit = 10 } = options;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 2 ** 31) {
+      throw new InvalidArgumentError(`limit must be a positive integer, not ${describe(limit)}`);
+    }
+    return JSON.parse(this.#native.searchRecipes(query, limit));
+  }
+
+  /** The canvas document: `{ version, widgets }`. */
+  canvas() {
+    return JSON.parse(this.#native.canvas());
+  }
+
+  // --- conversations and agents ---------------------------------------------------------------
+
+  /** A conversation with discovery tools and lazy activation, over the servers `servers` lets
+   * through (`{ enabled?: [...], disabled?: [...] }`, ids or names). */
+  conversation(options = {}) {
+    return new Conversation(this, options);
+  }
+
+  /** `new Agent(pool, provider, options)`. */
+  agent(provider, options) {
+    return new Agent(this, provider, options);
+  }
+
   // --- lifetime -------------------------------------------------------------------------------
 
   /**
@@ -410,6 +706,175 @@ class Pool extends EventEmitter {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Conversation
+// ---------------------------------------------------------------------------------------------
+
+/** What one agent conversation may call: discovery tools, then the tools of servers used. */
+class Conversation {
+  #pool;
+  #native;
+
+  constructor(pool, options = {}) {
+    const nativePool = nativeOf(pool);
+    requireObject('options', options);
+    const { servers = {} } = options;
+    requireObject('servers', servers);
+    this.#pool = nativePool;
+    this.#native = callSync(() => nativePool.conversation(toJson('servers', servers)));
+  }
+
+  /** The function definitions to offer a model now. */
+  tools() {
+    return JSON.parse(this.#native.tools());
+  }
+
+  /** Ids of the servers activated so far. */
+  activated() {
+    return JSON.parse(this.#native.activated());
+  }
+
+  /** Calls a function by the name `tools()` gave: discovery answered locally, a real tool
+   * activates its server. */
+  async call(name, args, options = {}) {
+    requireString('name', name);
+    if (args !== undefined && args !== null) requireObject('args', args);
+    requireObject('options', options);
+    const { signal, timeoutMs } = options;
+    requireSignal(signal);
+    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
+      throw new InvalidArgumentError(`timeoutMs must be a positive number, not ${describe(timeoutMs)}`);
+    }
+    if (signal?.aborted) {
+      throw new CancelledError('cancelled before the call started', { cause: signal.reason });
+    }
+    const argsJson = toJson('args', args ?? {});
+    return cancellable(this.#pool, signal, (id) => this.#native.call(id, name, argsJson, timeoutMs));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent
+// ---------------------------------------------------------------------------------------------
+
+const PROVIDER_TYPES = new Set(['openai', 'remote', 'anthropic', 'ollama']);
+
+/**
+ * An agent over a pool's tools and one provider: a config object
+ * (`{ type: 'openai' | 'remote' | 'anthropic' | 'ollama', model, ... }`) or a provider
+ * implemented in JS (`{ chat(request, { onToken, signal }), name?, model? }`).
+ * `new Agent(pool, { provider, ...options })` works too.
+ */
+class Agent {
+  #pool;
+  #native;
+
+  constructor(pool, provider, options) {
+    const nativePool = nativeOf(pool);
+    requireObject('provider', provider);
+    if (options === undefined && typeof provider.chat !== 'function' && provider.type === undefined && 'provider' in provider) {
+      ({ provider, ...options } = provider);
+      requireObject('provider', provider);
+    }
+    options = options ?? {};
+    requireObject('options', options);
+    const optionsJson = toJson('options', options);
+    this.#pool = nativePool;
+    if (typeof provider.chat === 'function') {
+      const { name = 'js', model = '' } = provider;
+      if (typeof name !== 'string' || typeof model !== 'string') {
+        throw new InvalidArgumentError('a JS provider\'s name and model must be strings');
+      }
+      const chat = bridge(nativePool, async ({ request, stream }, signal, id) => {
+        const onToken = (text) => {
+          if (stream && typeof text === 'string' && text.length > 0) nativePool.hostToken(id, text);
+        };
+        return toResponse(await provider.chat(request, { onToken, signal }));
+      });
+      this.#native = callSync(() => nativePool.createAgent(null, chat, name, model, optionsJson));
+    } else {
+      if (!PROVIDER_TYPES.has(provider.type)) {
+        throw new InvalidArgumentError(
+          `a provider is { type: 'openai' | 'remote' | 'anthropic' | 'ollama', model, ... } or an object with a chat() function, not ${toJson('provider', provider)}`,
+        );
+      }
+      this.#native = callSync(() => nativePool.createAgent(toJson('provider', provider), null, '', '', optionsJson));
+    }
+  }
+
+  /** The provider's model. */
+  get model() {
+    return this.#native.model();
+  }
+
+  /** The provider's name (`openai`, `anthropic`, `ollama`, or a JS provider's `name`). */
+  get providerName() {
+    return this.#native.providerName();
+  }
+
+  /** Switches the model for later requests. */
+  setModel(model) {
+    requireString('model', model);
+    this.#native.setModel(model);
+  }
+
+  /** The system prompt the next run sends. */
+  systemPrompt() {
+    return this.#native.systemPrompt();
+  }
+
+  /**
+   * Runs the loop for one prompt. Resolves with `{ text, transcript, usage, stop, iterations }`;
+   * an aborted `signal` ends the run with `stop: 'cancelled'`.
+   */
+  async run(prompt, options = {}) {
+    if (typeof prompt !== 'string') {
+      throw new InvalidArgumentError(`prompt must be a string, not ${describe(prompt)}`);
+    }
+    requireObject('options', options);
+    const { history, attachments, servers, onToken, approve, signal } = options;
+    requireSignal(signal);
+    if (onToken !== undefined) requireFunction('onToken', onToken);
+    if (approve !== undefined) requireFunction('approve', approve);
+    const params = {};
+    if (history !== undefined) params.history = history;
+    if (attachments !== undefined) params.attachments = attachments;
+    if (servers !== undefined) params.servers = servers;
+    const paramsJson = toJson('options', params);
+    const tokens = onToken
+      ? (text) => {
+          try {
+            onToken(text);
+          } catch (err) {
+            warn(err);
+          }
+        }
+      : null;
+    const nativePool = this.#pool;
+    const approveCb = approve ? approvalBridge(nativePool, approve) : null;
+    const id = nativePool.beginCall();
+    const onAbort = () => nativePool.cancelCall(id);
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await callJson(() => this.#native.run(id, prompt, paramsJson, tokens, approveCb));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Answers the pool's sampling requests with this agent's provider, asking `approve` first
+   * when given (its request's `toolId` is `'sampling/createMessage'`).
+   */
+  handleSampling(options = {}) {
+    requireObject('options', options);
+    const { approve } = options;
+    if (approve !== undefined) requireFunction('approve', approve);
+    this.#native.handleSampling(approve ? approvalBridge(this.#pool, approve) : null);
+  }
+}
+
 // `await using pool = await Pool.open(...)` closes the pool, where the runtime supports it.
 if (typeof Symbol.asyncDispose === 'symbol') {
   Pool.prototype[Symbol.asyncDispose] = Pool.prototype.close;
@@ -417,6 +882,9 @@ if (typeof Symbol.asyncDispose === 'symbol') {
 
 module.exports = {
   Pool,
+  Agent,
+  Conversation,
+  EVENT_NAMES,
   McpmuxError,
   InvalidConfigError,
   InvalidArgumentError,

@@ -3,6 +3,9 @@ import mcpmux from './index.js';
 
 export const {
   Pool,
+  Agent,
+  Conversation,
+  EVENT_NAMES,
   McpmuxError,
   InvalidConfigError,
   InvalidArgumentError,

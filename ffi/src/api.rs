@@ -22,7 +22,7 @@ use crate::rt::{block_on, call_out};
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_progress_fn, mcpmux_request_id};
 
 /// Wraps a core call as the work of a request: its result becomes JSON.
-fn work<T, F>(f: F) -> Work
+pub(crate) fn work<T, F>(f: F) -> Work
 where
     T: Serialize,
     F: Future<Output = mcpmux_core::Result<T>> + Send + 'static,

@@ -34,6 +34,9 @@ pub(crate) struct PoolEntry {
     requests: Mutex<HashMap<u64, CancellationToken>>,
     /// Event subscriptions, ended when the pool closes.
     pub subscriptions: Mutex<HashMap<u64, Arc<Subscription>>>,
+    /// Names of the host tools registered from C, unregistered when the pool closes (so
+    /// their finalizers run).
+    pub host_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 pub(crate) static POOLS: Table<PoolEntry> = Table::new(Tag::Pool, "pool");
@@ -64,10 +67,11 @@ impl PoolEntry {
             in_flight: watch::channel(0).0,
             requests: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashMap::new()),
+            host_tools: Mutex::new(std::collections::HashSet::new()),
         })
     }
 
-    fn check_open(&self) -> FfiResult<()> {
+    pub fn check_open(&self) -> FfiResult<()> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(FfiError::new(
                 MCPMUX_ERR_SHUTTING_DOWN,
@@ -87,11 +91,15 @@ pub(crate) fn pool_entry(pool: mcpmux_pool) -> FfiResult<Arc<PoolEntry>> {
 
 /// Starts `work` on the runtime as request `id`, and calls `done` with its outcome exactly
 /// once. `timeout` bounds the whole request. The request counts as in flight until `done`
-/// has returned, so a close that returns has no callback left running.
-pub(crate) fn start(
+/// has returned, so a close that returns has no callback left running. `soft` (when given)
+/// is a token the work watches itself and ends gracefully on (an agent run answers its
+/// result so far): mcpmux_cancel() fires it instead of abandoning the work. Closing the pool
+/// still abandons it.
+pub(crate) fn start_with(
     entry: &Arc<PoolEntry>,
     work: Work,
     timeout: Option<Duration>,
+    soft: Option<CancellationToken>,
     done: impl FnOnce(FfiResult<String>) + Send + 'static,
 ) -> FfiResult<u64> {
     // Counted before the check: a close that starts now either sees this request in
@@ -106,7 +114,7 @@ pub(crate) fn start(
     lock(&entry.requests).insert(id, token.clone());
     registry()
         .get_or_insert_with(HashMap::new)
-        .insert(id, token.clone());
+        .insert(id, soft.unwrap_or_else(|| token.clone()));
     let entry = entry.clone();
     rt().spawn(async move {
         let work = AssertUnwindSafe(work).catch_unwind();
@@ -164,8 +172,18 @@ pub(crate) fn run_blocking(
     work: Work,
     timeout: Option<Duration>,
 ) -> FfiResult<String> {
+    run_blocking_with(entry, work, timeout, None)
+}
+
+/// [`run_blocking`] with a soft cancellation token (see [`start_with`]).
+pub(crate) fn run_blocking_with(
+    entry: &Arc<PoolEntry>,
+    work: Work,
+    timeout: Option<Duration>,
+    soft: Option<CancellationToken>,
+) -> FfiResult<String> {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    start(entry, work, timeout, move |r| {
+    start_with(entry, work, timeout, soft, move |r| {
         let _ = tx.send(r);
     })?;
     let received = if on_runtime_thread() {
@@ -211,11 +229,38 @@ pub(crate) fn run_async(
     out_request_id: *mut u64,
     gate: Option<Arc<Gate>>,
 ) -> FfiResult<()> {
+    run_async_with(
+        entry,
+        work,
+        timeout,
+        callback,
+        user_data,
+        out_request_id,
+        gate,
+        None,
+    )
+}
+
+/// [`run_async`] with a soft cancellation token (see [`start_with`]).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the C call's arguments, passed through"
+)]
+pub(crate) fn run_async_with(
+    entry: &Arc<PoolEntry>,
+    work: Work,
+    timeout: Option<Duration>,
+    callback: mcpmux_completion_fn,
+    user_data: *mut c_void,
+    out_request_id: *mut u64,
+    gate: Option<Arc<Gate>>,
+    soft: Option<CancellationToken>,
+) -> FfiResult<()> {
     let Some(callback) = callback else {
         return Err(FfiError::new(MCPMUX_ERR_NULL_ARGUMENT, "callback is NULL"));
     };
     let user_data = UserData(user_data);
-    let id = start(entry, work, timeout, move |outcome| {
+    let id = start_with(entry, work, timeout, soft, move |outcome| {
         let user_data = user_data;
         if let Some(gate) = gate {
             gate.close();
@@ -255,7 +300,7 @@ impl Gate {
         }
     }
 
-    fn close(&self) {
+    pub fn close(&self) {
         *lock(&self.closed) = true;
     }
 }
@@ -281,6 +326,21 @@ async fn close_entry(entry: Arc<PoolEntry>, drain: Duration) {
     // Dropping the handlers runs their finalizers once no call of them is left.
     entry.pool.set_sampling_handler(None);
     entry.pool.set_elicitation_handler(None);
+    // Every host tool goes, the C ones (their finalizers run) and the recipe tools, whose
+    // handlers hold the pool itself: left registered, that cycle would keep the whole core
+    // pool allocated after the close.
+    let mut tools: std::collections::HashSet<String> = lock(&entry.host_tools).drain().collect();
+    tools.extend(
+        entry
+            .pool
+            .known_tools()
+            .into_iter()
+            .filter(|t| t.server_id == mcpmux_core::local::LOCAL_SERVER)
+            .map(|t| t.id),
+    );
+    for name in tools {
+        entry.pool.unregister_tool(&name);
+    }
     let subs: Vec<_> = lock(&entry.subscriptions).drain().map(|(_, s)| s).collect();
     for sub in subs {
         sub.end(true).await;

@@ -167,11 +167,15 @@ pub(crate) fn out_arg<'a, T>(p: *mut T, name: &str) -> FfiResult<&'a mut T> {
 /// A string for C, freed with `mcpmux_string_free`. Interior NULs (impossible in JSON,
 /// possible in a message) are replaced so nothing is silently cut.
 pub(crate) fn into_c_string(s: String) -> *mut c_char {
-    let c = CString::new(s).unwrap_or_else(|e| {
+    c_string(s).into_raw()
+}
+
+/// A C string of `s`, with interior NULs replaced rather than cutting the text.
+pub(crate) fn c_string(s: impl Into<Vec<u8>>) -> CString {
+    CString::new(s).unwrap_or_else(|e| {
         let cleaned = String::from_utf8_lossy(&e.into_vec()).replace('\0', "\u{FFFD}");
         CString::new(cleaned).expect("NULs were replaced")
-    });
-    c.into_raw()
+    })
 }
 
 /// Serializes a core result for C.

@@ -18,6 +18,9 @@ const GENERATION_MASK: u64 = (1 << GENERATION_BITS) - 1;
 #[repr(u8)]
 pub(crate) enum Tag {
     Pool = 1,
+    Agent = 2,
+    Provider = 3,
+    Conversation = 4,
 }
 
 struct Slot<T> {

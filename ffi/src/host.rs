@@ -1,46 +1,106 @@
-//! Server requests that the C host answers: sampling (`sampling/createMessage`) and
-//! elicitation (`elicitation/create`). The host gets each request with an id and answers it
-//! when it likes, from any thread, with `mcpmux_host_request_respond` or `_refuse`.
+//! Requests that the C host answers: servers' sampling (`sampling/createMessage`) and
+//! elicitation (`elicitation/create`), calls of host tools, chat requests of a host
+//! provider, and an agent's approval questions. The host gets each request with an id and
+//! answers it when it likes, from any thread, with `mcpmux_host_request_respond` or
+//! `_refuse`; a request nobody waits for any more is told to the host's cancel callback.
 #![allow(
     deprecated,
     reason = "sampling is deprecated by SEP-2577 but servers still use it"
 )]
 
 use std::collections::HashMap;
-use std::ffi::{CString, c_char, c_void};
+use std::ffi::{c_char, c_void};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use mcpmux_core::agent::{Approval, TokenFn};
 use mcpmux_core::host::BoxFuture;
-use mcpmux_core::model::{CreateMessageResult, ElicitResult};
+use mcpmux_core::model::{CallToolResult, ContentBlock, CreateMessageResult, ElicitResult};
 use mcpmux_core::{ElicitationHandler, HostRequest, SamplingHandler};
 use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::calls::{UserData, lock, next_id, pool_entry};
-use crate::error::{FfiError, FfiResult, guard, opt_str_arg, str_arg};
+use crate::calls::{Gate, UserData, lock, next_id, pool_entry};
+use crate::error::{FfiError, FfiResult, c_string, guard, opt_str_arg, str_arg};
 use crate::mcpmux_status::{self, *};
 use crate::rt::call_out;
-use crate::{mcpmux_free_fn, mcpmux_host_request_fn, mcpmux_host_request_id, mcpmux_pool};
+use crate::{
+    mcpmux_free_fn, mcpmux_host_cancel_fn, mcpmux_host_request_fn, mcpmux_host_request_id,
+    mcpmux_pool,
+};
 
 /// A request waiting for the host's answer, by the type of answer it needs.
-enum Pending {
+pub(crate) enum Pending {
     Sampling(oneshot::Sender<Result<CreateMessageResult, String>>),
     Elicitation(oneshot::Sender<Result<ElicitResult, String>>),
+    Tool(oneshot::Sender<Result<CallToolResult, String>>),
+    Chat {
+        tx: oneshot::Sender<Result<Value, String>>,
+        on_token: Option<TokenFn>,
+        provider: String,
+    },
+    Approval(oneshot::Sender<Approval>),
 }
 
 static PENDING: Mutex<Option<HashMap<u64, Pending>>> = Mutex::new(None);
 
+fn take_pending(request: u64) -> Option<Pending> {
+    lock(&PENDING).as_mut().and_then(|m| m.remove(&request))
+}
+
 /// A C handler and its user data; the finalizer runs when the last reference goes, i.e.
-/// once the handler is replaced or the pool closed and no call of it is running.
-struct CHandler {
+/// once the handler is replaced or removed (or its pool closed) and no call of it is
+/// waiting.
+pub(crate) struct CHandler {
     f: unsafe extern "C" fn(*mut c_void, u64, *const c_char, usize),
+    on_cancel: mcpmux_host_cancel_fn,
     user: UserData,
     free: mcpmux_free_fn,
+    /// False once the registration failed: the user data stays the caller's.
+    armed: AtomicBool,
+    /// The callbacks of one request (an agent run's approvals) stop once its completion
+    /// is due.
+    gate: Option<Arc<Gate>>,
+}
+
+impl CHandler {
+    pub fn new(
+        f: unsafe extern "C" fn(*mut c_void, u64, *const c_char, usize),
+        on_cancel: mcpmux_host_cancel_fn,
+        user_data: *mut c_void,
+        free: mcpmux_free_fn,
+        gate: Option<Arc<Gate>>,
+    ) -> Arc<Self> {
+        Arc::new(CHandler {
+            f,
+            on_cancel,
+            user: UserData(user_data),
+            free,
+            armed: AtomicBool::new(true),
+            gate,
+        })
+    }
+
+    /// Gives up the user data: the finalizer will not run (a failed registration).
+    pub fn disarm(&self) {
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
+    fn gated(&self, f: impl FnOnce()) {
+        match &self.gate {
+            Some(g) => g.run(f),
+            None => f(),
+        }
+    }
 }
 
 impl Drop for CHandler {
     fn drop(&mut self) {
-        if let Some(free) = self.free {
+        if let Some(free) = self.free
+            && self.armed.load(Ordering::SeqCst)
+        {
             let user = self.user;
             // SAFETY: the caller's finalizer for its own user data, called once.
             call_out(|| unsafe { free(user.0) });
@@ -48,45 +108,66 @@ impl Drop for CHandler {
     }
 }
 
-/// Forgets a request whose server stopped waiting (cancelled, disconnected, pool closed),
-/// so that a late answer is `NOT_FOUND` rather than lost silently.
-struct Forget(u64);
+/// Forgets a request whose asker stopped waiting (cancelled, disconnected, pool closed),
+/// so that a late answer is `NOT_FOUND` rather than lost silently, and tells the host.
+struct Forget {
+    id: u64,
+    handler: Arc<CHandler>,
+}
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        if let Some(m) = lock(&PENDING).as_mut() {
-            m.remove(&self.0);
+        let abandoned = take_pending(self.id).is_some();
+        if abandoned && let Some(f) = self.handler.on_cancel {
+            let (user, id) = (self.handler.user, self.id);
+            // SAFETY: the caller's cancel callback with its user data, as registered.
+            self.handler.gated(|| call_out(|| unsafe { f(user.0, id) }));
         }
     }
 }
 
-/// Hands one server request to the C handler and waits for the host's answer.
-fn ask<P: Serialize, R: Send + 'static>(
+/// Hands one request (as JSON) to the C handler and waits for the host's answer; `None`
+/// when the request was dropped without one.
+pub(crate) fn ask<R: Send + 'static>(
     handler: Arc<CHandler>,
-    request: HostRequest<P>,
-    pending: impl FnOnce(oneshot::Sender<Result<R, String>>) -> Pending,
-) -> BoxFuture<Result<R, String>> {
+    json: String,
+    pending: impl FnOnce(oneshot::Sender<R>) -> Pending,
+) -> impl Future<Output = Option<R>> + Send + 'static {
     let id = next_id();
     let (tx, rx) = oneshot::channel();
     lock(&PENDING)
         .get_or_insert_with(HashMap::new)
         .insert(id, pending(tx));
-    let forget = Forget(id);
+    let forget = Forget { id, handler };
+    async move {
+        let c = c_string(json);
+        let (f, user) = (forget.handler.f, forget.handler.user);
+        // SAFETY: the caller's handler with its user data, as registered.
+        forget
+            .handler
+            .gated(|| call_out(|| unsafe { f(user.0, id, c.as_ptr(), c.as_bytes().len()) }));
+        let answer = rx.await.ok();
+        drop(forget);
+        answer
+    }
+}
+
+fn server_request<P: Serialize, R: Send + 'static>(
+    handler: Arc<CHandler>,
+    request: HostRequest<P>,
+    pending: impl FnOnce(oneshot::Sender<Result<R, String>>) -> Pending,
+) -> BoxFuture<Result<R, String>> {
     let json = serde_json::json!({
         "serverId": request.server_id,
         "serverName": request.server_name,
         "params": request.params,
     })
     .to_string();
+    let answer = ask(handler, json, pending);
     Box::pin(async move {
-        let _forget = forget;
-        let c = CString::new(json).unwrap_or_default();
-        let user = handler.user;
-        // SAFETY: the caller's handler with its user data, as registered.
-        call_out(|| unsafe { (handler.f)(user.0, id, c.as_ptr(), c.as_bytes().len()) });
-        drop(handler);
-        rx.await
-            .unwrap_or_else(|_| Err("the host did not answer".into()))
+        answer
+            .await
+            .unwrap_or_else(|| Err("the host did not answer".into()))
     })
 }
 
@@ -95,13 +176,7 @@ fn handler_of(
     user_data: *mut c_void,
     free_user_data: mcpmux_free_fn,
 ) -> Option<Arc<CHandler>> {
-    handler.map(|f| {
-        Arc::new(CHandler {
-            f,
-            user: UserData(user_data),
-            free: free_user_data,
-        })
-    })
+    handler.map(|f| CHandler::new(f, None, user_data, free_user_data, None))
 }
 
 /// Answers servers' sampling requests (`sampling/createMessage`) with `handler`; NULL
@@ -123,7 +198,8 @@ pub unsafe extern "C" fn mcpmux_pool_set_sampling_handler(
     guard(|| {
         let entry = pool_entry(pool)?;
         let h: Option<SamplingHandler> = handler_of(handler, user_data, free_user_data).map(|h| {
-            Arc::new(move |req| ask(h.clone(), req, Pending::Sampling)) as SamplingHandler
+            Arc::new(move |req| server_request(h.clone(), req, Pending::Sampling))
+                as SamplingHandler
         });
         entry.pool.set_sampling_handler(h);
         Ok(())
@@ -144,7 +220,8 @@ pub unsafe extern "C" fn mcpmux_pool_set_elicitation_handler(
         let entry = pool_entry(pool)?;
         let h: Option<ElicitationHandler> =
             handler_of(handler, user_data, free_user_data).map(|h| {
-                Arc::new(move |req| ask(h.clone(), req, Pending::Elicitation)) as ElicitationHandler
+                Arc::new(move |req| server_request(h.clone(), req, Pending::Elicitation))
+                    as ElicitationHandler
             });
         entry.pool.set_elicitation_handler(h);
         Ok(())
@@ -154,16 +231,123 @@ pub unsafe extern "C" fn mcpmux_pool_set_elicitation_handler(
 fn not_pending(request: u64) -> FfiError {
     FfiError::new(
         MCPMUX_ERR_NOT_FOUND,
-        format!("host request {request} is not waiting (answered, or the server gave up)"),
+        format!("host request {request} is not waiting (answered, or nobody waits any more)"),
     )
 }
 
-/// Answers a host request with its result as JSON: for sampling MCP's CreateMessageResult
-/// (`{"role": "assistant", "content": {"type": "text", "text": "..."}, "model": "...",
-/// "stopReason": "endTurn"}`), for elicitation an ElicitResult (`{"action": "accept",
-/// "content": {...}}`, or action "decline" / "cancel"). JSON of the wrong shape is
-/// MCPMUX_ERR_INVALID_ARGUMENT and the request still waits for a good answer;
-/// MCPMUX_ERR_NOT_FOUND when it was answered already or the server stopped waiting.
+/// A host tool's answer: a CallToolResult (an object with a `content` array) as it is; a
+/// string as text content; any other JSON as its text, an object also as structuredContent.
+pub(crate) fn tool_result(value: Value) -> Result<CallToolResult, String> {
+    match value {
+        Value::Object(ref m) if m.get("content").is_some_and(Value::is_array) => {
+            serde_json::from_value(value).map_err(|e| format!("not a valid CallToolResult: {e}"))
+        }
+        Value::String(s) => Ok(CallToolResult::success(vec![ContentBlock::text(s)])),
+        Value::Object(_) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+            r.structured_content = Some(value);
+            Ok(r)
+        }
+        other => Ok(CallToolResult::success(vec![ContentBlock::text(
+            other.to_string(),
+        )])),
+    }
+}
+
+/// An approval answer: "once", "always" or "deny" (as a JSON string or bare), or a JSON
+/// boolean (true: once).
+fn approval_of(text: &str) -> Result<Approval, String> {
+    let word = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Bool(true)) => return Ok(Approval::AllowOnce),
+        Ok(Value::Bool(false)) => return Ok(Approval::Deny),
+        Ok(Value::String(s)) => s,
+        Ok(_) => String::new(),
+        Err(_) => text.trim().to_string(),
+    };
+    match word.as_str() {
+        "once" => Ok(Approval::AllowOnce),
+        "always" => Ok(Approval::AllowAlways),
+        "deny" => Ok(Approval::Deny),
+        _ => Err(format!(
+            "an approval is \"once\", \"always\", \"deny\", true or false, not {text}"
+        )),
+    }
+}
+
+/// Delivers an answer, or hands the request back with why the answer is unusable.
+fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
+    fn parsed<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T, FfiError> {
+        serde_json::from_str(text)
+            .map_err(|e| FfiError::invalid(format!("result_json is not a valid {what}: {e}")))
+    }
+    match pending {
+        Pending::Sampling(tx) => match parsed::<CreateMessageResult>(text, "CreateMessageResult") {
+            Ok(r) => drop(tx.send(Ok(r))),
+            Err(e) => return Err((Pending::Sampling(tx), e)),
+        },
+        Pending::Elicitation(tx) => match parsed::<ElicitResult>(text, "ElicitResult") {
+            Ok(r) => drop(tx.send(Ok(r))),
+            Err(e) => return Err((Pending::Elicitation(tx), e)),
+        },
+        Pending::Tool(tx) => {
+            match parsed::<Value>(text, "JSON text").and_then(|v| {
+                tool_result(v).map_err(|e| FfiError::invalid(format!("result_json is {e}")))
+            }) {
+                Ok(r) => drop(tx.send(Ok(r))),
+                Err(e) => return Err((Pending::Tool(tx), e)),
+            }
+        }
+        Pending::Chat {
+            tx,
+            on_token,
+            provider,
+        } => {
+            let checked = parsed::<Value>(text, "JSON text").and_then(|v| {
+                mcpmux_core::agent::hosted::parse_response(&provider, v.clone())
+                    .map(|_| v)
+                    .map_err(FfiError::from)
+            });
+            match checked {
+                Ok(v) => drop(tx.send(Ok(v))),
+                Err(e) => {
+                    return Err((
+                        Pending::Chat {
+                            tx,
+                            on_token,
+                            provider,
+                        },
+                        e,
+                    ));
+                }
+            }
+        }
+        Pending::Approval(tx) => match approval_of(text) {
+            Ok(a) => drop(tx.send(a)),
+            Err(e) => return Err((Pending::Approval(tx), FfiError::invalid(e))),
+        },
+    }
+    Ok(())
+}
+
+/// Answers a host request with its result as JSON:
+/// - sampling: MCP's CreateMessageResult (`{"role": "assistant", "content": {"type": "text",
+///   "text": "..."}, "model": "...", "stopReason": "endTurn"}`);
+/// - elicitation: an ElicitResult (`{"action": "accept", "content": {...}}`, or action
+///   "decline" / "cancel");
+/// - host tool (mcpmux_tools_register()): a CallToolResult (`{"content": [...],
+///   "isError": false}`), or any other JSON: a string becomes text content, an object its
+///   JSON text plus structuredContent, anything else its JSON text;
+/// - host provider (mcpmux_provider_new_host()): a response, `{"content": [{"type": "text",
+///   "text": "..."} | {"type": "tool_use", "id": "...", "name": "...", "input": {...}}],
+///   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
+///   "outputTokens": n}}` (stopReason and usage optional);
+/// - approval (mcpmux_agent_run()): `"once"`, `"always"` (for the rest of the agent's life),
+///   `"deny"` (quoted or not), `true` (once) or `false`.
+///
+/// JSON of the wrong shape is MCPMUX_ERR_INVALID_ARGUMENT with a message saying what is
+/// expected, and the request still waits for a good answer; MCPMUX_ERR_NOT_FOUND when it
+/// was answered already or nobody waits for it any more. The answer may be given inside
+/// the handler (a synchronous answer) or later from any thread.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_host_request_respond(
     request: mcpmux_host_request_id,
@@ -171,44 +355,25 @@ pub unsafe extern "C" fn mcpmux_host_request_respond(
 ) -> mcpmux_status {
     guard(|| {
         let text = unsafe { str_arg(result_json, "result_json") }?;
+        // Held throughout, so a request whose answer is unusable is put back before its
+        // asker could give up on it.
         let mut map = lock(&PENDING);
         let pending = map
             .as_mut()
             .and_then(|m| m.remove(&request))
             .ok_or_else(|| not_pending(request))?;
-        let bad = |e: serde_json::Error, what: &str| {
-            FfiError::invalid(format!("result_json is not a valid {what}: {e}"))
-        };
-        let outcome: FfiResult<()> = match pending {
-            Pending::Sampling(tx) => match serde_json::from_str::<CreateMessageResult>(text) {
-                Ok(r) => {
-                    let _ = tx.send(Ok(r));
-                    Ok(())
-                }
-                Err(e) => {
-                    map.get_or_insert_with(HashMap::new)
-                        .insert(request, Pending::Sampling(tx));
-                    Err(bad(e, "CreateMessageResult"))
-                }
-            },
-            Pending::Elicitation(tx) => match serde_json::from_str::<ElicitResult>(text) {
-                Ok(r) => {
-                    let _ = tx.send(Ok(r));
-                    Ok(())
-                }
-                Err(e) => {
-                    map.get_or_insert_with(HashMap::new)
-                        .insert(request, Pending::Elicitation(tx));
-                    Err(bad(e, "ElicitResult"))
-                }
-            },
-        };
-        outcome
+        answer(pending, text).map_err(|(pending, e)| {
+            map.get_or_insert_with(HashMap::new)
+                .insert(request, pending);
+            e
+        })
     })
 }
 
-/// Refuses a host request; the server sees `reason` (NULL: "refused by the host").
-/// MCPMUX_ERR_NOT_FOUND when it was answered already or the server stopped waiting.
+/// Refuses a host request with `reason` (NULL: "refused by the host"): a server sees an
+/// error; a host tool's call becomes a result with isError and `reason` as its text; a host
+/// provider's request fails the agent run with MCPMUX_ERR_CONNECTION; an approval is a
+/// denial. MCPMUX_ERR_NOT_FOUND when it was answered already or nobody waits any more.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_host_request_refuse(
     request: mcpmux_host_request_id,
@@ -218,14 +383,100 @@ pub unsafe extern "C" fn mcpmux_host_request_refuse(
         let reason = unsafe { opt_str_arg(reason, "reason") }?
             .unwrap_or("refused by the host")
             .to_owned();
-        let pending = lock(&PENDING)
-            .as_mut()
-            .and_then(|m| m.remove(&request))
-            .ok_or_else(|| not_pending(request))?;
+        let pending = take_pending(request).ok_or_else(|| not_pending(request))?;
         match pending {
             Pending::Sampling(tx) => drop(tx.send(Err(reason))),
             Pending::Elicitation(tx) => drop(tx.send(Err(reason))),
+            Pending::Tool(tx) => drop(tx.send(Err(reason))),
+            Pending::Chat { tx, .. } => drop(tx.send(Err(reason))),
+            Pending::Approval(tx) => drop(tx.send(Approval::Deny)),
         }
         Ok(())
     })
+}
+
+/// Streams a piece of a host provider's answer (`text`, UTF-8) to the agent run that asked,
+/// before answering `request` with mcpmux_host_request_respond(); the run's token callback
+/// receives it on the calling thread. Ignored (MCPMUX_OK) when the run has no token
+/// callback; MCPMUX_ERR_INVALID_ARGUMENT for a request that is not a provider's;
+/// MCPMUX_ERR_NOT_FOUND once the request is answered or nobody waits for it any more.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpmux_host_request_token(
+    request: mcpmux_host_request_id,
+    text: *const c_char,
+) -> mcpmux_status {
+    guard(|| {
+        let text = unsafe { str_arg(text, "text") }?;
+        let on_token = match lock(&PENDING).as_ref().and_then(|m| m.get(&request)) {
+            Some(Pending::Chat { on_token, .. }) => on_token.clone(),
+            Some(_) => {
+                return Err(FfiError::invalid(format!(
+                    "host request {request} is not a provider's chat request"
+                )));
+            }
+            None => return Err(not_pending(request)),
+        };
+        if let Some(f) = on_token {
+            f(text);
+        }
+        Ok(())
+    })
+}
+
+/// MCPMUX_OK while `request` still waits for the host's answer; MCPMUX_ERR_NOT_FOUND once
+/// it was answered, or nobody waits for it any more (cancelled, timed out, pool closed):
+/// a host working on a long answer can poll this to stop early.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpmux_host_request_waiting(request: mcpmux_host_request_id) -> mcpmux_status {
+    guard(|| {
+        let waiting = lock(&PENDING)
+            .as_ref()
+            .is_some_and(|m| m.contains_key(&request));
+        if waiting {
+            Ok(())
+        } else {
+            Err(not_pending(request))
+        }
+    })
+}
+
+/// Handler-less checks shared by the registration functions.
+pub(crate) fn required_handler(
+    handler: mcpmux_host_request_fn,
+    name: &str,
+) -> FfiResult<unsafe extern "C" fn(*mut c_void, u64, *const c_char, usize)> {
+    handler.ok_or_else(|| FfiError::new(MCPMUX_ERR_NULL_ARGUMENT, format!("{name} is NULL")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn host_tool_answers_become_results() {
+        let r = tool_result(json!("plain")).unwrap();
+        assert_eq!(r.is_error, Some(false));
+        assert!(serde_json::to_string(&r.content).unwrap().contains("plain"));
+        let r = tool_result(json!({"n": 1})).unwrap();
+        assert_eq!(r.structured_content, Some(json!({"n": 1})));
+        let r = tool_result(json!({"content": [{"type": "text", "text": "t"}], "isError": true}))
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(r.structured_content.is_none());
+        let r = tool_result(json!([1, 2])).unwrap();
+        assert!(serde_json::to_string(&r.content).unwrap().contains("[1,2]"));
+        assert!(tool_result(json!({"content": [{"type": "nope"}]})).is_err());
+    }
+
+    #[test]
+    fn approvals_read_words_and_booleans() {
+        assert_eq!(approval_of("\"once\""), Ok(Approval::AllowOnce));
+        assert_eq!(approval_of("always"), Ok(Approval::AllowAlways));
+        assert_eq!(approval_of(" deny "), Ok(Approval::Deny));
+        assert_eq!(approval_of("true"), Ok(Approval::AllowOnce));
+        assert_eq!(approval_of("false"), Ok(Approval::Deny));
+        assert!(approval_of("\"maybe\"").is_err());
+        assert!(approval_of("{}").is_err());
+    }
 }

@@ -11,6 +11,7 @@
     reason = "the safety contract of every export is the header's conventions section"
 )]
 
+mod agent;
 mod api;
 mod calls;
 mod error;
@@ -21,6 +22,7 @@ mod rt;
 
 use std::ffi::{c_char, c_void};
 
+pub use agent::*;
 pub use api::*;
 pub use events::*;
 pub use host::*;
@@ -118,3 +120,28 @@ pub type mcpmux_host_request_fn = Option<
 
 /// Frees a `user_data`; called once, after the last callback that receives it.
 pub type mcpmux_free_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// Learns that a host request is no longer awaited (the call or run was cancelled, timed out,
+/// or the pool closed) before the host answered it: the host may stop working on it; an
+/// answer given later is MCPMUX_ERR_NOT_FOUND. Called on a library thread, at most once per
+/// request, never after the request was answered.
+pub type mcpmux_host_cancel_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, request: mcpmux_host_request_id)>;
+
+/// Receives a piece of streamed text (`text` is NUL-terminated, `len` excludes the NUL,
+/// valid only during the call), on a library thread or on the thread that called
+/// mcpmux_host_request_token().
+pub type mcpmux_token_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, text: *const c_char, len: usize)>;
+
+/// A model provider: an opaque handle from mcpmux_provider_create() or
+/// mcpmux_provider_new_host(), freed with mcpmux_provider_free().
+pub type mcpmux_provider = u64;
+
+/// An agent over a pool and a provider: an opaque handle from mcpmux_agent_new(), freed
+/// with mcpmux_agent_free().
+pub type mcpmux_agent = u64;
+
+/// A conversation's view of the pool's tools (discovery tools, lazy activation): an opaque
+/// handle from mcpmux_conversation_new(), freed with mcpmux_conversation_free().
+pub type mcpmux_conversation = u64;

@@ -4,6 +4,10 @@
 //!
 //! This module is internal; the public, documented API is `index.js` / `index.d.ts`.
 
+mod agent;
+mod bridge;
+mod host;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -25,28 +29,34 @@ const ERROR_PREFIX: &str = "mcpmux:";
 
 /// A JS callback receiving one JSON string. Weak, so that it never keeps Node's event loop
 /// alive by itself: an idle pool must not stop the process from exiting.
-type JsonCallback = ThreadsafeFunction<String, (), String, Status, false, true>;
+pub(crate) type JsonCallback = ThreadsafeFunction<String, (), String, Status, false, true>;
 
-fn error(code: &str, message: impl std::fmt::Display) -> napi::Error {
+pub(crate) fn error(code: &str, message: impl std::fmt::Display) -> napi::Error {
     napi::Error::new(
         Status::GenericFailure,
         format!("{ERROR_PREFIX}{code}:{message}"),
     )
 }
 
-fn core_error(e: mcpmux::Error) -> napi::Error {
+pub(crate) fn core_error(e: mcpmux::Error) -> napi::Error {
     error(e.kind().as_str(), e)
 }
 
-fn parse<T: DeserializeOwned>(what: &str, json: &str) -> napi::Result<T> {
+pub(crate) fn parse<T: DeserializeOwned>(what: &str, json: &str) -> napi::Result<T> {
     serde_json::from_str(json)
         .map_err(|e| error("invalid_argument", format!("invalid {what}: {e}")))
 }
 
-fn to_json<T: Serialize>(value: &T) -> napi::Result<String> {
+pub(crate) fn to_json<T: Serialize>(value: &T) -> napi::Result<String> {
     // Core's types always serialize; a failure here would be a bug worth reporting as such.
     serde_json::to_string(value)
         .map_err(|e| error("internal", format!("cannot encode result: {e}")))
+}
+
+/// Every event name core emits (core's `EVENT_NAMES`), so JS never keeps its own copy.
+#[napi]
+pub fn event_names() -> Vec<String> {
+    mcpmux::EVENT_NAMES.iter().map(|s| s.to_string()).collect()
 }
 
 /// Opens a pool. `options` is core's `PoolOptions` as camelCase JSON (unknown keys are errors).
@@ -60,6 +70,8 @@ pub async fn open_pool(options: String) -> napi::Result<NativePool> {
             calls: Mutex::new(HashMap::new()),
             next_call: AtomicU32::new(1),
             stop_events: CancellationToken::new(),
+            bridge: Arc::default(),
+            host_tools: Mutex::default(),
         })),
         runtime: tokio::runtime::Handle::current(),
     })
@@ -72,21 +84,35 @@ pub async fn open_pool(options: String) -> napi::Result<NativePool> {
 /// calls may still run, and a borrowed `&self` would then dangle.
 #[napi]
 pub struct NativePool {
-    shared: std::mem::ManuallyDrop<Arc<Shared>>,
+    pub(crate) shared: std::mem::ManuallyDrop<Arc<Shared>>,
     /// The runtime the pool lives on. napi shuts its runtime down when the last JS environment
     /// goes away, before finalizers run; holding the handle lets `Drop` enter it anyway (work
     /// spawned on a runtime that is shut down is dropped, not a panic).
-    runtime: tokio::runtime::Handle,
+    pub(crate) runtime: tokio::runtime::Handle,
 }
 
-struct Shared {
+pub(crate) struct Shared {
     pool: Pool,
     /// Cancellation tokens of the calls in flight, by the id `beginCall` handed out. Registered
     /// synchronously so an abort that fires before the call's future first runs is not lost.
-    calls: Mutex<HashMap<u32, CancellationToken>>,
+    pub(crate) calls: Mutex<HashMap<u32, CancellationToken>>,
     next_call: AtomicU32,
     /// Ends the event forwarding task.
     stop_events: CancellationToken,
+    /// JS callbacks waiting for their answers.
+    pub(crate) bridge: Arc<bridge::Bridge>,
+    /// Host tools registered from JS: unregistered at close, which releases their JS functions.
+    pub(crate) host_tools: Mutex<std::collections::HashSet<String>>,
+}
+
+impl Shared {
+    /// A JS callback called through this pool's bridge.
+    pub(crate) fn js_fn(&self, callback: JsonCallback) -> bridge::JsFn {
+        bridge::JsFn {
+            bridge: self.bridge.clone(),
+            callback: Arc::new(callback),
+        }
+    }
 }
 
 impl Drop for NativePool {
@@ -102,9 +128,9 @@ impl Drop for NativePool {
 }
 
 /// Removes a call's token when the call ends, however it ends.
-struct CallGuard {
-    shared: Arc<Shared>,
-    id: u32,
+pub(crate) struct CallGuard {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) id: u32,
 }
 
 impl Drop for CallGuard {
@@ -114,7 +140,7 @@ impl Drop for CallGuard {
 }
 
 /// Runs `fut` on napi's runtime and returns its promise; rejections carry `ERROR_PREFIX` codes.
-fn promise<'e, T, F>(env: &'e Env, fut: F) -> napi::Result<PromiseRaw<'e, T>>
+pub(crate) fn promise<'e, T, F>(env: &'e Env, fut: F) -> napi::Result<PromiseRaw<'e, T>>
 where
     T: ToNapiValue + Send + 'static,
     F: Future<Output = napi::Result<T>> + Send + 'static,
@@ -124,11 +150,11 @@ where
 
 #[napi]
 impl NativePool {
-    fn shared(&self) -> Arc<Shared> {
+    pub(crate) fn shared(&self) -> Arc<Shared> {
         Arc::clone(&self.shared)
     }
 
-    fn pool(&self) -> Pool {
+    pub(crate) fn pool(&self) -> Pool {
         self.shared.pool.clone()
     }
 
@@ -405,11 +431,20 @@ impl NativePool {
                 on_progress,
                 cancel,
             };
-            let result = guard
-                .shared
-                .pool
-                .call_tool(&tool_id, arguments, options)
-                .await;
+            let pool = &guard.shared.pool;
+            let local = pool.tool_server(&tool_id).as_deref() == Some(mcpmux::local::LOCAL_SERVER);
+            let cancel = options.cancel.clone().unwrap_or_default();
+            let call = pool.call_tool(&tool_id, arguments, options);
+            // Core does not watch the cancellation token of host (local) tools; dropping the
+            // call here is what aborts the JS handler's signal.
+            let result = if local {
+                tokio::select! {
+                    r = call => r,
+                    _ = cancel.cancelled() => Err(mcpmux::Error::Cancelled),
+                }
+            } else {
+                call.await
+            };
             to_json(&result.map_err(core_error)?)
         })
     }
@@ -534,6 +569,15 @@ impl NativePool {
         promise(env, async move {
             shared.pool.close().await;
             shared.stop_events.cancel();
+            // Drop the JS handlers (they hold references to JS functions) and fail any call
+            // still waiting for one.
+            shared.pool.set_sampling_handler(None);
+            shared.pool.set_elicitation_handler(None);
+            let host_tools = std::mem::take(&mut *shared.host_tools.lock().unwrap());
+            for name in host_tools {
+                shared.pool.unregister_tool(&name);
+            }
+            shared.bridge.close();
             Ok(())
         })
     }

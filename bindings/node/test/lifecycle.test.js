@@ -47,3 +47,28 @@ test('loading the addon in worker_threads and the main thread, repeatedly', asyn
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'round 1\nround 2\nround 3\ndone\n');
 });
+
+const hostExitScript = path.join(__dirname, 'fixtures', 'host-exit.js');
+
+test('JS callbacks (host tools, handlers, a JS provider) never keep the process alive', async () => {
+  const r = await runNode([hostExitScript, 'open']);
+  assert.equal(r.timedOut, false, `still running: ${r.stdout}${r.stderr}`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'hello js answer\nleft open\n');
+});
+
+test('process.exit() while the core waits on JS promises does not crash', async () => {
+  const r = await runNode([hostExitScript, 'exit-busy']);
+  assert.equal(r.timedOut, false);
+  assert.equal(r.signal, null, r.stderr);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /exiting/);
+});
+
+test('terminating a worker while the core waits on its JS callbacks does not crash', async () => {
+  const r = await runNode([hostExitScript, 'worker'], { timeoutMs: 60_000 });
+  assert.equal(r.timedOut, false, `still running: ${r.stdout}${r.stderr}`);
+  assert.equal(r.signal, null, `crashed: ${r.stderr}`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /done\n$/);
+});

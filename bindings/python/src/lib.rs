@@ -1,6 +1,8 @@
 //! `mcpmux._native`: the marshalling layer between Python and mcpmux's Rust core. It has no
 //! behaviour of its own; the hand-written `mcpmux` package builds the Python API on top.
 
+mod agent;
+mod callbacks;
 mod errors;
 mod events;
 mod pool;
@@ -14,7 +16,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(errors::_register_errors, m)?)?;
     m.add_function(wrap_pyfunction!(pool::open_pool, m)?)?;
     m.add_function(wrap_pyfunction!(pool::default_options, m)?)?;
+    m.add("EVENT_NAMES", mcpmux::EVENT_NAMES.to_vec())?;
+    m.add_function(wrap_pyfunction!(agent::create_provider, m)?)?;
+    m.add_function(wrap_pyfunction!(agent::host_provider, m)?)?;
     m.add_class::<pool::NativePool>()?;
+    m.add_class::<pool::NativeConversation>()?;
+    m.add_class::<agent::NativeProvider>()?;
+    m.add_class::<agent::NativeAgent>()?;
     m.add_class::<events::NativeEvents>()?;
     m.add_class::<events::NativeSubscription>()?;
     let exiting = wrap_pyfunction!(runtime::_interpreter_exiting, m)?;

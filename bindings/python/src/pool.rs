@@ -11,9 +11,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::callbacks::{PyCallback, one};
 use crate::errors::{error, invalid, to_py};
 use crate::events::{NativeEvents, NativeSubscription};
-use crate::runtime::{attach, awaitable, running_loop, runtime};
+use crate::runtime::{InRuntime, attach, awaitable, running_loop, runtime};
 
 /// One open pool. Everything async returns an awaitable of the running event loop.
 #[pyclass(frozen, module = "mcpmux._native")]
@@ -358,6 +359,192 @@ impl NativePool {
         })
     }
 
+    // --- host tools, host requests, recipes, conversations ------------------------------
+
+    /// Registers a host tool whose handler is `adapter(arguments_json) -> result_json`, an
+    /// `async def` run on `event_loop`. Returns the tool as listed (JSON).
+    fn register_tool(
+        &self,
+        name: String,
+        description: String,
+        schema_json: String,
+        event_loop: Py<PyAny>,
+        adapter: Py<PyAny>,
+    ) -> PyResult<String> {
+        let pool = self.pool()?;
+        let input_schema: serde_json::Value = from_json("input schema", &schema_json)?;
+        let callback = PyCallback::new(event_loop, adapter);
+        let tool_name = name.clone();
+        let handler: mcpmux::LocalHandler = Arc::new(move |arguments: serde_json::Value| {
+            let answer = callback.call(one(arguments.to_string()));
+            let tool_name = tool_name.clone();
+            Box::pin(async move {
+                let text = answer.await?;
+                serde_json::from_str::<mcpmux::model::CallToolResult>(&text).map_err(|e| {
+                    format!("host tool '{tool_name}' returned an invalid result ({e}): {text}")
+                })
+            })
+        });
+        let info = pool
+            .register_tool(mcpmux::LocalTool {
+                name,
+                description,
+                input_schema,
+                handler,
+            })
+            .map_err(to_py)?;
+        to_json(&info)
+    }
+
+    /// Removes a host tool; whether it was there.
+    fn unregister_tool(&self, name: &str) -> PyResult<bool> {
+        Ok(self.pool()?.unregister_tool(name))
+    }
+
+    /// Sets (or with `None`, removes) the sampling handler: `adapter(request_json)` answers
+    /// a `CreateMessageResult` as JSON.
+    #[pyo3(signature = (event_loop=None, adapter=None))]
+    fn set_sampling_handler(
+        &self,
+        event_loop: Option<Py<PyAny>>,
+        adapter: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let pool = self.pool()?;
+        let handler = match (event_loop, adapter) {
+            (Some(event_loop), Some(adapter)) => {
+                let callback = PyCallback::new(event_loop, adapter);
+                let h: mcpmux::SamplingHandler = Arc::new(move |req| {
+                    let answer = callback.call(one(host_request_json(&req)));
+                    Box::pin(async move {
+                        let text = answer.await?;
+                        serde_json::from_str(&text).map_err(|e| {
+                            format!("the sampling handler answered an invalid result ({e}): {text}")
+                        })
+                    })
+                });
+                Some(h)
+            }
+            _ => None,
+        };
+        pool.set_sampling_handler(handler);
+        Ok(())
+    }
+
+    /// Sets (or with `None`, removes) the elicitation handler: `adapter(request_json)`
+    /// answers an `ElicitResult` as JSON.
+    #[pyo3(signature = (event_loop=None, adapter=None))]
+    fn set_elicitation_handler(
+        &self,
+        event_loop: Option<Py<PyAny>>,
+        adapter: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let pool = self.pool()?;
+        let handler = match (event_loop, adapter) {
+            (Some(event_loop), Some(adapter)) => {
+                let callback = PyCallback::new(event_loop, adapter);
+                let h: mcpmux::ElicitationHandler = Arc::new(move |req| {
+                    let answer = callback.call(one(host_request_json(&req)));
+                    Box::pin(async move {
+                        let text = answer.await?;
+                        serde_json::from_str(&text).map_err(|e| {
+                            format!(
+                                "the elicitation handler answered an invalid result ({e}): {text}"
+                            )
+                        })
+                    })
+                });
+                Some(h)
+            }
+            _ => None,
+        };
+        pool.set_elicitation_handler(handler);
+        Ok(())
+    }
+
+    /// The pool's roots, as JSON.
+    fn roots(&self) -> PyResult<String> {
+        to_json(&self.pool()?.roots())
+    }
+
+    /// Replaces the pool's roots (JSON list of `{"uri", "name"?}`); servers are told.
+    fn set_roots<'py>(&self, py: Python<'py>, roots_json: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        #[allow(
+            deprecated,
+            reason = "roots are deprecated by SEP-2577 but servers use them"
+        )]
+        let roots: Vec<mcpmux::model::Root> = from_json("roots", &roots_json)?;
+        awaitable(py, async move {
+            pool.set_roots(roots).await;
+            Ok(())
+        })
+    }
+
+    /// Gives one server its own roots; `None` returns it to the pool's.
+    #[pyo3(signature = (server, roots_json=None))]
+    fn set_server_roots<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        roots_json: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        #[allow(
+            deprecated,
+            reason = "roots are deprecated by SEP-2577 but servers use them"
+        )]
+        let roots: Option<Vec<mcpmux::model::Root>> = match roots_json {
+            None => None,
+            Some(text) => Some(from_json("roots", &text)?),
+        };
+        awaitable(py, async move {
+            pool.set_server_roots(&server, roots).await.map_err(to_py)
+        })
+    }
+
+    /// Adds a recipe (markdown with front matter); returns it as JSON.
+    fn register_recipe(&self, markdown: &str) -> PyResult<String> {
+        json_result(self.pool()?.register_recipe(markdown))
+    }
+
+    fn list_recipes(&self) -> PyResult<String> {
+        to_json(&self.pool()?.recipes().list())
+    }
+
+    fn get_recipe(&self, name: &str) -> PyResult<Option<String>> {
+        self.pool()?
+            .recipes()
+            .get(name)
+            .map(|r| to_json(&r))
+            .transpose()
+    }
+
+    fn search_recipes(&self, query: &str, limit: usize) -> PyResult<String> {
+        to_json(&self.pool()?.recipes().search(query, limit))
+    }
+
+    /// The canvas's widgets, as JSON.
+    fn canvas(&self) -> PyResult<String> {
+        to_json(&self.pool()?.canvas().to_json())
+    }
+
+    /// One layer per server (and the host's tools), as JSON.
+    fn layers(&self) -> PyResult<String> {
+        to_json(&self.pool()?.layers())
+    }
+
+    /// A conversation over the servers `filter_json` (core's `ServerFilter`) lets through.
+    #[pyo3(signature = (filter_json=None))]
+    fn conversation(&self, filter_json: Option<String>) -> PyResult<NativeConversation> {
+        let filter = match filter_json {
+            None => Default::default(),
+            Some(text) => from_json("server filter", &text)?,
+        };
+        Ok(NativeConversation {
+            inner: InRuntime::new(Arc::new(self.pool()?.conversation_with(filter))),
+        })
+    }
+
     /// A new subscription to this pool's events, read with `recv()`.
     fn events(&self) -> PyResult<NativeEvents> {
         Ok(NativeEvents::new(
@@ -389,6 +576,71 @@ impl NativePool {
             pool.close().await;
             closed.cancel();
             Ok(())
+        })
+    }
+}
+
+/// A host request (sampling, elicitation) as the Python handler gets it.
+fn host_request_json<P: Serialize>(req: &mcpmux::HostRequest<P>) -> String {
+    serde_json::json!({
+        "serverId": req.server_id,
+        "serverName": req.server_name,
+        "params": serde_json::to_value(&req.params).unwrap_or_default(),
+    })
+    .to_string()
+}
+
+/// Parses a timeout in seconds.
+pub(crate) fn timeout_of(timeout: Option<f64>) -> PyResult<Option<Duration>> {
+    match timeout {
+        None => Ok(None),
+        Some(t) if t.is_finite() && t > 0.0 => Ok(Some(Duration::from_secs_f64(t))),
+        Some(t) => Err(invalid(format!(
+            "timeout must be a positive number of seconds, not {t}"
+        ))),
+    }
+}
+
+/// One conversation: discovery tools first, a server's tools after its first use.
+#[pyclass(frozen, module = "mcpmux._native")]
+pub struct NativeConversation {
+    inner: InRuntime<Arc<mcpmux::Conversation>>,
+}
+
+#[pymethods]
+impl NativeConversation {
+    /// The function definitions to offer a model now, as JSON.
+    fn tools(&self) -> PyResult<String> {
+        to_json(&self.inner.tools())
+    }
+
+    /// Ids of the servers activated so far, as JSON.
+    fn activated(&self) -> PyResult<String> {
+        to_json(&self.inner.activated())
+    }
+
+    /// Calls a function of the conversation (discovery answered locally).
+    #[pyo3(signature = (name, arguments_json, timeout=None))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        arguments_json: String,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        let arguments: serde_json::Value = from_json("tool arguments", &arguments_json)?;
+        let timeout = timeout_of(timeout)?;
+        let cancel = CancellationToken::new();
+        let guard = cancel.clone().drop_guard();
+        awaitable(py, async move {
+            let _guard = guard;
+            let options = CallOptions {
+                timeout,
+                on_progress: None,
+                cancel: Some(cancel),
+            };
+            json_result(inner.call(&name, arguments, options).await)
         })
     }
 }

@@ -142,3 +142,36 @@ where
 pub fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     pyo3_async_runtimes::generic::get_current_loop::<MuxRuntime>(py)
 }
+
+/// A value holding a pool clone: dropped inside the runtime's context (connections stop their
+/// tasks on drop), and never in a forked child (its connections are the parent's).
+pub struct InRuntime<T> {
+    value: std::mem::ManuallyDrop<T>,
+    pid: u32,
+}
+
+impl<T> InRuntime<T> {
+    pub fn new(value: T) -> Self {
+        InRuntime {
+            value: std::mem::ManuallyDrop::new(value),
+            pid: std::process::id(),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for InRuntime<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> Drop for InRuntime<T> {
+    fn drop(&mut self) {
+        if self.pid == std::process::id() {
+            let _ctx = runtime().enter();
+            // SAFETY: dropped once, here, and never used again.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.value) };
+        }
+    }
+}

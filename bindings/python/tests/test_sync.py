@@ -108,3 +108,30 @@ def test_sync_call_from_its_own_callback_is_refused(config_path: str, test_serve
         pool.add_server("t", command=test_server)
         assert done.wait(5)
         assert outcome and "callbacks" in str(outcome[0])
+
+
+def test_sync_host_tools_handlers_and_agent(config_path: str, test_server: str) -> None:
+    with mcpmux.sync.Pool(config_path, health_check_interval_ms=0) as pool:
+
+        @pool.tool
+        def shout(text: str) -> str:
+            return text.upper()
+
+        assert pool.call_tool("shout", {"text": "hi"}).text == "HI"
+        pool.add_server("t", command=test_server)
+        pool.set_sampling_handler(lambda request: "sampled")
+        pool.set_elicitation_handler(lambda request: {"name": "Grace"})
+        pool.set_roots(["file:///a"])
+        assert pool.roots == [{"uri": "file:///a"}]
+        assert pool.call_tool("mcp__t__ask").text == 'name="Grace" sample="sampled" roots=1'
+
+        turns = iter(
+            [
+                {"content": [{"type": "tool_use", "id": "1", "name": "shout", "input": {"text": "a"}}]},
+                "done",
+            ]
+        )  # fmt: skip
+        agent = mcpmux.sync.Agent(pool, lambda request: next(turns), max_iterations=3)
+        result = agent.run("shout a")
+        assert result.stop == "finished" and result.text == "done"
+        assert pool.unregister_tool("shout")

@@ -5,3 +5,7 @@ import mcpmux from 'mcpmux';
 const pool: Pool = await mcpmux.Pool.open({});
 const p2: Pool = await Pool.open();
 console.log(pool === p2, new TimeoutError('x').code);
+import { Agent, EVENT_NAMES, type AgentResult } from 'mcpmux';
+const agent = new Agent(pool, { chat: async () => 'hi' });
+const result: AgentResult = await agent.run('x');
+console.log(result.stop, EVENT_NAMES.length);

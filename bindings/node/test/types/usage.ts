@@ -12,6 +12,16 @@ import {
   type SearchHit,
   type ServerRecord,
   type ToolInfo,
+  Agent,
+  Conversation,
+  EVENT_NAMES,
+  type AgentResult,
+  type AgentToolUseEvent,
+  type ChatRequest,
+  type CoreEventName,
+  type JsProvider,
+  type Recipe,
+  type Root,
 } from 'mcpmux';
 
 async function main(): Promise<void> {
@@ -91,4 +101,87 @@ async function main(): Promise<void> {
   await pool.close();
 }
 
+async function hostAndAgent(pool: Pool): Promise<void> {
+  const names: readonly CoreEventName[] = EVENT_NAMES;
+  console.log(names.includes('agent:turn'));
+  pool.on('widget', (e) => console.log(e.id, e.name, e.params));
+  pool.on('agent:tool_use', (e: AgentToolUseEvent) => console.log(e.runId, e.toolId, e.arguments));
+  pool.on('agent:turn', (e) => console.log(e.iteration, e.inputTokens.toFixed(0), e.toolUses));
+  pool.on('agent:tool_result', (e) => console.log(e.isError, e.preview.length));
+
+  const info: ToolInfo = pool.registerTool<{ a: number; b: number }>({
+    name: 'add',
+    description: 'Add two numbers',
+    inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+    handler: ({ a, b }) => String(a + b),
+  });
+  pool.registerTool({
+    name: 'lookup',
+    handler: async (args, { signal }) => {
+      signal.throwIfAborted();
+      return { found: args['key'] };
+    },
+  });
+  console.log(info.serverName, pool.unregisterTool('add'));
+  // @ts-expect-error: a host tool needs a handler
+  pool.registerTool({ name: 'x' });
+
+  pool.setSamplingHandler(async (req) => `${req.serverName}: ${req.params.messages.length}`);
+  pool.setSamplingHandler((req) => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: req.params.systemPrompt ?? 'm' }));
+  pool.setElicitationHandler(async (req) => (req.params.message ? { action: 'accept', content: { name: 'Ada' } } : null));
+  pool.setElicitationHandler(() => ({ name: 'Ada' }));
+  pool.setSamplingHandler(null);
+  const roots: Root[] = pool.roots();
+  await pool.setRoots([...roots, { uri: 'file:///tmp', name: 'tmp' }]);
+  await pool.setServerRoots('everything', null);
+
+  const recipe: Recipe = pool.registerRecipe('---\nwidget: card\n---\nbody');
+  console.log(recipe.schema, pool.listRecipes()[0]?.name, pool.getRecipe('card')?.body);
+  console.log(pool.searchRecipes('card', { limit: 2 })[0]?.score, pool.canvas().widgets[0]?.kind);
+
+  const conv: Conversation = pool.conversation({ servers: { enabled: ['everything'] } });
+  for (const def of conv.tools()) console.log(def.name, def.inputSchema);
+  const r: CallToolResult = await conv.call('search_tools', { query: 'x' }, { signal: AbortSignal.timeout(1000) });
+  console.log(r.content.length, conv.activated().join());
+
+  const jsProvider: JsProvider = {
+    name: 'mine',
+    model: 'm1',
+    async chat(request: ChatRequest, { onToken, signal }) {
+      signal.throwIfAborted();
+      onToken('hi');
+      if (request.tools.length > 0) {
+        return { content: [{ type: 'tool_use', id: '1', name: request.tools[0]!.name, input: {} }], stopReason: 'tool_use' };
+      }
+      return 'hi';
+    },
+  };
+  const agent = new Agent(pool, jsProvider, { maxIterations: 4 });
+  const remote = pool.agent({ type: 'openai', model: 'gpt-4o', apiKey: 'sk', baseUrl: 'http://127.0.0.1:1/v1' });
+  const alsoAgent = new Agent(pool, { provider: { type: 'ollama', model: 'llama3' }, maxIterations: 2 });
+  agent.setModel('m2');
+  console.log(agent.model, agent.providerName, agent.systemPrompt().length, remote.model, alsoAgent.model);
+  const controller = new AbortController();
+  const result: AgentResult = await agent.run('hello', {
+    history: [],
+    attachments: [{ server: 'everything', uri: 'test://hello' }],
+    servers: { disabled: ['local'] },
+    onToken: (t) => process.stdout.write(t),
+    approve: async (req) => (req.serverName === 'everything' ? 'always' : false),
+    signal: controller.signal,
+  });
+  const stop: 'finished' | 'max_iterations' | 'cancelled' = result.stop;
+  console.log(stop, result.text, result.usage.outputTokens, result.iterations, result.transcript.at(-1)?.role);
+  const again = await agent.run('more', { history: result.transcript });
+  console.log(again.text);
+  agent.handleSampling({ approve: () => 'once' });
+  // @ts-expect-error: unknown provider type
+  new Agent(pool, { type: 'gemini', model: 'x' });
+  // @ts-expect-error: approvals are 'once' | 'always' | 'deny' | boolean
+  await agent.run('x', { approve: () => 'maybe' });
+  // @ts-expect-error: unknown agent option
+  new Agent(pool, jsProvider, { maxIterationz: 3 });
+}
+
 void main();
+void hostAndAgent;

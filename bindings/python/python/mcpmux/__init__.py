@@ -4,6 +4,16 @@
 """
 
 from . import sync
+from ._agent import (
+    AnthropicProvider,
+    Agent,
+    Conversation,
+    OllamaProvider,
+    OpenAIProvider,
+    Provider,
+    PythonProvider,
+    RemoteProvider,
+)
 from ._native import __version__
 from ._pool import EVENT_NAMES, OPTION_NAMES, EventStream, Pool, Subscription
 from .errors import (
@@ -20,7 +30,17 @@ from .errors import (
     ToolError,
 )
 from .types import (
+    AgentResult,
+    ApprovalRequest,
     CallToolResult,
+    ChatRequest,
+    ChatResponse,
+    HostRequest,
+    Message,
+    Recipe,
+    ToolDef,
+    ToolLayer,
+    Usage,
     DiscoverResult,
     Event,
     GetPromptResult,
@@ -45,6 +65,24 @@ __all__ = [
     "Pool",
     "EventStream",
     "Subscription",
+    "Agent",
+    "Conversation",
+    "Provider",
+    "OpenAIProvider",
+    "RemoteProvider",
+    "AnthropicProvider",
+    "OllamaProvider",
+    "PythonProvider",
+    "AgentResult",
+    "ApprovalRequest",
+    "ChatRequest",
+    "ChatResponse",
+    "HostRequest",
+    "Message",
+    "Recipe",
+    "ToolDef",
+    "ToolLayer",
+    "Usage",
     "EVENT_NAMES",
     "OPTION_NAMES",
     "Error",

@@ -8,12 +8,22 @@ import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _native
+from ._host import (
+    elicitation_adapter,
+    roots_json,
+    sampling_adapter,
+    schema_from_signature,
+    tool_adapter,
+)
 from .errors import InvalidArgumentError
 from .types import (
     CallToolResult,
+    HostRequest,
+    Recipe,
+    ToolLayer,
     DiscoverResult,
     Event,
     GetPromptResult,
@@ -35,25 +45,20 @@ from .types import (
     snake,
 )
 
+if TYPE_CHECKING:
+    from ._agent import Conversation
+
 __all__ = ["Pool", "EventStream", "Subscription", "EVENT_NAMES", "OPTION_NAMES"]
 
 _M = TypeVar("_M", bound=Model)
 
-#: The names ``Pool.on`` accepts, besides ``"*"`` (every event).
-EVENT_NAMES = frozenset(
-    {
-        "server:connected",
-        "connection:state",
-        "servers:changed",
-        "tool:called",
-        "tools:changed",
-        "resource:updated",
-        "progress",
-        "log",
-    }
-)
+#: The names ``Pool.on`` accepts, besides ``"*"`` (every event): the core's own list.
+EVENT_NAMES = frozenset(_native.EVENT_NAMES)
 
 EventCallback = Callable[[Event], Any]
+ToolFunction = Callable[..., Any]
+_F = TypeVar("_F", bound=Callable[..., Any])
+HostHandler = Callable[[HostRequest], Any]
 ProgressCallback = Callable[[Progress], Any]
 
 _DEFAULT_OPTIONS: dict[str, Any] = json.loads(_native.default_options())
@@ -506,6 +511,176 @@ class Pool:
         """One prompt of one server, filled with ``arguments``."""
         args = json.dumps(dict(arguments)) if arguments is not None else None
         return _one(GetPromptResult, await self._native.get_prompt(server, name, args))
+
+    # --- host tools ----------------------------------------------------------------------
+
+    def register_tool(
+        self,
+        name: str,
+        schema: Mapping[str, Any] | None,
+        fn: ToolFunction,
+        *,
+        description: str | None = None,
+    ) -> ToolInfo:
+        """Offers the Python function ``fn`` as a tool named ``name`` (listed under server
+        ``local``, called with ``call_tool(name, ...)`` and by agents).
+
+        ``schema`` is the JSON Schema of the arguments (an object schema; ``None`` derives one
+        from ``fn``'s annotations); the core checks arguments against it first. ``fn`` is
+        called as ``fn(**arguments)``, sync or async, on this event loop's thread. It returns a
+        ``str`` (text), a dict or other JSON value (JSON text, and ``structuredContent`` for an
+        object), or a CallToolResult-like dict (``{"content": [...], "isError": ...}``). An
+        exception becomes an error result with its message. Registering a name again
+        replaces the tool.
+        """
+        if not callable(fn):
+            raise InvalidArgumentError(f"a host tool needs a function, not {fn!r}")
+        loop = self._loop("register_tool()")
+        schema = dict(schema) if schema is not None else schema_from_signature(fn)
+        text = inspect.getdoc(fn) or ""
+        info = self._native.register_tool(
+            name,
+            description if description is not None else text,
+            json.dumps(schema),
+            loop,
+            tool_adapter(fn, name),
+        )
+        return _one(ToolInfo, info)
+
+    @overload
+    def tool(self, fn: _F, /) -> _F: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        schema: Mapping[str, Any] | None = None,
+        description: str | None = None,
+    ) -> Callable[[_F], _F]: ...
+
+    def tool(
+        self,
+        fn: _F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        schema: Mapping[str, Any] | None = None,
+        description: str | None = None,
+    ) -> _F | Callable[[_F], _F]:
+        """Decorator: ``@pool.tool`` or ``@pool.tool(name=..., schema=..., description=...)``
+        registers the function (see :meth:`register_tool`; the name defaults to the
+        function's, the description to its docstring) and returns it unchanged."""
+
+        def register(f: _F) -> _F:
+            self.register_tool(name or f.__name__, schema, f, description=description)
+            return f
+
+        if fn is not None:
+            return register(fn)
+        return register
+
+    def unregister_tool(self, name: str) -> bool:
+        """Removes a host tool; whether it was there."""
+        return self._native.unregister_tool(name)
+
+    # --- host requests ---------------------------------------------------------------
+
+    def set_sampling_handler(self, handler: HostHandler | None) -> None:
+        """Answers servers' ``sampling/createMessage`` with ``handler(request)`` (sync or
+        async, on this event loop's thread): a ``CreateMessageResult`` dict (``{"role":
+        "assistant", "content": {"type": "text", "text": ...}, "model": ...}``) or just the
+        text. An exception refuses the request, with its message. ``None`` removes it (requests
+        are refused). Servers learn about sampling when they connect: set it before."""
+        if handler is None:
+            self._native.set_sampling_handler(None, None)
+        else:
+            loop = self._loop("set_sampling_handler()")
+            self._native.set_sampling_handler(loop, sampling_adapter(handler))
+
+    def set_elicitation_handler(self, handler: HostHandler | None) -> None:
+        """Answers servers' ``elicitation/create`` (form and URL modes) with
+        ``handler(request)``: an ``ElicitResult`` dict (``{"action": "accept", "content":
+        {...}}``, ``"decline"``, ``"cancel"``), the content alone (accepted), or ``None``
+        (declined). ``None`` removes it (requests are declined). Set it before connecting."""
+        if handler is None:
+            self._native.set_elicitation_handler(None, None)
+        else:
+            loop = self._loop("set_elicitation_handler()")
+            self._native.set_elicitation_handler(loop, elicitation_adapter(handler))
+
+    @property
+    def roots(self) -> list[dict[str, Any]]:
+        """The roots every server sees unless it has its own (``{"uri", "name"?}`` dicts)."""
+        result: list[dict[str, Any]] = json.loads(self._native.roots())
+        return result
+
+    async def set_roots(self, roots: list[Any]) -> None:
+        """Replaces the pool's roots (URIs, paths, or ``{"uri", "name"}`` dicts); connected
+        servers are told that the list changed."""
+        await self._native.set_roots(roots_json(roots))
+
+    async def set_server_roots(self, server: str, roots: list[Any] | None) -> None:
+        """Gives one server its own roots; ``None`` returns it to the pool's."""
+        await self._native.set_server_roots(server, None if roots is None else roots_json(roots))
+
+    # --- recipes, layers, conversations ------------------------------------------------
+
+    def register_recipe(self, markdown: str) -> Recipe:
+        """Adds a recipe (markdown with YAML front matter: ``widget`` or ``name``,
+        ``description``, ``schema``); also offers the host tools ``widget_display`` and
+        ``canvas``."""
+        return _one(Recipe, self._native.register_recipe(markdown))
+
+    def list_recipes(self) -> list[dict[str, str]]:
+        """Name and description of every recipe."""
+        result: list[dict[str, str]] = json.loads(self._native.list_recipes())
+        return result
+
+    def get_recipe(self, name: str) -> Recipe | None:
+        """One recipe in full, or ``None``."""
+        text = self._native.get_recipe(name)
+        return None if text is None else _one(Recipe, text)
+
+    def search_recipes(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Recipes ranked for ``query``, best first."""
+        if limit < 1:
+            raise InvalidArgumentError("limit must be at least 1")
+        result: list[dict[str, Any]] = json.loads(self._native.search_recipes(query, limit))
+        return result
+
+    def canvas(self) -> dict[str, Any]:
+        """The canvas's widgets (what ``widget_display`` and ``canvas`` changed), as JSON."""
+        result: dict[str, Any] = json.loads(self._native.canvas())
+        return result
+
+    def layers(self) -> list[ToolLayer]:
+        """One layer per server (and ``local`` for host tools)."""
+        return _many(ToolLayer, self._native.layers())
+
+    def conversation(
+        self, servers: list[str] | Mapping[str, Any] | None = None
+    ) -> Conversation:
+        """A conversation for an agent loop of your own: discovery tools first, a server's
+        tools once it is used. ``servers`` limits it (names or ids, or ``{"enabled": [...],
+        "disabled": [...]}``)."""
+        from ._agent import Conversation, servers_filter
+
+        filt = servers_filter(servers)
+        return Conversation(
+            self._native.conversation(None if filt is None else json.dumps(filt))
+        )
+
+    def _loop(self, what: str) -> asyncio.AbstractEventLoop:
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            raise InvalidArgumentError(
+                f"{what} needs a running event loop (the Python function runs there); from "
+                "synchronous code use mcpmux.sync.Pool"
+            ) from None
 
     # --- events ------------------------------------------------------------------------
 

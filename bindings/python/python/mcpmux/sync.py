@@ -11,14 +11,17 @@ import asyncio
 import concurrent.futures
 import os
 import threading
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
-from . import _pool
+from . import _agent, _pool
 from .errors import InvalidArgumentError, ShuttingDownError
 from .types import (
+    AgentResult,
     CallToolResult,
+    Recipe,
+    ToolLayer,
     DiscoverResult,
     Event,
     GetPromptResult,
@@ -36,9 +39,10 @@ from .types import (
     ToolInfo,
 )
 
-__all__ = ["Pool", "EventIterator", "Subscription"]
+__all__ = ["Pool", "Agent", "EventIterator", "Subscription"]
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -452,6 +456,87 @@ class Pool:
 
         return EventIterator(self._call(make()))
 
+    # --- host tools, host requests, recipes ------------------------------------------
+
+    def _on_loop(self, fn: Callable[[], _T]) -> _T:
+        """Runs ``fn`` on the background loop's thread (where Python callbacks run)."""
+
+        async def call() -> _T:
+            return fn()
+
+        return self._call(call())
+
+    def register_tool(
+        self,
+        name: str,
+        schema: Mapping[str, Any] | None,
+        fn: _pool.ToolFunction,
+        *,
+        description: str | None = None,
+    ) -> ToolInfo:
+        """See :meth:`mcpmux.Pool.register_tool`; ``fn`` runs on the background loop's thread."""
+        return self._on_loop(
+            lambda: self._pool.register_tool(name, schema, fn, description=description)
+        )
+
+    def tool(
+        self,
+        fn: _F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        schema: Mapping[str, Any] | None = None,
+        description: str | None = None,
+    ) -> Any:
+        """Decorator: see :meth:`mcpmux.Pool.tool`."""
+
+        def register(f: _F) -> _F:
+            self.register_tool(name or f.__name__, schema, f, description=description)
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def unregister_tool(self, name: str) -> bool:
+        """Removes a host tool; whether it was there."""
+        return self._pool.unregister_tool(name)
+
+    def set_sampling_handler(self, handler: _pool.HostHandler | None) -> None:
+        """See :meth:`mcpmux.Pool.set_sampling_handler` (runs on the background loop)."""
+        self._on_loop(lambda: self._pool.set_sampling_handler(handler))
+
+    def set_elicitation_handler(self, handler: _pool.HostHandler | None) -> None:
+        """See :meth:`mcpmux.Pool.set_elicitation_handler` (runs on the background loop)."""
+        self._on_loop(lambda: self._pool.set_elicitation_handler(handler))
+
+    @property
+    def roots(self) -> list[dict[str, Any]]:
+        """The pool's roots."""
+        return self._pool.roots
+
+    def set_roots(self, roots: list[Any]) -> None:
+        """See :meth:`mcpmux.Pool.set_roots`."""
+        self._call(self._pool.set_roots(roots))
+
+    def set_server_roots(self, server: str, roots: list[Any] | None) -> None:
+        """See :meth:`mcpmux.Pool.set_server_roots`."""
+        self._call(self._pool.set_server_roots(server, roots))
+
+    def register_recipe(self, markdown: str) -> Recipe:
+        """See :meth:`mcpmux.Pool.register_recipe`."""
+        return self._pool.register_recipe(markdown)
+
+    def list_recipes(self) -> list[dict[str, str]]:
+        return self._pool.list_recipes()
+
+    def get_recipe(self, name: str) -> Recipe | None:
+        return self._pool.get_recipe(name)
+
+    def search_recipes(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
+        return self._pool.search_recipes(query, limit)
+
+    def layers(self) -> list[ToolLayer]:
+        return self._pool.layers()
+
     def on(self, event: str, callback: _pool.EventCallback) -> Subscription:
         """Calls ``callback(event)`` on the background loop's thread for each event named
         ``event`` (or ``"*"``). Returns the handle that unsubscribes."""
@@ -460,3 +545,32 @@ class Pool:
             return self._pool.on(event, callback)
 
         return Subscription(self._loop, self._call(subscribe()))
+
+
+class Agent:
+    """The blocking twin of :class:`mcpmux.Agent` over a :class:`Pool`; Python providers and
+    callbacks run on the background loop's thread."""
+
+    def __init__(self, pool: Pool, provider: _agent.ProviderLike, **options: Any) -> None:
+        self._pool = pool
+        self._agent: _agent.Agent = pool._on_loop(
+            lambda: _agent.Agent(pool.async_pool, provider, **options)
+        )
+
+    @property
+    def model(self) -> str:
+        return self._agent.model
+
+    def set_model(self, model: str) -> None:
+        self._agent.set_model(model)
+
+    @property
+    def system_prompt(self) -> str:
+        return self._agent.system_prompt
+
+    def run(self, prompt: str, **kwargs: Any) -> AgentResult:
+        """See :meth:`mcpmux.Agent.run` (same keyword arguments); Ctrl-C cancels the run."""
+        return self._pool._call(self._agent.run(prompt, **kwargs))
+
+    def handle_sampling(self, approve: _agent.ApproveCallback | None = None) -> None:
+        self._pool._on_loop(lambda: self._agent.handle_sampling(approve))

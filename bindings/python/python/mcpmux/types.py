@@ -11,7 +11,7 @@ import copy
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar, Union
 
 __all__ = [
     "ServerConfig",
@@ -30,6 +30,23 @@ __all__ = [
     "GetPromptResult",
     "Progress",
     "Event",
+    "HostRequest",
+    "ApprovalRequest",
+    "Recipe",
+    "ToolDef",
+    "ToolLayer",
+    "Usage",
+    "AgentResult",
+    "TextBlock",
+    "ImageBlock",
+    "ToolUseBlock",
+    "ToolResultBlock",
+    "ContentBlock",
+    "Message",
+    "ChatRequest",
+    "ChatResponse",
+    "ChatUsage",
+    "ProviderConfig",
 ]
 
 _M = TypeVar("_M", bound="Model")
@@ -303,6 +320,171 @@ class Event(Model):
         return self.data[key]
 
 
+@dataclass(frozen=True, kw_only=True)
+class HostRequest(Model):
+    """A server's request to the host (sampling, elicitation): ``params`` are the MCP
+    request's params as the server sent them (camelCase keys)."""
+
+    server_id: str = ""
+    server_name: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRequest(Model):
+    """What an agent asks before running a tool that needs approval (or, with
+    ``tool_id == "sampling/createMessage"``, before answering a server's sampling request)."""
+
+    tool_id: str = ""
+    server_name: str = ""
+    arguments: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recipe(Model):
+    """A recipe: markdown instructions with a widget name, description and parameter schema."""
+
+    name: str = ""
+    description: str = ""
+    schema: dict[str, Any] | None = None
+    body: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolDef(Model):
+    """A function as offered to a model by a conversation."""
+
+    name: str = ""
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolLayer(Model):
+    """One server's tools (``protocol`` ``mcp``), or the host's own (``local``)."""
+
+    protocol: str = ""
+    server_id: str = ""
+    server_name: str = ""
+    description: str | None = None
+    tools: list[ToolInfo] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage(Model):
+    """Tokens spent."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentResult(Model):
+    """The outcome of an agent run. ``stop`` is ``"finished"``, ``"max_iterations"`` or
+    ``"cancelled"``; ``transcript`` (the messages, as dicts) can be the next run's
+    ``history``."""
+
+    text: str = ""
+    transcript: list[Message] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop: str = "finished"
+    iterations: int = 0
+
+
+# --- the wire shapes of providers and transcripts (TypedDicts of the core's JSON) ---------
+
+
+class TextBlock(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ImageBlock(TypedDict):
+    type: Literal["image"]
+    data: str
+    mimeType: str
+
+
+class ToolUseBlock(TypedDict):
+    type: Literal["tool_use"]
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class _ToolResultBlockBase(TypedDict):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str
+
+
+class ToolResultBlock(_ToolResultBlockBase, total=False):
+    is_error: bool
+    images: list[dict[str, str]]
+
+
+ContentBlock = Union[TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock]
+
+
+class Message(TypedDict):
+    """One message of a transcript."""
+
+    role: Literal["user", "assistant"]
+    content: list[ContentBlock]
+
+
+class _ToolDefDict(TypedDict):
+    name: str
+    description: str
+    inputSchema: dict[str, Any]
+
+
+class _ChatRequestBase(TypedDict):
+    model: str
+    messages: list[Message]
+    tools: list[_ToolDefDict]
+
+
+class ChatRequest(_ChatRequestBase, total=False):
+    """What a Python provider's ``chat`` receives."""
+
+    system: str
+    maxTokens: int
+    temperature: float
+
+
+class ChatUsage(TypedDict):
+    inputTokens: int
+    outputTokens: int
+
+
+class _ChatResponseBase(TypedDict):
+    content: list[ContentBlock]
+
+
+class ChatResponse(_ChatResponseBase, total=False):
+    """What a Python provider's ``chat`` answers (``stopReason``: ``end_turn``,
+    ``tool_use`` or ``max_tokens``)."""
+
+    stopReason: str
+    usage: ChatUsage
+
+
+class _ProviderConfigBase(TypedDict):
+    type: Literal["openai", "remote", "anthropic", "ollama"]
+    model: str
+
+
+class ProviderConfig(_ProviderConfigBase, total=False):
+    """A provider described as data: ``type`` is ``openai``, ``remote``, ``anthropic`` or
+    ``ollama``; ``remote`` takes ``proxyUrl`` instead of ``baseUrl``."""
+
+    baseUrl: str
+    apiKey: str
+    headers: dict[str, str]
+    proxyUrl: str
+
+
 # JSON keys that are not the camelCase of the attribute name.
 _RENAMES: dict[str, dict[str, str]] = {
     "CallToolResult": {"meta": "_meta"},
@@ -312,4 +494,6 @@ _RENAMES: dict[str, dict[str, str]] = {
 _NESTED: dict[str, dict[str, type[Model]]] = {
     "ServerRecord": {"config": ServerConfig, "timeouts": Timeouts},
     "ImportResult": {"record": ServerRecord},
+    "ToolLayer": {"tools": ToolInfo},
+    "AgentResult": {"usage": Usage},
 }

@@ -1,0 +1,198 @@
+//! The application's side of a pool: host tools, sampling and elicitation handlers, roots,
+//! recipes and the canvas. JS callbacks arrive as weak thread-safe functions and are called
+//! through the pool's [`Bridge`](crate::bridge::Bridge).
+#![allow(
+    deprecated,
+    reason = "roots and sampling are deprecated by SEP-2577 but servers still use them"
+)]
+
+use std::sync::Arc;
+
+use mcpmux::model::{CallToolResult, CreateMessageResult, ElicitResult, Root};
+use mcpmux::{ElicitationHandler, LocalTool, SamplingHandler};
+use napi::Env;
+use napi::bindgen_prelude::PromiseRaw;
+use napi_derive::napi;
+use serde_json::{Value, json};
+
+use crate::bridge::JsFn;
+use crate::{JsonCallback, NativePool, core_error, parse, promise, to_json};
+
+#[napi]
+impl NativePool {
+    pub(crate) fn js_fn(&self, callback: JsonCallback) -> JsFn {
+        self.shared.js_fn(callback)
+    }
+
+    /// The answer of a JS callback called through the bridge: `ok` with its JSON result, or
+    /// not with the message of what it threw.
+    #[napi]
+    pub fn host_reply(&self, id: u32, ok: bool, text: String) {
+        self.shared.bridge.reply(id, ok, text);
+    }
+
+    /// Text a JS provider streams while answering call `id`.
+    #[napi]
+    pub fn host_token(&self, id: u32, text: String) {
+        self.shared.bridge.token(id, &text);
+    }
+
+    /// Registers (or replaces) a host tool. `handler` answers a `CallToolResult` as JSON.
+    #[napi(
+        ts_args_type = "name: string, description: string, inputSchema: string, handler: (json: string) => void"
+    )]
+    pub fn register_tool(
+        &self,
+        name: String,
+        description: String,
+        input_schema: String,
+        handler: JsonCallback,
+    ) -> napi::Result<String> {
+        let input_schema: Value = parse("input schema", &input_schema)?;
+        let js = self.js_fn(handler);
+        let tool_name = name.clone();
+        let info = self
+            .shared
+            .pool
+            .register_tool(LocalTool {
+                name: name.clone(),
+                description,
+                input_schema,
+                handler: Arc::new(move |args| {
+                    let (js, tool_name) = (js.clone(), tool_name.clone());
+                    Box::pin(async move {
+                        let answer = js.ask(args, None).await?;
+                        serde_json::from_value::<CallToolResult>(answer).map_err(|e| {
+                            format!("host tool '{tool_name}' answered something that is not a tool result: {e}")
+                        })
+                    })
+                }),
+            })
+            .map_err(core_error)?;
+        self.shared.host_tools.lock().unwrap().insert(name);
+        to_json(&info)
+    }
+
+    /// Removes a host tool; whether it existed.
+    #[napi]
+    pub fn unregister_tool(&self, name: String) -> bool {
+        self.shared.host_tools.lock().unwrap().remove(&name);
+        self.shared.pool.unregister_tool(&name)
+    }
+
+    /// Answers servers' sampling requests with `handler` (`null`: refuse them). The handler
+    /// gets `{serverId, serverName, params}` and answers a `CreateMessageResult`.
+    #[napi(ts_args_type = "handler: ((json: string) => void) | null")]
+    pub fn set_sampling_handler(&self, handler: Option<JsonCallback>) {
+        let handler = handler.map(|cb| -> SamplingHandler {
+            let js = self.js_fn(cb);
+            Arc::new(move |req| {
+                let js = js.clone();
+                Box::pin(async move {
+                    let payload = json!({
+                        "serverId": req.server_id,
+                        "serverName": req.server_name,
+                        "params": serde_json::to_value(&req.params).map_err(|e| e.to_string())?,
+                    });
+                    let answer = js.ask(payload, None).await?;
+                    serde_json::from_value::<CreateMessageResult>(answer).map_err(|e| {
+                        format!("the sampling handler answered an invalid CreateMessageResult: {e}")
+                    })
+                })
+            })
+        });
+        self.shared.pool.set_sampling_handler(handler);
+    }
+
+    /// Answers servers' elicitation requests with `handler` (`null`: decline them).
+    #[napi(ts_args_type = "handler: ((json: string) => void) | null")]
+    pub fn set_elicitation_handler(&self, handler: Option<JsonCallback>) {
+        let handler = handler.map(|cb| -> ElicitationHandler {
+            let js = self.js_fn(cb);
+            Arc::new(move |req| {
+                let js = js.clone();
+                Box::pin(async move {
+                    let payload = json!({
+                        "serverId": req.server_id,
+                        "serverName": req.server_name,
+                        "params": serde_json::to_value(&req.params).map_err(|e| e.to_string())?,
+                    });
+                    let answer = js.ask(payload, None).await?;
+                    serde_json::from_value::<ElicitResult>(answer).map_err(|e| {
+                        format!("the elicitation handler answered an invalid ElicitResult: {e}")
+                    })
+                })
+            })
+        });
+        self.shared.pool.set_elicitation_handler(handler);
+    }
+
+    /// The pool's roots (those of servers without their own), as JSON.
+    #[napi]
+    pub fn roots(&self) -> napi::Result<String> {
+        to_json(&self.shared.pool.roots())
+    }
+
+    /// Replaces the pool's roots (JSON list of `{uri, name?}`); connected servers are told.
+    #[napi]
+    pub fn set_roots<'e>(&self, env: &'e Env, roots: String) -> napi::Result<PromiseRaw<'e, ()>> {
+        let pool = self.pool();
+        promise(env, async move {
+            let roots: Vec<Root> = parse("roots", &roots)?;
+            pool.set_roots(roots).await;
+            Ok(())
+        })
+    }
+
+    /// Gives one server its own roots; `null` JSON goes back to the pool's.
+    #[napi]
+    pub fn set_server_roots<'e>(
+        &self,
+        env: &'e Env,
+        server: String,
+        roots: String,
+    ) -> napi::Result<PromiseRaw<'e, ()>> {
+        let pool = self.pool();
+        promise(env, async move {
+            let roots: Option<Vec<Root>> = parse("roots", &roots)?;
+            pool.set_server_roots(&server, roots)
+                .await
+                .map_err(core_error)
+        })
+    }
+
+    /// Adds a recipe (markdown with YAML front matter); also offers `widget_display` and
+    /// `canvas` as host tools.
+    #[napi]
+    pub fn register_recipe(&self, markdown: String) -> napi::Result<String> {
+        to_json(
+            &self
+                .shared
+                .pool
+                .register_recipe(&markdown)
+                .map_err(core_error)?,
+        )
+    }
+
+    #[napi]
+    pub fn list_recipes(&self) -> napi::Result<String> {
+        to_json(&self.shared.pool.recipes().list())
+    }
+
+    /// A recipe as JSON, or `null`.
+    #[napi]
+    pub fn get_recipe(&self, name: String) -> napi::Result<String> {
+        to_json(&self.shared.pool.recipes().get(&name))
+    }
+
+    #[napi]
+    pub fn search_recipes(&self, query: String, limit: u32) -> napi::Result<String> {
+        to_json(&self.shared.pool.recipes().search(&query, limit as usize))
+    }
+
+    /// The canvas as its JSON document (`{version, widgets}`).
+    #[napi]
+    pub fn canvas(&self) -> napi::Result<String> {
+        to_json(&self.shared.pool.canvas().to_json())
+    }
+}

@@ -1,0 +1,247 @@
+"""Adapters between Python callables and the core: every function the core calls is an
+``async def adapter(json_text[, extra]) -> json_text`` run on the event loop that registered it.
+
+User functions may be sync or async; a sync one runs on the loop's thread (keep it quick, or
+make it ``async def``). Results are turned into the core's JSON shapes here, so the native
+layer only parses them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import os
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidArgumentError
+from .types import ApprovalRequest, HostRequest, Model
+
+__all__ = [
+    "tool_adapter",
+    "sampling_adapter",
+    "elicitation_adapter",
+    "approve_adapter",
+    "schema_from_signature",
+    "roots_json",
+    "tool_result",
+]
+
+Adapter = Callable[..., Awaitable[str]]
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Model):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def _text(value: Any) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def tool_result(value: Any) -> dict[str, Any]:
+    """A host tool's return value as a ``CallToolResult`` JSON object.
+
+    ``str`` -> one text part; a dict with a ``content`` list -> taken as a CallToolResult
+    (``is_error``/``structured_content`` also accepted in snake_case); a
+    :class:`mcpmux.CallToolResult` -> itself; ``None`` -> no content; any other JSON value ->
+    its JSON as text, and as ``structuredContent`` when it is an object.
+    """
+    value = _plain(value)
+    if value is None:
+        return {"content": []}
+    if isinstance(value, str):
+        return {"content": [_text(value)]}
+    if isinstance(value, Mapping) and isinstance(value.get("content"), list):
+        out = dict(value)
+        for snake_key, camel_key in (
+            ("is_error", "isError"),
+            ("structured_content", "structuredContent"),
+        ):
+            if snake_key in out:
+                out[camel_key] = out.pop(snake_key)
+        return out
+    text = json.dumps(value)
+    out = {"content": [_text(text)]}
+    if isinstance(value, Mapping):
+        out["structuredContent"] = dict(value)
+    return out
+
+
+def _error_result(message: str) -> dict[str, Any]:
+    return {"content": [_text(message)], "isError": True}
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def tool_adapter(fn: Callable[..., Any], name: str) -> Adapter:
+    """``fn(**arguments)``; an exception becomes an error result with its message."""
+
+    async def adapter(arguments_json: str) -> str:
+        arguments = json.loads(arguments_json)
+        try:
+            if isinstance(arguments, dict):
+                value = await _maybe_await(fn(**arguments))
+            else:
+                value = await _maybe_await(fn(arguments))
+            result = tool_result(value)
+            return json.dumps(result)
+        except (TypeError, ValueError) as exc:
+            # Also a result that is not JSON: say which tool and why.
+            return json.dumps(_error_result(f"host tool '{name}' failed: {_describe(exc)}"))
+        except Exception as exc:
+            return json.dumps(_error_result(_describe(exc)))
+
+    return adapter
+
+
+def _host_request(text: str) -> HostRequest:
+    return HostRequest.from_dict(json.loads(text))
+
+
+def sampling_adapter(fn: Callable[[HostRequest], Any]) -> Adapter:
+    """``fn(request)`` answers a ``CreateMessageResult`` dict, or just the text (a ``str``).
+    An exception refuses the request, with its message as the reason."""
+
+    async def adapter(request_json: str) -> str:
+        value = _plain(await _maybe_await(fn(_host_request(request_json))))
+        if isinstance(value, str):
+            value = {
+                "role": "assistant",
+                "content": _text(value),
+                "model": "python",
+                "stopReason": "endTurn",
+            }
+        return json.dumps(value)
+
+    return adapter
+
+
+def elicitation_adapter(fn: Callable[[HostRequest], Any]) -> Adapter:
+    """``fn(request)`` answers an ``ElicitResult`` dict (``{"action": "accept", "content":
+    {...}}``), or the content alone (a dict without ``action``: accepted), or ``None``
+    (declined). An exception fails the request with its message."""
+
+    async def adapter(request_json: str) -> str:
+        value = _plain(await _maybe_await(fn(_host_request(request_json))))
+        if value is None:
+            value = {"action": "decline"}
+        elif isinstance(value, Mapping) and "action" not in value:
+            value = {"action": "accept", "content": dict(value)}
+        return json.dumps(value)
+
+    return adapter
+
+
+_APPROVALS = {"once": "once", "allow": "once", "always": "always", "deny": "deny"}
+
+
+def approve_adapter(fn: Callable[[ApprovalRequest], Any]) -> Adapter:
+    """``fn(request)`` answers ``True``/``"once"``, ``"always"``, or ``False``/``"deny"``. An
+    exception denies the call and goes to the loop's exception handler."""
+
+    async def adapter(request_json: str) -> str:
+        request = ApprovalRequest.from_dict(json.loads(request_json))
+        try:
+            answer = await _maybe_await(fn(request))
+        except Exception as exc:
+            asyncio.get_running_loop().call_exception_handler(
+                {"message": f"mcpmux approval callback {fn!r} raised; denied", "exception": exc}
+            )
+            return json.dumps("deny")
+        if answer is True:
+            return json.dumps("once")
+        if isinstance(answer, str) and answer.lower() in _APPROVALS:
+            return json.dumps(_APPROVALS[answer.lower()])
+        return json.dumps("deny")
+
+    return adapter
+
+
+_JSON_TYPES: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    tuple: "array",
+    dict: "object",
+}
+
+
+def _schema_of(annotation: Any) -> dict[str, Any]:
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return {}
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(options) == 1:
+            return _schema_of(options[0])
+        return {"anyOf": [_schema_of(a) for a in options]}
+    if origin is typing.Literal:
+        return {"enum": list(typing.get_args(annotation))}
+    base = origin or annotation
+    kind = _JSON_TYPES.get(base)
+    if kind is None:
+        return {}
+    schema: dict[str, Any] = {"type": kind}
+    args = typing.get_args(annotation)
+    if kind == "array" and args and origin is list:
+        schema["items"] = _schema_of(args[0])
+    return schema
+
+
+def schema_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
+    """A JSON Schema for ``fn``'s keyword parameters, from their annotations (str, int, float,
+    bool, list, dict, Optional, Literal); parameters without a default are required."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        hints = {}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            continue
+        properties[p.name] = _schema_of(hints.get(p.name, p.annotation))
+        if p.default is p.empty:
+            required.append(p.name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def roots_json(roots: Any) -> str:
+    """Roots as the core's JSON: each a URI string, a path (made a ``file://`` URI), or a
+    dict with ``uri`` and optionally ``name``."""
+    if isinstance(roots, (str, os.PathLike, Mapping)):
+        raise InvalidArgumentError("roots must be a list (of URIs, paths or {'uri', 'name'} dicts)")
+    out: list[dict[str, Any]] = []
+    for root in roots:
+        if isinstance(root, os.PathLike):
+            out.append({"uri": Path(root).resolve().as_uri()})
+        elif isinstance(root, str):
+            out.append({"uri": root})
+        elif isinstance(root, Mapping):
+            out.append(dict(root))
+        else:
+            raise InvalidArgumentError(f"a root must be a URI, a path or a dict, not {root!r}")
+    return json.dumps(out)
