@@ -16,6 +16,8 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== MCP conformance suite (tests/conformance)"
+bash scripts/test-conformance.sh
 echo "== C API (ffi/, include/mcpmux.h, tests/c)"
 bash scripts/test-c.sh
 echo "== Python package (bindings/python)"

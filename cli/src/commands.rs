@@ -53,9 +53,9 @@ impl fmt::Display for CliError {
     }
 }
 
-type Result<T> = std::result::Result<T, CliError>;
+pub type Result<T> = std::result::Result<T, CliError>;
 
-fn print_json(value: &impl Serialize) {
+pub fn print_json(value: &impl Serialize) {
     match serde_json::to_string_pretty(value) {
         Ok(s) => println!("{s}"),
         Err(e) => eprintln!("mcpmux: cannot print JSON: {e}"),
@@ -244,6 +244,7 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
             connect.abort();
             Ok(())
         }
+        Command::Chat(args) => crate::chat::run(args, pool, json).await,
         Command::Demo | Command::DemoServer => unreachable!("handled before the pool opens"),
     }
 }

@@ -1,5 +1,6 @@
 //! `mcpmux`: a thin command line over the mcpmux core.
 
+mod chat;
 mod commands;
 mod demo;
 mod demo_server;
@@ -77,6 +78,9 @@ enum Command {
     },
     /// Connect every active server and print events as they happen (Ctrl-C stops).
     Events,
+    /// Ask an LLM agent that uses the servers' tools; the answer streams to stdout, tool
+    /// calls show on stderr. Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
+    Chat(chat::ChatArgs),
     /// Start the built-in demo server in a temporary config, list and call its tools.
     Demo,
     /// Serve the built-in demo MCP server over stdio.

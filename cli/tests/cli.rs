@@ -217,3 +217,216 @@ fn tool_search_answers_from_the_catalog_without_starting_servers() {
     let human = stdout(&mcpmux(&config, &["tools", "--search", "count"]));
     assert!(human.contains("mcp__demo__countdown"), "{human}");
 }
+
+mod chat {
+    use super::*;
+    use mcpmux_tests::fake_llm::{Dialect, FakeOpenAi, Turn};
+    use serde_json::json;
+
+    /// A config with the built-in demo server (untrusted, so its tools need approval).
+    fn demo_config(dir: &Path) -> std::path::PathBuf {
+        let config = dir.join("servers.json");
+        let bin = env!("CARGO_BIN_EXE_mcpmux");
+        let out = mcpmux(
+            &config,
+            &[
+                "servers",
+                "add",
+                "demo",
+                "--command",
+                bin,
+                "--arg",
+                "demo-server",
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        config
+    }
+
+    /// Runs `mcpmux chat` off the async runtime (the fake model service runs on it).
+    async fn chat(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpmux"));
+        cmd.arg("--config")
+            .arg(config)
+            .arg("chat")
+            .args(args)
+            .env_remove("MCPMUX_CONFIG")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(std::process::Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        tokio::task::spawn_blocking(move || cmd.output().expect("run mcpmux chat"))
+            .await
+            .unwrap()
+    }
+
+    fn script() -> Vec<Turn> {
+        vec![
+            Turn::Tools(vec![(
+                "mcp__demo__echo".into(),
+                json!({"text": "hi there"}),
+            )]),
+            Turn::Text("The demo said hi there.".into()),
+        ]
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_a_terminal_a_tool_needing_approval_is_denied_unless_yes() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = demo_config(dir.path());
+        let fake = FakeOpenAi::start(script()).await;
+        let out = chat(
+            &config,
+            &["Say hi", "--model", "m", "--base-url", &fake.base_url],
+            &[],
+        )
+        .await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("The demo said hi there."),
+            "{}",
+            stdout(&out)
+        );
+        let err = stderr(&out);
+        assert!(err.contains("→ mcp__demo__echo"), "{err}");
+        assert!(err.contains("denied mcp__demo__echo"), "{err}");
+        let tool = fake.requests()[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()
+            .clone();
+        assert!(
+            tool["content"].as_str().unwrap().contains("denied"),
+            "{tool}"
+        );
+        // No key was needed for a local URL, and none was sent.
+        assert_eq!(fake.credentials(), [None, None]);
+
+        let fake = FakeOpenAi::start(script()).await;
+        let out = chat(
+            &config,
+            &[
+                "Say hi",
+                "--model",
+                "m",
+                "--base-url",
+                &fake.base_url,
+                "--yes",
+            ],
+            &[("OPENAI_API_KEY", "sk-from-env")],
+        )
+        .await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("← hi there"), "{err}");
+        assert_eq!(fake.credentials()[0].as_deref(), Some("Bearer sk-from-env"));
+
+        // A server left out of the conversation is refused, even for a tool never listed.
+        let fake = FakeOpenAi::start(script()).await;
+        let out = chat(
+            &config,
+            &[
+                "Say hi",
+                "--model",
+                "m",
+                "--base-url",
+                &fake.base_url,
+                "--yes",
+                "--without",
+                "demo",
+            ],
+            &[],
+        )
+        .await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("disabled for this conversation"),
+            "{}",
+            stderr(&out)
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn anthropic_json_output_attachments_and_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = demo_config(dir.path());
+        let fake = FakeOpenAi::start_as(Dialect::Anthropic, script()).await;
+        let out = chat(
+            &config,
+            &[
+                "Say hi",
+                "--provider",
+                "anthropic",
+                "--model",
+                "claude-test",
+                "--base-url",
+                &fake.base_url,
+                "--yes",
+                "--attach",
+                "demo:demo://readme",
+                "--json",
+            ],
+            &[("ANTHROPIC_API_KEY", "sk-ant-env")],
+        )
+        .await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["stop"], "finished");
+        assert_eq!(v["text"], "The demo said hi there.");
+        assert_eq!(fake.credentials()[0].as_deref(), Some("sk-ant-env"));
+        let first = fake.requests()[0]["messages"][0].to_string();
+        assert!(first.contains("attached resource demo://readme"), "{first}");
+
+        // The iteration limit is a failure with the reason.
+        let fake = FakeOpenAi::start(script()).await;
+        let out = chat(
+            &config,
+            &[
+                "Say hi",
+                "--model",
+                "m",
+                "--base-url",
+                &fake.base_url,
+                "--yes",
+                "--max-iterations",
+                "1",
+            ],
+            &[],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("limit of 1 model requests"),
+            "{}",
+            stderr(&out)
+        );
+    }
+
+    #[test]
+    fn bad_chat_input_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("servers.json");
+        let out = mcpmux(&config, &["chat", "hi", "--model", "m"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("OPENAI_API_KEY"), "{}", stderr(&out));
+        let out = mcpmux(
+            &config,
+            &[
+                "chat",
+                "hi",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9",
+                "--attach",
+                "nocolon",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("SERVER:URI"), "{}", stderr(&out));
+    }
+}

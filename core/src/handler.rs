@@ -107,6 +107,8 @@ impl Drop for ProgressRoute {
 pub(crate) struct ClientSide {
     pub shared: Arc<ServerShared>,
     pub server_name: String,
+    /// Handshake with `initialize` only: offer the newest version that has it.
+    pub legacy: bool,
 }
 
 /// The code clients use to refuse a sampling request (MCP: "user rejected").
@@ -177,10 +179,15 @@ impl ClientSide {
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
+        let config = ClientConfig::new(
             self.shared.host.capabilities(),
             Implementation::new(self.shared.client_name.clone(), env!("CARGO_PKG_VERSION")),
-        )
+        );
+        if self.legacy {
+            config.with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+        } else {
+            config
+        }
     }
 
     async fn create_message(

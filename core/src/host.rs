@@ -42,16 +42,87 @@ pub type ElicitationHandler = Arc<
         + Sync,
 >;
 
+/// The values a form elicitation's `requestedSchema` gives as defaults (SEP-1034), merged
+/// under what the user entered: a host that shows a form pre-fills these, and one that
+/// accepts without asking answers them. Only top-level properties with a `default` of the
+/// declared type are taken.
+pub fn fill_schema_defaults(
+    requested_schema: &serde_json::Value,
+    entered: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::Value;
+    let mut out = serde_json::Map::new();
+    if let Some(props) = requested_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    {
+        for (name, prop) in props {
+            let Some(default) = prop.get("default") else {
+                continue;
+            };
+            let fits = match prop.get("type").and_then(Value::as_str) {
+                Some("string") => default.is_string(),
+                Some("integer") => default.is_i64() || default.is_u64(),
+                Some("number") => default.is_number(),
+                Some("boolean") => default.is_boolean(),
+                Some("array") => default.is_array(),
+                _ => true,
+            };
+            let in_enum = prop
+                .get("enum")
+                .and_then(Value::as_array)
+                .is_none_or(|e| e.contains(default));
+            if fits && in_enum {
+                out.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    out.extend(entered);
+    out
+}
+
 /// The host side of a pool. Roots are per pool, optionally overridden per server.
-#[derive(Default)]
 pub struct Host {
+    oauth: RwLock<Option<crate::auth::OAuthHandler>>,
+    tokens: RwLock<Arc<dyn crate::auth::TokenStore>>,
     sampling: RwLock<Option<SamplingHandler>>,
     elicitation: RwLock<Option<ElicitationHandler>>,
     roots: RwLock<Vec<Root>>,
     server_roots: RwLock<HashMap<String, Vec<Root>>>,
 }
 
+impl Default for Host {
+    fn default() -> Self {
+        Host {
+            oauth: RwLock::default(),
+            tokens: RwLock::new(Arc::new(crate::auth::MemoryTokenStore::default())),
+            sampling: RwLock::default(),
+            elicitation: RwLock::default(),
+            roots: RwLock::default(),
+            server_roots: RwLock::default(),
+        }
+    }
+}
+
 impl Host {
+    /// How users authorize; `None` means the browser and a loopback listener.
+    pub fn oauth_handler(&self) -> Option<crate::auth::OAuthHandler> {
+        self.oauth.read().unwrap().clone()
+    }
+
+    pub(crate) fn set_oauth_handler(&self, handler: Option<crate::auth::OAuthHandler>) {
+        *self.oauth.write().unwrap() = handler;
+    }
+
+    /// Where OAuth tokens live.
+    pub fn token_store(&self) -> Arc<dyn crate::auth::TokenStore> {
+        self.tokens.read().unwrap().clone()
+    }
+
+    pub(crate) fn set_token_store(&self, store: Arc<dyn crate::auth::TokenStore>) {
+        *self.tokens.write().unwrap() = store;
+    }
+
     pub fn sampling(&self) -> Option<SamplingHandler> {
         self.sampling.read().unwrap().clone()
     }
@@ -99,5 +170,32 @@ impl Host {
             caps["elicitation"] = serde_json::json!({"form": {}, "url": {}});
         }
         serde_json::from_value(caps).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_fill_what_the_user_left_out() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+            "verified": {"type": "boolean", "default": true},
+            "bad": {"type": "integer", "default": "thirty"},
+            "off": {"type": "string", "enum": ["a"], "default": "b"},
+            "none": {"type": "string"}
+        }});
+        let mut entered = serde_json::Map::new();
+        entered.insert("name".into(), json!("Ada"));
+        let filled = fill_schema_defaults(&schema, entered);
+        assert_eq!(
+            serde_json::Value::Object(filled),
+            json!({"name": "Ada", "age": 30, "score": 95.5, "status": "active", "verified": true})
+        );
     }
 }

@@ -62,6 +62,7 @@ fn entry(name: &str, cfg: Value) -> Result<ServerInput> {
         url,
         headers: take_as(name, &mut cfg, "headers")?,
         strict_transport: false,
+        oauth: take_as(name, &mut cfg, "oauth")?,
     };
     Ok(ServerInput {
         name: name.to_string(),

@@ -6,6 +6,7 @@
 //! reported as an [`Event`].
 
 pub mod agent;
+pub mod auth;
 pub mod canonical;
 pub mod canvas;
 mod catalog;
@@ -26,11 +27,11 @@ pub mod transport;
 pub use error::{Error, ErrorKind, Result};
 pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver};
 pub use handler::{Progress, ProgressFn};
-pub use host::{ElicitationHandler, HostRequest, SamplingHandler};
+pub use host::{ElicitationHandler, HostRequest, SamplingHandler, fill_schema_defaults};
 pub use local::{LocalHandler, LocalTool};
 pub use pool::{
     CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,
-    ResourceInfo, ResourceTemplateInfo, ServerStatus, TestResult, ToolDef, ToolLayer,
+    ResourceInfo, ResourceTemplateInfo, ServerFilter, ServerStatus, TestResult, ToolDef, ToolLayer,
 };
 pub use record::{
     InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,

@@ -73,6 +73,10 @@ pub struct ServerConfig {
     /// For `type: http`: never fall back to legacy HTTP+SSE.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strict_transport: bool,
+    /// OAuth settings for a remote server (optional: a server that answers 401 is
+    /// authorized with dynamic registration when none are given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<crate::auth::OAuthSettings>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -91,6 +95,7 @@ impl fmt::Debug for ServerConfig {
             .field("url", &self.url.as_deref().map(redact_url))
             .field("headers", &headers)
             .field("strict_transport", &self.strict_transport)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }

@@ -7,7 +7,9 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use futures::StreamExt;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
@@ -34,6 +36,10 @@ pub enum Turn {
     Tools(Vec<(String, Value)>),
     /// The service fails with this HTTP status.
     Status(u16),
+    /// This body, sent as it is with the service's content type (a malformed reply).
+    Raw(String),
+    /// The model starts writing this text, then the stream stalls and never ends.
+    Stall(String),
 }
 
 /// The running fake service.
@@ -41,6 +47,8 @@ pub struct FakeOpenAi {
     pub base_url: String,
     turns: Arc<Mutex<VecDeque<Turn>>>,
     requests: Arc<Mutex<Vec<Value>>>,
+    /// The `authorization` or `x-api-key` header of each request.
+    credentials: Arc<Mutex<Vec<Option<String>>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -75,7 +83,7 @@ fn sse(turn: &Turn, n: usize) -> String {
             }
             "tool_calls"
         }
-        Turn::Status(_) => unreachable!("statuses have no body"),
+        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) => unreachable!("played as they are"),
     };
     chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
     chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}}));
@@ -110,7 +118,7 @@ fn anthropic_sse(turn: &Turn, n: usize) -> String {
             }
             "tool_use"
         }
-        Turn::Status(_) => unreachable!("statuses have no body"),
+        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) => unreachable!("played as they are"),
     };
     events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 10}}));
     events.push(json!({"type": "message_stop"}));
@@ -136,7 +144,7 @@ fn ollama_ndjson(turn: &Turn) -> String {
                 .collect();
             lines.push(json!({"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": false}));
         }
-        Turn::Status(_) => unreachable!("statuses have no body"),
+        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) => unreachable!("played as they are"),
     }
     lines.push(json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 100, "eval_count": 10}));
     lines.iter().map(|l| format!("{l}\n")).collect()
@@ -165,16 +173,22 @@ impl FakeOpenAi {
         };
         let turns = Arc::new(Mutex::new(VecDeque::from(turns)));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let (t, r) = (turns.clone(), requests.clone());
+        let credentials = Arc::new(Mutex::new(Vec::new()));
+        let (t, r, c) = (turns.clone(), requests.clone(), credentials.clone());
         let task = tokio::spawn(async move {
             let served = Arc::new(Mutex::new(0usize));
             while let Ok((stream, _)) = listener.accept().await {
-                let (t, r, served) = (t.clone(), r.clone(), served.clone());
+                let (t, r, c, served) = (t.clone(), r.clone(), c.clone(), served.clone());
                 tokio::spawn(async move {
                     let service = service_fn(move |req: Request<hyper::body::Incoming>| {
-                        let (t, r, served) = (t.clone(), r.clone(), served.clone());
+                        let (t, r, c, served) = (t.clone(), r.clone(), c.clone(), served.clone());
                         async move {
                             let ok_path = req.uri().path() == path;
+                            let credential = ["authorization", "x-api-key"]
+                                .iter()
+                                .find_map(|h| req.headers().get(*h))
+                                .and_then(|v| v.to_str().ok())
+                                .map(str::to_string);
                             let body = req
                                 .into_body()
                                 .collect()
@@ -182,34 +196,70 @@ impl FakeOpenAi {
                                 .map(|b| b.to_bytes())
                                 .unwrap_or_default();
                             if !ok_path {
-                                return Ok::<_, Infallible>(
+                                return Ok::<Response<UnsyncBoxBody<Bytes, Infallible>>, Infallible>(
                                     Response::builder()
                                         .status(404)
-                                        .body(Full::new(Bytes::from("no such path")))
+                                        .body(Full::new(Bytes::from("no such path")).boxed_unsync())
                                         .unwrap(),
                                 );
                             }
                             r.lock()
                                 .unwrap()
                                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                            c.lock().unwrap().push(credential);
                             let turn = t.lock().unwrap().pop_front();
                             let n = {
                                 let mut s = served.lock().unwrap();
                                 *s += 1;
                                 *s
                             };
+                            let full =
+                                |b: Bytes| Full::new(b).map_err(|e| match e {}).boxed_unsync();
                             Ok(match turn {
                                 None => Response::builder()
                                     .status(500)
-                                    .body(Full::new(Bytes::from("script exhausted")))
+                                    .body(full(Bytes::from("script exhausted")))
                                     .unwrap(),
                                 Some(Turn::Status(code)) => Response::builder()
                                     .status(code)
                                     .header("retry-after", "0")
-                                    .body(Full::new(Bytes::from(format!(
+                                    .body(full(Bytes::from(format!(
                                         "{{\"error\": {{\"message\": \"status {code}\"}}}}"
                                     ))))
                                     .unwrap(),
+                                Some(Turn::Raw(body)) => Response::builder()
+                                    .header("content-type", content_type)
+                                    .body(full(Bytes::from(body)))
+                                    .unwrap(),
+                                Some(Turn::Stall(text)) => {
+                                    let first = match dialect {
+                                        Dialect::OpenAi => format!(
+                                            "data: {}\n\n",
+                                            json!({"choices": [{"index": 0, "delta": {"content": text}}]})
+                                        ),
+                                        Dialect::Anthropic => format!(
+                                            "event: message_start\ndata: {}\n\nevent: content_block_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\n",
+                                            json!({"type": "message_start", "message": {"id": "msg", "role": "assistant", "usage": {"input_tokens": 1, "output_tokens": 0}}}),
+                                            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                                            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})
+                                        ),
+                                        Dialect::Ollama => format!(
+                                            "{}\n",
+                                            json!({"model": "m", "message": {"role": "assistant", "content": text}, "done": false})
+                                        ),
+                                    };
+                                    let frames = futures::stream::once(async move {
+                                        Ok::<_, Infallible>(hyper::body::Frame::data(Bytes::from(
+                                            first,
+                                        )))
+                                    })
+                                    .chain(futures::stream::pending())
+                                    .boxed();
+                                    Response::builder()
+                                        .header("content-type", content_type)
+                                        .body(BodyExt::boxed_unsync(StreamBody::new(frames)))
+                                        .unwrap()
+                                }
                                 Some(turn) => {
                                     let body = match dialect {
                                         Dialect::OpenAi => sse(&turn, n),
@@ -218,7 +268,7 @@ impl FakeOpenAi {
                                     };
                                     Response::builder()
                                         .header("content-type", content_type)
-                                        .body(Full::new(Bytes::from(body)))
+                                        .body(full(Bytes::from(body)))
                                         .unwrap()
                                 }
                             })
@@ -234,6 +284,7 @@ impl FakeOpenAi {
             base_url,
             turns,
             requests,
+            credentials,
             task,
         }
     }
@@ -241,6 +292,11 @@ impl FakeOpenAi {
     /// The JSON bodies received so far.
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
+    }
+
+    /// The credential header each request carried, in order.
+    pub fn credentials(&self) -> Vec<Option<String>> {
+        self.credentials.lock().unwrap().clone()
     }
 
     /// Turns not played yet.

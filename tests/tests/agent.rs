@@ -356,3 +356,120 @@ async fn anthropic_and_ollama_providers_run_the_same_loop() {
     }
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_mid_stream_in_every_dialect() {
+    use mcpmux::agent::{ProviderConfig, create_provider};
+    use mcpmux_tests::fake_llm::Dialect;
+    let pool = pool().await;
+    for (dialect, kind) in [
+        (Dialect::OpenAi, "openai"),
+        (Dialect::Anthropic, "anthropic"),
+        (Dialect::Ollama, "ollama"),
+    ] {
+        let fake = FakeOpenAi::start_as(dialect, vec![Turn::Stall("Thinking about".into())]).await;
+        let config: ProviderConfig = serde_json::from_value(
+            json!({"type": kind, "baseUrl": fake.base_url, "model": "m", "apiKey": "k"}),
+        )
+        .unwrap();
+        let agent = Agent::new(
+            pool.pool.clone(),
+            create_provider(config).unwrap(),
+            AgentOptions::default(),
+        );
+        let tokens = Arc::new(Mutex::new(String::new()));
+        let sink = tokens.clone();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        // Cancel as soon as the first words have streamed in.
+        let trigger = cancel.clone();
+        let seen = tokens.clone();
+        tokio::spawn(async move {
+            while seen.lock().unwrap().is_empty() {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            trigger.cancel();
+        });
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            agent.run(
+                "think",
+                RunOptions {
+                    on_token: Some(Arc::new(move |t| sink.lock().unwrap().push_str(t))),
+                    cancel: Some(cancel),
+                    ..Default::default()
+                },
+            ),
+        )
+        .await
+        .expect("cancelling a stalled stream must end the run")
+        .unwrap();
+        assert_eq!(r.stop, Stop::Cancelled, "{kind}");
+        assert_eq!(*tokens.lock().unwrap(), "Thinking about", "{kind}");
+    }
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_model_replies() {
+    let pool = pool().await;
+    trusted_test_server(&pool).await;
+    pool.list_tools(None).await.unwrap();
+    // Arguments that are not JSON go back to the model as an error it can correct.
+    let broken_args = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",",
+        "\"type\":\"function\",\"function\":{\"name\":\"mcp__t__echo\",\"arguments\":\"{\\\"text\\\": \"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n"
+    );
+    let fake = FakeOpenAi::start(vec![
+        Turn::Raw(broken_args.into()),
+        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "fixed"}))]),
+        Turn::Text("done".into()),
+    ])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions::default(),
+    );
+    let r = agent.run("echo", RunOptions::default()).await.unwrap();
+    assert_eq!(r.text, "done");
+    let requests = fake.requests();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let call = &messages[messages.len() - 2];
+    // The transcript carries an object, never the broken text, so any provider accepts it.
+    assert_eq!(call["tool_calls"][0]["function"]["arguments"], "{}");
+    let error = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        error.starts_with("Error: The arguments for 'mcp__t__echo' are not a JSON object"),
+        "{error}"
+    );
+    assert!(
+        requests[2]["messages"].to_string().contains("fixed"),
+        "{}",
+        requests[2]
+    );
+
+    // A stream that is not SSE JSON at all is a clear protocol error, not a panic or a hang.
+    let fake = FakeOpenAi::start(vec![Turn::Raw("data: {not json\n\n".into())]).await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions::default(),
+    );
+    let e = agent.run("x", RunOptions::default()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    // A stream that ends before it says it is done is an error too.
+    let fake = FakeOpenAi::start(vec![Turn::Raw(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n".into(),
+    )])
+    .await;
+    let agent = Agent::new(
+        pool.pool.clone(),
+        provider(&fake, 0),
+        AgentOptions::default(),
+    );
+    let r = agent.run("x", RunOptions::default()).await;
+    assert!(r.is_err(), "{r:?}");
+    pool.close().await;
+}

@@ -968,6 +968,61 @@ async fn host_tools_are_listed_searched_validated_and_called_in_process() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotFound);
+
+    // A host tool that never answers is bound by the call's timeout and cancellation, and
+    // its future is dropped (which is how a binding learns to stop the host function).
+    let dropped = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    struct Flag(Arc<std::sync::atomic::AtomicUsize>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let seen = dropped.clone();
+    pool.register_tool(mcpmux::LocalTool {
+        name: "wait_forever".into(),
+        description: "never answers".into(),
+        input_schema: json!({"type": "object"}),
+        handler: Arc::new(move |_args| {
+            let flag = Flag(seen.clone());
+            Box::pin(async move {
+                let _flag = flag;
+                std::future::pending().await
+            })
+        }),
+    })
+    .unwrap();
+    let e = pool
+        .call_tool(
+            "wait_forever",
+            json!({}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(100)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let e = pool
+        .call_tool(
+            "wait_forever",
+            json!({}),
+            CallOptions {
+                cancel: Some(cancel),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
+    assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 2);
     pool.close().await;
 }
 

@@ -219,12 +219,6 @@ async def test_approval_denied_is_told_to_the_model(tpool: mcpmux.Pool, fake_llm
     assert asked == ["mcp__t__echo"]
 
 
-@pytest.mark.xfail(
-    reason="core bug: Agent::needs_approval fails open when pool.tool_server() does not know "
-    "the tool id yet (a server connected in the background, tools not listed through "
-    "list_tools), so an untrusted server's tool runs without asking",
-    strict=False,
-)
 async def test_approval_is_asked_for_tools_of_a_server_connected_earlier(
     tpool: mcpmux.Pool,
 ) -> None:

@@ -192,10 +192,8 @@ impl Events {
                     let input = if data.trim().is_empty() {
                         json!({})
                     } else {
-                        serde_json::from_str(&data).map_err(|e| Error::Protocol {
-                            server: "anthropic".into(),
-                            message: format!("tool '{name}' input is not JSON ({e})"),
-                        })?
+                        // Kept raw: the loop tells the model its arguments were unreadable.
+                        serde_json::from_str(&data).unwrap_or(Value::String(data))
                     };
                     content.push(Block::ToolUse { id, name, input });
                 }
@@ -254,6 +252,12 @@ impl AnthropicProvider {
                     f(&text);
                 }
             }
+        }
+        if events.stop.is_none() {
+            return Err(Error::connection(
+                "anthropic",
+                "the stream ended before the model finished its answer",
+            ));
         }
         events.finish()
     }

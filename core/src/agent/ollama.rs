@@ -136,6 +136,7 @@ impl OllamaProvider {
         .await?;
         let (mut text, mut calls, mut usage, mut stop) =
             (String::new(), Vec::new(), Usage::default(), None);
+        let mut done = false;
         let mut line = Vec::new();
         let mut stream = response.bytes_stream();
         let mut handle = |raw: &[u8]| -> Result<Option<String>> {
@@ -158,13 +159,15 @@ impl OllamaProvider {
                     id: format!("call_{}", calls.len()),
                     name: f["name"].as_str().unwrap_or_default().to_string(),
                     input: match &f["arguments"] {
-                        Value::String(s) => serde_json::from_str(s).unwrap_or(json!({})),
+                        // Kept raw when unreadable: the loop tells the model so.
+                        Value::String(s) => serde_json::from_str(s).unwrap_or(json!(s)),
                         Value::Null => json!({}),
                         other => other.clone(),
                     },
                 });
             }
             if v["done"].as_bool() == Some(true) {
+                done = true;
                 usage = Usage {
                     input_tokens: v["prompt_eval_count"].as_u64().unwrap_or(0),
                     output_tokens: v["eval_count"].as_u64().unwrap_or(0),
@@ -195,6 +198,12 @@ impl OllamaProvider {
             && let Some(f) = &req.on_token
         {
             f(&piece);
+        }
+        if !done {
+            return Err(Error::connection(
+                "ollama",
+                "the stream ended before the model finished its answer",
+            ));
         }
         let mut content = Vec::new();
         if !text.is_empty() {

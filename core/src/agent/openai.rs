@@ -210,12 +210,9 @@ impl Accumulator {
             let input = if args.trim().is_empty() {
                 json!({})
             } else {
-                serde_json::from_str(&args).map_err(|e| Error::Protocol {
-                    server: "model".into(),
-                    message: format!(
-                        "the model's arguments for tool '{name}' are not JSON ({e}): {args}"
-                    ),
-                })?
+                // Kept raw: the loop tells the model its arguments were unreadable, so it can
+                // try again instead of the run failing.
+                serde_json::from_str(&args).unwrap_or(Value::String(args))
             };
             let id = if id.is_empty() {
                 format!("call_{i}")
@@ -350,12 +347,14 @@ impl OpenAiProvider {
         }
         let mut parser = SseParser::new(16 * 1024 * 1024);
         let mut stream = response.bytes_stream();
+        let mut done = false;
         'read: while let Some(bytes) = stream.next().await {
             let bytes =
                 bytes.map_err(|e| Error::connection(self.name(), format!("stream broke: {e}")))?;
             for event in parser.feed(&bytes) {
                 let event = event.map_err(|e| Error::connection(self.name(), e))?;
                 if event.data.trim() == "[DONE]" {
+                    done = true;
                     break 'read;
                 }
                 let chunk: Value =
@@ -375,6 +374,14 @@ impl OpenAiProvider {
                     f(&text);
                 }
             }
+        }
+        // Servers that omit `[DONE]` still send a finish reason; with neither, the answer
+        // was cut off and must not pass for a whole one.
+        if !done && acc.finish.is_none() {
+            return Err(Error::connection(
+                self.name(),
+                "the stream ended before the model finished its answer",
+            ));
         }
         acc.finish()
     }
@@ -443,7 +450,7 @@ mod tests {
     }
 
     #[test]
-    fn text_calls_become_tool_use_and_bad_arguments_are_errors() {
+    fn text_calls_become_tool_use_and_bad_arguments_stay_raw() {
         let mut acc = Accumulator::default();
         acc.chunk(&json!({"choices": [{"message": {"content": "<tool_call>{\"name\": \"x\", \"arguments\": {}}</tool_call>"}, "finish_reason": "stop"}]}));
         let r = acc.finish().unwrap();
@@ -451,7 +458,9 @@ mod tests {
         assert!(matches!(&r.content[0], Block::ToolUse { name, .. } if name == "x"));
         let mut acc = Accumulator::default();
         acc.chunk(&json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{broken"}}]}}]}));
-        assert!(acc.finish().unwrap_err().to_string().contains("not JSON"));
+        // Raw, for the loop to tell the model; not a failure of the whole request.
+        let r = acc.finish().unwrap();
+        assert!(matches!(&r.content[0], Block::ToolUse { input, .. } if input == "{broken"));
     }
 
     #[test]

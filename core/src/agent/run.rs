@@ -256,12 +256,18 @@ impl Agent {
                 Err(e) => return Err(e),
             };
             usage += response.usage;
-            let content = with_text_calls(response.content, &run_id, iteration);
+            let mut content = with_text_calls(response.content, &run_id, iteration);
             let uses: Vec<(String, String, Value)> = content
-                .iter()
+                .iter_mut()
                 .filter_map(|b| match b {
                     Block::ToolUse { id, name, input } => {
-                        Some((id.clone(), name.clone(), input.clone()))
+                        let given = input.clone();
+                        // Providers require an object in the transcript; what the model
+                        // wrote stays in `given` for the error it gets back.
+                        if !input.is_object() {
+                            *input = Value::Object(Default::default());
+                        }
+                        Some((id.clone(), name.clone(), given))
                     }
                     _ => None,
                 })
@@ -382,19 +388,14 @@ impl Agent {
     }
 
     /// Whether a tool needs the host's yes: tools of untrusted servers, and tools listed in
-    /// `disabledAutoApproveTools`; discovery and host tools never do.
+    /// `disabledAutoApproveTools`; discovery and host tools never do. A tool the pool has
+    /// not seen yet is located first, so it cannot slip through unchecked.
     async fn needs_approval(&self, tool_id: &str) -> Option<String> {
-        let server_id = self.pool.tool_server(tool_id)?;
+        let (server_id, name) = self.pool.locate_tool(tool_id).await.ok()?;
         if server_id == LOCAL_SERVER {
             return None;
         }
         let record = self.pool.get_server(&server_id).await.ok()?;
-        let name = self
-            .pool
-            .known_tools()
-            .into_iter()
-            .find(|t| t.id == tool_id)?
-            .name;
         (!record.is_trusted || record.disabled_auto_approve_tools.contains(&name))
             .then_some(record.name)
     }
@@ -435,6 +436,22 @@ impl Agent {
             content,
             is_error,
             images: Vec::new(),
+        };
+        let input = match input {
+            Value::Object(_) => input,
+            Value::Null => Value::Object(Default::default()),
+            other => {
+                let raw = match other {
+                    Value::String(s) => s,
+                    v => v.to_string(),
+                };
+                return result(
+                    format!(
+                        "The arguments for '{name}' are not a JSON object: {raw}\n                         Call it again with a JSON object that follows its schema."
+                    ),
+                    true,
+                );
+            }
         };
         if name == RECALL {
             let wanted = input.get("id").and_then(Value::as_str).unwrap_or_default();

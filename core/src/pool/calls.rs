@@ -196,14 +196,22 @@ impl Pool {
         };
         if self.inner.local.contains(tool_id) {
             let started = Instant::now();
-            let result = self
-                .inner
-                .local
-                .call(
-                    tool_id,
-                    arguments.map(serde_json::Value::Object).unwrap_or_default(),
-                )
-                .await;
+            let call = self.inner.local.call(
+                tool_id,
+                arguments.map(serde_json::Value::Object).unwrap_or_default(),
+            );
+            // Host tools get the same limits as server tools: dropping the handler's
+            // future is how the binding learns it was cancelled.
+            let cancel = options.cancel.clone().unwrap_or_default();
+            let limit = options.timeout.unwrap_or(self.inner.opts.request_timeout());
+            let result = tokio::select! {
+                r = call => r,
+                _ = cancel.cancelled() => Err(Error::Cancelled),
+                _ = tokio::time::sleep(limit) => Err(Error::Timeout {
+                    what: format!("host tool '{tool_id}'"),
+                    after: limit,
+                }),
+            };
             self.inner.events.emit(Event::ToolCalled {
                 server_id: LOCAL_SERVER.into(),
                 tool_name: tool_id.to_string(),
@@ -447,7 +455,10 @@ impl Inner {
 
     /// Finds which server and tool a pool id names, listing the servers it could belong to
     /// when the index does not know it yet.
-    async fn resolve_tool(self: &Arc<Self>, tool_id: &str) -> Result<(Arc<Slot>, String)> {
+    pub(super) async fn resolve_tool(
+        self: &Arc<Self>,
+        tool_id: &str,
+    ) -> Result<(Arc<Slot>, String)> {
         let lookup = |inner: &Inner| {
             let hit = inner.tool_index.read().unwrap().get(tool_id).cloned();
             hit.and_then(|(server_id, tool)| {
@@ -558,6 +569,7 @@ impl Inner {
                     let client = ClientSide {
                         shared: slot.shared.clone(),
                         server_name: name.clone(),
+                        legacy: false,
                     };
                     let responses = client
                         .fulfil(r.input_requests.unwrap_or_default())

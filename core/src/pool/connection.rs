@@ -35,6 +35,13 @@ pub(crate) struct Connection {
 /// Why a connection ended without being asked to.
 pub(crate) type OnLost = Box<dyn FnOnce(String) + Send + 'static>;
 
+/// A server up to 2025-11-25 that answers `server/discover` with a result instead of "method
+/// not found" (some answer every unknown method with `{}`): rmcp cannot take that as legacy,
+/// so the handshake is run again with `initialize` alone.
+fn answers_anything(e: &ClientInitializeError) -> bool {
+    matches!(e, ClientInitializeError::ExpectedInitResult(_))
+}
+
 impl Connection {
     /// Opens the transport and runs the handshake: `server/discover` first, falling back to
     /// the legacy `initialize` for servers up to 2025-11-25.
@@ -48,10 +55,16 @@ impl Connection {
         let handler = || ClientSide {
             shared: shared.clone(),
             server_name: record.name.clone(),
+            legacy: false,
+        };
+        let legacy_handler = || ClientSide {
+            legacy: true,
+            ..handler()
         };
         let lifecycle = || ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: None,
+            // `initialize` is the pre-2026 handshake: offer the newest version that has it.
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let name = record.name.as_str();
         let failed = |e: ClientInitializeError| Error::connection(name, handshake_error(&e));
@@ -61,6 +74,21 @@ impl Connection {
                     stdio::spawn(record, shared.events.clone(), max_message)?;
                 match handler().serve_with_lifecycle(transport, lifecycle()).await {
                     Ok(s) => (s, Some(child)),
+                    Err(e) if answers_anything(&e) => {
+                        child.terminate(Duration::from_millis(200)).await;
+                        let (transport, mut child) =
+                            stdio::spawn(record, shared.events.clone(), max_message)?;
+                        match legacy_handler()
+                            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                            .await
+                        {
+                            Ok(s) => (s, Some(child)),
+                            Err(e) => {
+                                child.terminate(Duration::from_millis(200)).await;
+                                return Err(failed(e));
+                            }
+                        }
+                    }
                     Err(e) => {
                         child.terminate(Duration::from_millis(200)).await;
                         return Err(failed(e));
@@ -68,12 +96,47 @@ impl Connection {
                 }
             }
             TransportType::Http => {
-                let transport = http::open(record, max_message)?;
-                match handler().serve_with_lifecycle(transport, lifecycle()).await {
-                    Ok(s) => (s, None),
-                    Err(e) if e.is_authorization_required() || record.config.strict_transport => {
-                        return Err(failed(e));
+                let store = shared.host.token_store();
+                // Tokens saved earlier, or a client-credentials grant, go with the first try.
+                let first = match crate::auth::stored_manager(record, store.clone()).await? {
+                    Some(manager) => {
+                        let transport = http::open_authorized(record, max_message, manager)?;
+                        handler().serve_with_lifecycle(transport, lifecycle()).await
                     }
+                    None => {
+                        let transport = http::open(record, max_message)?;
+                        handler().serve_with_lifecycle(transport, lifecycle()).await
+                    }
+                };
+                match first {
+                    Ok(s) => (s, None),
+                    Err(e) if answers_anything(&e) => {
+                        let transport = http::open(record, max_message)?;
+                        let service = legacy_handler()
+                            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                            .await
+                            .map_err(failed)?;
+                        (service, None)
+                    }
+                    // The server wants OAuth: authorize (the host's handler, or the browser)
+                    // and connect again with the tokens.
+                    Err(e) if e.is_authorization_required() => {
+                        let challenge = e.auth_challenge().map(str::to_string);
+                        let manager = crate::auth::authorize(
+                            record,
+                            challenge,
+                            store,
+                            shared.host.oauth_handler(),
+                        )
+                        .await?;
+                        let transport = http::open_authorized(record, max_message, manager)?;
+                        let service = handler()
+                            .serve_with_lifecycle(transport, lifecycle())
+                            .await
+                            .map_err(failed)?;
+                        (service, None)
+                    }
+                    Err(e) if record.config.strict_transport => return Err(failed(e)),
                     // As the TypeScript and Python clients do: a server that does not speak
                     // Streamable HTTP may be a legacy HTTP+SSE one at the same URL.
                     Err(e) => match sse::open(record, shared.events.clone(), max_message).await {

@@ -203,18 +203,18 @@ impl Conversation {
         layers
     }
 
-    /// Refuses a tool of a server this conversation does not use.
-    fn check_allowed(&self, tool_id: &str) -> Result<()> {
-        let Some(server_id) = self.pool.tool_server(tool_id) else {
+    /// Refuses a tool of a server this conversation does not use (locating a tool the pool
+    /// has not seen yet, so it cannot slip through).
+    async fn check_allowed(&self, tool_id: &str) -> Result<()> {
+        let Ok((server_id, _)) = self.pool.locate_tool(tool_id).await else {
+            // Unknown everywhere: the call itself reports it.
             return Ok(());
         };
-        let name = self
-            .pool
-            .layers()
-            .into_iter()
-            .find(|l| l.server_id == server_id)
-            .map(|l| l.server_name)
-            .unwrap_or_else(|| server_id.clone());
+        let name = if server_id == LOCAL_SERVER {
+            server_id.clone()
+        } else {
+            self.pool.get_server(&server_id).await?.name
+        };
         if self.filter.allows(&server_id, &name) {
             Ok(())
         } else {
@@ -308,7 +308,7 @@ impl Conversation {
                 self.discovery(layer, canonical, name, args, options).await
             }
             Target::Tool => {
-                self.check_allowed(name)?;
+                self.check_allowed(name).await?;
                 let result = self.pool.call_tool(name, args, options).await?;
                 if let Some(server_id) = self.pool.tool_server(name) {
                     self.activated.lock().unwrap().insert(server_id);

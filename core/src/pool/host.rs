@@ -12,6 +12,32 @@ use crate::error::Result;
 use crate::host::{ElicitationHandler, SamplingHandler};
 
 impl Pool {
+    /// How users authorize OAuth-protected servers; `None` (the default) opens the browser
+    /// and listens for the redirect on 127.0.0.1.
+    pub fn set_oauth_handler(&self, handler: Option<crate::auth::OAuthHandler>) {
+        self.inner.host.set_oauth_handler(handler);
+    }
+
+    /// Where OAuth tokens live (by default `<config>.tokens.json`, mode 0600).
+    pub fn set_token_store(&self, store: std::sync::Arc<dyn crate::auth::TokenStore>) {
+        self.inner.host.set_token_store(store);
+    }
+
+    /// Forgets a server's OAuth tokens and disconnects it: its next use authorizes again.
+    pub async fn logout(&self, server: &str) -> Result<()> {
+        let slot = self.inner.slot(server)?;
+        self.inner
+            .host
+            .token_store()
+            .clear(&slot.id)
+            .await
+            .map_err(|e| crate::Error::Connection {
+                server: slot.name(),
+                message: format!("cannot clear its OAuth tokens: {e}"),
+            })?;
+        self.disconnect(server).await
+    }
+
     /// Answers servers' `sampling/createMessage`; `None` refuses them. Servers learn that
     /// sampling is available when they connect, so set it before connecting.
     pub fn set_sampling_handler(&self, handler: Option<SamplingHandler>) {

@@ -106,7 +106,13 @@ impl Pool {
             idle: Notify::new(),
             closing: AtomicBool::new(false),
             shutdown: CancellationToken::new(),
-            host: Arc::new(Host::default()),
+            host: {
+                let host = Host::default();
+                host.set_token_store(Arc::new(crate::auth::FileTokenStore::new(
+                    crate::store::sibling(store.path(), ".tokens.json"),
+                )));
+                Arc::new(host)
+            },
             local: LocalTools::default(),
             recipes: RecipeRegistry::default(),
             canvas: Arc::new(Canvas::default()),

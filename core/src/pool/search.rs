@@ -50,6 +50,17 @@ impl Pool {
         index.get(tool_id).map(|(server_id, _)| server_id.clone())
     }
 
+    /// The server id and the server's own name of a tool, listing the tools of the server
+    /// its id points to when the pool has not seen it yet (so a check before a call sees
+    /// the server the call would reach).
+    pub async fn locate_tool(&self, tool_id: &str) -> Result<(String, String)> {
+        if self.inner.local.contains(tool_id) {
+            return Ok((LOCAL_SERVER.into(), tool_id.into()));
+        }
+        let (slot, tool) = self.inner.resolve_tool(tool_id).await?;
+        Ok((slot.id.clone(), tool))
+    }
+
     /// Every tool known without connecting anything: fresh lists of connected servers, and the
     /// catalog's last known lists for the others. Disabled servers and tools are left out.
     pub fn known_tools(&self) -> Vec<ToolInfo> {

@@ -29,7 +29,9 @@ impl Pool {
     pub fn register_recipe(&self, markdown: &str) -> Result<Recipe> {
         let recipe = self.inner.recipes.register(markdown)?;
         if self.tool_server("widget_display").is_none() {
-            let (pool, events) = (self.clone(), self.inner.events.clone());
+            // Weak: the tool lives in the pool, and a strong handle would keep the pool
+            // alive forever.
+            let (pool, events) = (Arc::downgrade(&self.inner), self.inner.events.clone());
             self.register_tool(LocalTool {
                 name: "widget_display".into(),
                 description: "Show a widget on the canvas: `name` is a recipe (read it first \
@@ -41,11 +43,14 @@ impl Pool {
                     "required": ["name", "params"]
                 }),
                 handler: Arc::new(move |args| {
-                    let result = pool.widget_display(
-                        args["name"].as_str().unwrap_or_default(),
-                        args["params"].clone(),
-                        &events,
-                    );
+                    let result = match pool.upgrade() {
+                        Some(inner) => Pool { inner }.widget_display(
+                            args["name"].as_str().unwrap_or_default(),
+                            args["params"].clone(),
+                            &events,
+                        ),
+                        None => Err(Error::ShuttingDown),
+                    };
                     Box::pin(async move { result.map_err(|e| e.to_string()) })
                 }),
             })?;
@@ -121,4 +126,27 @@ fn text_result(value: Value) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
     r.structured_content = Some(value);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::PoolOptions;
+
+    #[tokio::test]
+    async fn the_widget_tool_does_not_keep_the_pool_alive() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = Pool::open(PoolOptions {
+            config_path: Some(dir.path().join("servers.json")),
+            ..PoolOptions::default()
+        })
+        .await
+        .unwrap();
+        pool.register_recipe("---\nwidget: stat\ndescription: A figure\n---\nShow it.\n")
+            .unwrap();
+        let weak = Arc::downgrade(&pool.inner);
+        pool.close().await;
+        drop(pool);
+        assert!(weak.upgrade().is_none(), "the pool leaked");
+    }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
@@ -16,8 +17,14 @@ const MANAGED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", 
 
 pub(crate) type HttpTransport = StreamableHttpClientTransport<reqwest::Client>;
 
-/// Builds the transport; nothing goes on the wire until the handshake.
-pub(crate) fn open(record: &ServerRecord, max_message: usize) -> Result<HttpTransport> {
+/// Streamable HTTP with OAuth: tokens are added, refreshed once on a rejection, and a 401
+/// surfaces as an authorization-required error.
+pub(crate) type AuthorizedTransport = StreamableHttpClientTransport<AuthClient<reqwest::Client>>;
+
+fn config(
+    record: &ServerRecord,
+    max_message: usize,
+) -> Result<StreamableHttpClientTransportConfig> {
     let url = record.config.url.clone().unwrap_or_default();
     let headers = custom_headers(record)?;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url)
@@ -26,7 +33,28 @@ pub(crate) fn open(record: &ServerRecord, max_message: usize) -> Result<HttpTran
         .max_json_response_size(max_message)
         .max_sse_event_size(max_message);
     config.retry_config = Arc::new(BriefResume);
-    Ok(StreamableHttpClientTransport::from_config(config))
+    Ok(config)
+}
+
+/// Builds the transport; nothing goes on the wire until the handshake.
+pub(crate) fn open(record: &ServerRecord, max_message: usize) -> Result<HttpTransport> {
+    Ok(StreamableHttpClientTransport::from_config(config(
+        record,
+        max_message,
+    )?))
+}
+
+/// Like [`open`], authorized by `manager`.
+pub(crate) fn open_authorized(
+    record: &ServerRecord,
+    max_message: usize,
+    manager: AuthorizationManager,
+) -> Result<AuthorizedTransport> {
+    let client = AuthClient::new(reqwest::Client::new(), manager);
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        config(record, max_message)?,
+    ))
 }
 
 /// Resumes a broken event stream a few times within about a second, then gives up. rmcp's

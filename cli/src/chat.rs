@@ -1,0 +1,226 @@
+//! `mcpmux chat`: one agent run over the configured servers, the answer streamed to stdout
+//! and the tool calls shown on stderr as they happen.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use mcpmux::agent::{
+    Agent, AgentOptions, Approval, ApprovalRequest, Attachment, ProviderConfig, RunOptions,
+    RunParams, Stop, create_provider,
+};
+use mcpmux::{Event, Pool, ServerFilter};
+use tokio_util::sync::CancellationToken;
+
+use crate::commands::{CliError, Result, print_json};
+
+/// Which model service `chat` talks to.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ProviderKind {
+    Openai,
+    Anthropic,
+    Ollama,
+}
+
+/// The options of `mcpmux chat`.
+#[derive(clap::Args)]
+pub struct ChatArgs {
+    pub prompt: String,
+    #[arg(long, value_enum, default_value = "openai")]
+    pub provider: ProviderKind,
+    #[arg(long, value_name = "MODEL")]
+    pub model: String,
+    /// The service's URL (an OpenAI-compatible server, a proxy, a local Ollama...).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Run tools that need approval without asking.
+    #[arg(long)]
+    pub yes: bool,
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_iterations: usize,
+    /// Attach a resource to the prompt, SERVER:URI (repeat for several).
+    #[arg(long = "attach", value_name = "SERVER:URI")]
+    pub attach: Vec<String>,
+    /// Use only this server (repeat for several).
+    #[arg(long = "only", value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Do not use this server (repeat for several).
+    #[arg(long = "without", value_name = "NAME")]
+    pub without: Vec<String>,
+}
+
+fn provider_config(args: &ChatArgs) -> Result<ProviderConfig> {
+    let key = |var: &str| std::env::var(var).ok().filter(|k| !k.is_empty());
+    let model = args.model.clone();
+    Ok(match args.provider {
+        ProviderKind::Openai => {
+            let api_key = key("OPENAI_API_KEY");
+            // The public API needs a key; a local server or proxy given by URL may not.
+            if api_key.is_none() && args.base_url.is_none() {
+                return Err(CliError::usage(
+                    "set OPENAI_API_KEY, or give --base-url for a server that needs no key",
+                ));
+            }
+            let json = serde_json::json!({
+                "type": "openai", "model": model, "apiKey": api_key,
+                "baseUrl": args.base_url.clone().unwrap_or_else(|| "https://api.openai.com/v1".into()),
+            });
+            serde_json::from_value(json).map_err(|e| CliError::usage(e.to_string()))?
+        }
+        ProviderKind::Anthropic => {
+            let api_key = key("ANTHROPIC_API_KEY");
+            if api_key.is_none() && args.base_url.is_none() {
+                return Err(CliError::usage(
+                    "set ANTHROPIC_API_KEY, or give --base-url for a proxy that adds it",
+                ));
+            }
+            let json = serde_json::json!({
+                "type": "anthropic", "model": model, "apiKey": api_key,
+                "baseUrl": args.base_url.clone().unwrap_or_else(|| "https://api.anthropic.com/v1".into()),
+            });
+            serde_json::from_value(json).map_err(|e| CliError::usage(e.to_string()))?
+        }
+        ProviderKind::Ollama => {
+            let json = serde_json::json!({
+                "type": "ollama", "model": model,
+                "baseUrl": args.base_url.clone().unwrap_or_else(|| "http://localhost:11434".into()),
+            });
+            serde_json::from_value(json).map_err(|e| CliError::usage(e.to_string()))?
+        }
+    })
+}
+
+fn attachments(args: &ChatArgs) -> Result<Vec<Attachment>> {
+    args.attach
+        .iter()
+        .map(|a| match a.split_once(':') {
+            Some((server, uri)) if !server.is_empty() && !uri.is_empty() => Ok(Attachment {
+                server: server.into(),
+                uri: uri.into(),
+            }),
+            _ => Err(CliError::usage(format!(
+                "--attach takes SERVER:URI, got '{a}'"
+            ))),
+        })
+        .collect()
+}
+
+/// Asks on the terminal; without one, `--yes` decides.
+fn approver(yes: bool) -> mcpmux::agent::ApproveFn {
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // One question at a time, even when the model asks for several tools at once.
+    let asking = Arc::new(tokio::sync::Mutex::new(()));
+    Arc::new(move |req: ApprovalRequest| {
+        let asking = asking.clone();
+        Box::pin(async move {
+            if yes {
+                return Approval::AllowOnce;
+            }
+            if !interactive {
+                eprintln!(
+                    "  denied {} (needs approval; no terminal to ask, --yes allows)",
+                    req.tool_id
+                );
+                return Approval::Deny;
+            }
+            let _turn = asking.lock().await;
+            tokio::task::spawn_blocking(move || {
+                eprint!(
+                    "Allow {} on server '{}' with {}? [y]es / [a]lways / [N]o: ",
+                    req.tool_id, req.server_name, req.arguments
+                );
+                let _ = std::io::stderr().flush();
+                let mut line = String::new();
+                let _ = std::io::stdin().lock().read_line(&mut line);
+                match line.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => Approval::AllowOnce,
+                    "a" | "always" => Approval::AllowAlways,
+                    _ => Approval::Deny,
+                }
+            })
+            .await
+            .unwrap_or(Approval::Deny)
+        })
+    })
+}
+
+/// Prints the agent's tool calls as they happen.
+fn show_tool_calls(pool: &Pool) -> tokio::task::JoinHandle<()> {
+    let mut events = pool.events();
+    tokio::spawn(async move {
+        while let Some(e) = events.recv().await {
+            match e {
+                Event::AgentToolUse {
+                    tool_id, arguments, ..
+                } => eprintln!("\n→ {tool_id} {arguments}"),
+                Event::AgentToolResult {
+                    is_error, preview, ..
+                } => {
+                    let line = preview.lines().next().unwrap_or_default();
+                    eprintln!("{} {line}", if is_error { "✗" } else { "←" });
+                }
+                _ => {}
+            }
+        }
+    })
+}
+
+pub async fn run(args: &ChatArgs, pool: &Pool, json: bool) -> Result<()> {
+    let provider = create_provider(provider_config(args)?)?;
+    let agent = Agent::new(
+        pool.clone(),
+        provider,
+        AgentOptions {
+            max_iterations: args.max_iterations,
+            ..Default::default()
+        },
+    );
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let shower = (!json).then(|| show_tool_calls(pool));
+    let on_token: Option<mcpmux::agent::TokenFn> = (!json).then(|| {
+        Arc::new(|t: &str| {
+            print!("{t}");
+            let _ = std::io::stdout().flush();
+        }) as mcpmux::agent::TokenFn
+    });
+    let result = agent
+        .run(
+            &args.prompt,
+            RunOptions {
+                params: RunParams {
+                    attachments: attachments(args)?,
+                    servers: ServerFilter {
+                        enabled: (!args.only.is_empty()).then(|| args.only.clone()),
+                        disabled: args.without.clone(),
+                    },
+                    ..Default::default()
+                },
+                on_token,
+                approve: Some(approver(args.yes)),
+                cancel: Some(cancel),
+            },
+        )
+        .await;
+    on_ctrl_c.abort();
+    if let Some(s) = shower {
+        s.abort();
+    }
+    let result = result?;
+    if json {
+        print_json(&result);
+        return Ok(());
+    }
+    println!();
+    match result.stop {
+        Stop::Finished => Ok(()),
+        Stop::Cancelled => Err(CliError::failed("cancelled")),
+        Stop::MaxIterations => Err(CliError::failed(result.text)),
+    }
+}

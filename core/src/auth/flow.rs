@@ -1,0 +1,266 @@
+//! Getting an authorized rmcp `AuthorizationManager` for a server: from stored credentials,
+//! with client credentials, or by taking a user through the authorization code flow.
+
+use std::sync::Arc;
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    ClientCredentialsConfig, JwtSigningAlgorithm,
+};
+
+use super::loopback::{AUTHORIZE_TIMEOUT, Loopback, open_browser};
+use super::store::ServerCredentials;
+use super::{AuthorizationPrompt, Grant, OAuthHandler, OAuthSettings, TokenStore};
+use crate::error::{Error, Result};
+use crate::record::ServerRecord;
+
+/// The name this client registers under.
+const CLIENT_NAME: &str = "mcpmux";
+
+fn auth_error(record: &ServerRecord, what: &str, e: AuthError) -> Error {
+    Error::Connection {
+        server: record.name.clone(),
+        message: format!("OAuth {what} failed: {e}"),
+    }
+}
+
+fn is_local(url: &str) -> bool {
+    let host = url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split(['/', '?']).next())
+        .unwrap_or_default();
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let name = if host.starts_with('[') {
+        host.split(']')
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    name == "localhost"
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A manager for the server's URL with its slot of the token store. A server on this machine
+/// may name authorization servers on private addresses; a remote one may not (SSRF).
+async fn manager(
+    record: &ServerRecord,
+    store: Arc<dyn TokenStore>,
+) -> Result<AuthorizationManager> {
+    let url = record.config.url.clone().unwrap_or_default();
+    let mut manager = if is_local(&url) {
+        AuthorizationManager::new_allowing_private_addresses(url.as_str()).await
+    } else {
+        AuthorizationManager::new(url.as_str()).await
+    }
+    .map_err(|e| auth_error(record, "setup", e))?;
+    manager.set_credential_store(ServerCredentials {
+        store,
+        server_id: record.id.clone(),
+    });
+    Ok(manager)
+}
+
+/// Credentials that need no user: tokens saved earlier (refreshed as they expire), or a
+/// client-credentials grant. `None` when the user has to authorize.
+pub(crate) async fn stored_manager(
+    record: &ServerRecord,
+    store: Arc<dyn TokenStore>,
+) -> Result<Option<AuthorizationManager>> {
+    let settings = record.config.oauth.clone().unwrap_or_default();
+    if settings.grant == Grant::ClientCredentials {
+        return client_credentials(record, &settings, store, None)
+            .await
+            .map(Some);
+    }
+    let mut manager = manager(record, store).await?;
+    match manager.initialize_from_store().await {
+        Ok(true) => Ok(Some(manager)),
+        Ok(false) => Ok(None),
+        // Metadata that cannot be fetched now: the connection attempt will say why.
+        Err(AuthError::CredentialStoreError(e)) => Err(Error::Connection {
+            server: record.name.clone(),
+            message: format!("cannot read the OAuth token store: {e}"),
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Authorizes after the server answered 401 (`challenge` is its `WWW-Authenticate`).
+pub(crate) async fn authorize(
+    record: &ServerRecord,
+    challenge: Option<String>,
+    store: Arc<dyn TokenStore>,
+    handler: Option<OAuthHandler>,
+) -> Result<AuthorizationManager> {
+    let settings = record.config.oauth.clone().unwrap_or_default();
+    if settings.grant == Grant::ClientCredentials {
+        return client_credentials(record, &settings, store, challenge).await;
+    }
+    // Without a host handler: the browser and a loopback listener.
+    let (redirect_uri, loopback) = match &handler {
+        Some(h) => (h.redirect_uri.clone(), None),
+        None => {
+            let lb = Loopback::bind()
+                .await
+                .map_err(|e| Error::io("cannot listen for the OAuth redirect", e))?;
+            (lb.redirect_uri.clone(), Some(lb))
+        }
+    };
+    let mut manager = manager(record, store).await?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+        .map_err(|e| auth_error(record, "discovery", e))?;
+    manager.set_metadata(resolution.metadata);
+    let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(CLIENT_NAME);
+    if let Some(c) = &challenge {
+        request = request.with_challenge(c.clone());
+    }
+    if !settings.scopes.is_empty() {
+        request = request.with_scopes(settings.scopes.iter().cloned());
+    }
+    if let Some(id) = &settings.client_id {
+        request = request.with_preregistered_client(id.clone());
+        if let Some(secret) = &settings.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
+    }
+    if let Some(url) = &settings.client_metadata_url {
+        request = request.with_client_metadata_url(url.clone());
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| auth_error(record, "registration", e))?;
+    let prompt = AuthorizationPrompt {
+        server_id: record.id.clone(),
+        server_name: record.name.clone(),
+        authorization_url: session.auth_url.clone(),
+        redirect_uri,
+    };
+    let redirected = match (handler, loopback) {
+        (Some(h), _) => (h.authorize)(prompt).await,
+        (None, Some(lb)) => {
+            if let Err(e) = open_browser(&prompt.authorization_url) {
+                tracing::warn!(server = %record.name, "{e}; open the authorization URL yourself");
+                eprintln!(
+                    "mcpmux: to authorize '{}', open {}",
+                    record.name, prompt.authorization_url
+                );
+            }
+            lb.wait(AUTHORIZE_TIMEOUT).await
+        }
+        (None, None) => unreachable!("a loopback listener is bound when there is no handler"),
+    }
+    .map_err(|message| Error::Connection {
+        server: record.name.clone(),
+        message: format!("authorization was not completed: {message}"),
+    })?;
+    session
+        .handle_callback_url(&redirected)
+        .await
+        .map_err(|e| auth_error(record, "token exchange", e))?;
+    Ok(session.auth_manager)
+}
+
+async fn client_credentials(
+    record: &ServerRecord,
+    settings: &OAuthSettings,
+    store: Arc<dyn TokenStore>,
+    challenge: Option<String>,
+) -> Result<AuthorizationManager> {
+    let missing = |what: &str| Error::InvalidConfig {
+        path: Default::default(),
+        message: format!(
+            "server '{}': the client_credentials grant needs {what}",
+            record.name
+        ),
+    };
+    let client_id = settings
+        .client_id
+        .clone()
+        .ok_or_else(|| missing("a clientId"))?;
+    let mut manager = manager(record, store).await?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+        .map_err(|e| auth_error(record, "discovery", e))?;
+    manager.set_metadata(resolution.metadata);
+    let resource = Some(record.config.url.clone().unwrap_or_default());
+    let scopes = settings.scopes.clone();
+    let config = match (&settings.private_key_pem, &settings.client_secret) {
+        (Some(pem), _) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id,
+            signing_key: pem.as_bytes().to_vec(),
+            signing_algorithm: algorithm(settings.signing_algorithm.as_deref()).ok_or_else(
+                || missing("a signingAlgorithm among RS256, RS384, RS512, ES256, ES384"),
+            )?,
+            token_endpoint_audience: None,
+            scopes,
+            resource,
+        },
+        (None, Some(secret)) => ClientCredentialsConfig::ClientSecret {
+            client_id,
+            client_secret: secret.clone(),
+            scopes,
+            resource,
+        },
+        (None, None) => return Err(missing("a clientSecret or a privateKeyPem")),
+    };
+    manager
+        .configure_client_credentials(&config)
+        .map_err(|e| auth_error(record, "client setup", e))?;
+    // rmcp's private_key_jwt exchange keeps a non-Send form serializer across an await, so
+    // its future cannot go to `tokio::spawn`: it runs to completion on a blocking thread.
+    let handle = tokio::runtime::Handle::current();
+    let (manager, result) = tokio::task::spawn_blocking(move || {
+        let result = handle.block_on(manager.exchange_client_credentials(&config));
+        (manager, result)
+    })
+    .await
+    .map_err(|e| Error::Connection {
+        server: record.name.clone(),
+        message: format!("the client credentials exchange stopped: {e}"),
+    })?;
+    result.map_err(|e| auth_error(record, "client credentials", e))?;
+    Ok(manager)
+}
+
+fn algorithm(name: Option<&str>) -> Option<JwtSigningAlgorithm> {
+    Some(match name.unwrap_or("RS256") {
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_urls_are_told_apart() {
+        for u in [
+            "http://localhost:3000/mcp",
+            "http://127.0.0.1/mcp",
+            "http://[::1]:8080/",
+            "http://user@localhost/x",
+        ] {
+            assert!(is_local(u), "{u}");
+        }
+        for u in [
+            "https://example.com/mcp",
+            "http://10.0.0.1/",
+            "http://localhost.evil.com/",
+        ] {
+            assert!(!is_local(u), "{u}");
+        }
+    }
+}

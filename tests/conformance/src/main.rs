@@ -1,0 +1,168 @@
+//! `mcpmux-conformance <server-url>`: what the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) runs as a client. It reads the scenario from
+//! `MCP_CONFORMANCE_SCENARIO` and does what a host application would do for it, through the
+//! public API only: connect, list tools, call them, answer the server's requests.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use mcpmux::auth::{AuthorizationPrompt, Grant, OAuthHandler, OAuthSettings};
+use mcpmux::model::{ElicitResult, ElicitationAction};
+use mcpmux::{
+    ElicitationHandler, HostRequest, Pool, PoolOptions, ServerConfig, ServerInput, TransportType,
+    fill_schema_defaults,
+};
+use serde_json::{Value, json};
+
+/// Accepts every form with the defaults its schema gives (SEP-1034), as a host that
+/// pre-fills a form and has the user confirm it would.
+fn accept_with_defaults() -> ElicitationHandler {
+    Arc::new(|req: HostRequest<mcpmux::model::ElicitRequestParams>| {
+        Box::pin(async move {
+            let params = serde_json::to_value(&req.params).map_err(|e| e.to_string())?;
+            let content = fill_schema_defaults(&params["requestedSchema"], serde_json::Map::new());
+            Ok(ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content)))
+        })
+    })
+}
+
+/// The suite's authorization servers approve at once: following the authorization URL
+/// without redirects gives the redirect a browser would have made.
+fn headless_authorization() -> OAuthHandler {
+    OAuthHandler {
+        redirect_uri: "http://localhost:3000/callback".into(),
+        authorize: Arc::new(|prompt: AuthorizationPrompt| {
+            Box::pin(async move {
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                let response = client
+                    .get(&prompt.authorization_url)
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+                    .ok_or_else(|| {
+                        format!(
+                            "no redirect from the authorization server ({})",
+                            response.status()
+                        )
+                    })
+            })
+        }),
+    }
+}
+
+/// The OAuth settings a host would configure for this server, from what the suite passes
+/// in `MCP_CONFORMANCE_CONTEXT` (pre-registered credentials, a signing key).
+fn oauth_settings(scenario: &str) -> OAuthSettings {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let text = |k: &str| context[k].as_str().map(str::to_string);
+    OAuthSettings {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
+        scopes: Vec::new(),
+        // A machine client (no user): the scenarios for the client-credentials grant.
+        grant: if scenario.starts_with("auth/client-credentials") {
+            Grant::ClientCredentials
+        } else {
+            Grant::AuthorizationCode
+        },
+        private_key_pem: text("private_key_pem"),
+        signing_algorithm: text("signing_algorithm"),
+    }
+}
+
+/// Arguments for a tool from its schema: the schema's defaults, else small sample values,
+/// as a scripted host exercising every tool would send.
+fn sample_arguments(schema: &Value) -> Value {
+    let mut args = serde_json::Map::new();
+    for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
+        let value = prop
+            .get("default")
+            .cloned()
+            .unwrap_or_else(|| match prop["type"].as_str() {
+                Some("number") | Some("integer") => json!(args.len() as i64 + 2),
+                Some("boolean") => json!(true),
+                Some("array") => json!([]),
+                Some("object") => json!({}),
+                _ => json!("conformance"),
+            });
+        args.insert(name.clone(), value);
+    }
+    Value::Object(args)
+}
+
+async fn run(url: &str, scenario: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
+    let pool = Pool::open(PoolOptions {
+        config_path: Some(dir.path().join("servers.json")),
+        connect_on_add: false,
+        health_check_interval_ms: 0,
+        ..PoolOptions::default()
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    pool.set_elicitation_handler(Some(accept_with_defaults()));
+    pool.set_oauth_handler(Some(headless_authorization()));
+    pool.set_token_store(Arc::new(mcpmux::auth::MemoryTokenStore::default()));
+    let mut input = ServerInput {
+        name: "server".into(),
+        transport: Some(TransportType::Http),
+        config: ServerConfig {
+            url: Some(url.into()),
+            strict_transport: true,
+            oauth: Some(oauth_settings(scenario)),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    input.is_trusted = Some(true);
+    pool.add_server(input).await.map_err(|e| e.to_string())?;
+    let outcome = async {
+        pool.connect("server").await?;
+        let tools = pool.list_tools(Some("server")).await?;
+        eprintln!("[{scenario}] {} tool(s)", tools.len());
+        // Every scenario's server offers the tools it wants called; `initialize` offers none.
+        for tool in &tools {
+            let args = sample_arguments(&tool.input_schema);
+            let result = pool.call_tool(&tool.id, args, Default::default()).await?;
+            eprintln!("[{scenario}] {} -> {:?}", tool.name, result.content);
+        }
+        Ok::<(), mcpmux::Error>(())
+    }
+    .await;
+    pool.close().await;
+    outcome.map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let Some(url) = std::env::args().nth(1) else {
+        eprintln!("usage: mcpmux-conformance <server-url>");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcpmux-conformance: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&url, &scenario)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpmux-conformance: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
