@@ -91,15 +91,17 @@ pub(crate) async fn stored_manager(
 }
 
 /// Authorizes after the server answered 401 (`challenge` is its `WWW-Authenticate`).
+/// Answers the manager and the redirect URI the grant used.
 pub(crate) async fn authorize(
     record: &ServerRecord,
     challenge: Option<String>,
     store: Arc<dyn TokenStore>,
     handler: Option<OAuthHandler>,
-) -> Result<AuthorizationManager> {
+) -> Result<(AuthorizationManager, String)> {
     let settings = record.config.oauth.clone().unwrap_or_default();
     if settings.grant == Grant::ClientCredentials {
-        return client_credentials(record, &settings, store, challenge).await;
+        let manager = client_credentials(record, &settings, store, challenge).await?;
+        return Ok((manager, String::new()));
     }
     // Without a host handler: the browser and a loopback listener.
     let (redirect_uri, loopback) = match &handler {
@@ -140,7 +142,7 @@ pub(crate) async fn authorize(
         server_id: record.id.clone(),
         server_name: record.name.clone(),
         authorization_url: session.auth_url.clone(),
-        redirect_uri,
+        redirect_uri: redirect_uri.clone(),
     };
     let redirected = match (handler, loopback) {
         (Some(h), _) => (h.authorize)(prompt).await,
@@ -164,7 +166,7 @@ pub(crate) async fn authorize(
         .handle_callback_url(&redirected)
         .await
         .map_err(|e| auth_error(record, "token exchange", e))?;
-    Ok(session.auth_manager)
+    Ok((session.auth_manager, redirect_uri))
 }
 
 async fn client_credentials(

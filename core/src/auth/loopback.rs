@@ -26,6 +26,25 @@ impl Loopback {
         })
     }
 
+    /// Listens where an earlier grant was sent back (`http://127.0.0.1:PORT/callback`), so a
+    /// new grant for the same registered client can use the same redirect URI; any free port
+    /// when the URI names none.
+    pub async fn bind_to(redirect_uri: &str) -> std::io::Result<Loopback> {
+        let port = redirect_uri
+            .split("://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|authority| authority.rsplit_once(':'))
+            .and_then(|(_, p)| p.parse::<u16>().ok())
+            .unwrap_or(0);
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let port = listener.local_addr()?.port();
+        Ok(Loopback {
+            listener,
+            redirect_uri: format!("http://127.0.0.1:{port}/callback"),
+        })
+    }
+
     /// Waits for the redirect to `/callback` and answers the full URL it carried. Other
     /// requests (a browser's favicon) get a 404 and the wait goes on.
     pub async fn wait(self, timeout: Duration) -> Result<String, String> {

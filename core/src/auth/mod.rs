@@ -7,6 +7,7 @@
 
 mod flow;
 mod loopback;
+mod step_up;
 mod store;
 
 use std::fmt;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::host::BoxFuture;
 
 pub(crate) use flow::{authorize, stored_manager};
+pub(crate) use step_up::StepUpClient;
 pub use store::{FileTokenStore, MemoryTokenStore, TokenStore};
 
 /// How a client gets its tokens.

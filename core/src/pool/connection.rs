@@ -98,9 +98,21 @@ impl Connection {
             TransportType::Http => {
                 let store = shared.host.token_store();
                 // Tokens saved earlier, or a client-credentials grant, go with the first try.
+                let oauth = shared.host.oauth_handler();
+                // Where a step-up's grant comes back: the host's URI, or a new loopback.
+                let redirect_uri = oauth
+                    .as_ref()
+                    .map(|h| h.redirect_uri.clone())
+                    .unwrap_or_default();
                 let first = match crate::auth::stored_manager(record, store.clone()).await? {
                     Some(manager) => {
-                        let transport = http::open_authorized(record, max_message, manager)?;
+                        let transport = http::open_authorized(
+                            record,
+                            max_message,
+                            manager,
+                            redirect_uri,
+                            oauth.clone(),
+                        )?;
                         handler().serve_with_lifecycle(transport, lifecycle()).await
                     }
                     None => {
@@ -122,14 +134,15 @@ impl Connection {
                     // and connect again with the tokens.
                     Err(e) if e.is_authorization_required() => {
                         let challenge = e.auth_challenge().map(str::to_string);
-                        let manager = crate::auth::authorize(
+                        let (manager, redirect_uri) =
+                            crate::auth::authorize(record, challenge, store, oauth.clone()).await?;
+                        let transport = http::open_authorized(
                             record,
-                            challenge,
-                            store,
-                            shared.host.oauth_handler(),
-                        )
-                        .await?;
-                        let transport = http::open_authorized(record, max_message, manager)?;
+                            max_message,
+                            manager,
+                            redirect_uri,
+                            oauth,
+                        )?;
                         let service = handler()
                             .serve_with_lifecycle(transport, lifecycle())
                             .await

@@ -19,7 +19,7 @@ pub(crate) type HttpTransport = StreamableHttpClientTransport<reqwest::Client>;
 
 /// Streamable HTTP with OAuth: tokens are added, refreshed once on a rejection, and a 401
 /// surfaces as an authorization-required error.
-pub(crate) type AuthorizedTransport = StreamableHttpClientTransport<AuthClient<reqwest::Client>>;
+pub(crate) type AuthorizedTransport = StreamableHttpClientTransport<crate::auth::StepUpClient>;
 
 fn config(
     record: &ServerRecord,
@@ -44,13 +44,22 @@ pub(crate) fn open(record: &ServerRecord, max_message: usize) -> Result<HttpTran
     )?))
 }
 
-/// Like [`open`], authorized by `manager`.
+/// Like [`open`], authorized by `manager`; `redirect_uri` is where the client's grants come
+/// back, for a scope step-up.
 pub(crate) fn open_authorized(
     record: &ServerRecord,
     max_message: usize,
     manager: AuthorizationManager,
+    redirect_uri: String,
+    handler: Option<crate::auth::OAuthHandler>,
 ) -> Result<AuthorizedTransport> {
-    let client = AuthClient::new(reqwest::Client::new(), manager);
+    let client = crate::auth::StepUpClient {
+        inner: AuthClient::new(reqwest::Client::new(), manager),
+        server_id: record.id.clone(),
+        server_name: record.name.clone(),
+        redirect_uri,
+        handler,
+    };
     Ok(StreamableHttpClientTransport::with_client(
         client,
         config(record, max_message)?,
