@@ -65,6 +65,51 @@ async fn manager(
     Ok(manager)
 }
 
+/// Finds the authorization server's metadata. A 2025-03-26 server publishes no
+/// protected-resource metadata and serves the authorization server's at its own origin, where
+/// some name another issuer: that spec version did not require them to match, so there (and
+/// only where the expected issuer is the server's own origin) the metadata is taken as served.
+async fn discover(
+    manager: &mut AuthorizationManager,
+    record: &ServerRecord,
+    challenge: Option<&str>,
+) -> Result<()> {
+    match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => {
+            manager.set_metadata(resolution.metadata);
+            Ok(())
+        }
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer, ..
+        }) if origin_of(record).is_some_and(|o| o == expected_issuer.trim_end_matches('/')) => {
+            let url = format!("{expected_issuer}/.well-known/oauth-authorization-server")
+                .replace("//.well-known", "/.well-known");
+            let metadata = reqwest::Client::new()
+                .get(&url)
+                .send()
+                .await
+                .and_then(reqwest::Response::error_for_status)
+                .map_err(|e| {
+                    Error::connection(&record.name, format!("OAuth discovery failed: {e}"))
+                })?
+                .json::<rmcp::transport::auth::AuthorizationMetadata>()
+                .await
+                .map_err(|e| {
+                    Error::connection(&record.name, format!("OAuth metadata is not valid: {e}"))
+                })?;
+            manager.set_metadata(metadata);
+            Ok(())
+        }
+        Err(e) => Err(auth_error(record, "discovery", e)),
+    }
+}
+
+/// `scheme://host[:port]` of the server's URL.
+fn origin_of(record: &ServerRecord) -> Option<String> {
+    let url = reqwest::Url::parse(record.config.url.as_deref()?).ok()?;
+    Some(url.origin().ascii_serialization())
+}
+
 /// Credentials that need no user: tokens saved earlier (refreshed as they expire), or a
 /// client-credentials grant. `None` when the user has to authorize.
 pub(crate) async fn stored_manager(
@@ -114,11 +159,7 @@ pub(crate) async fn authorize(
         }
     };
     let mut manager = manager(record, store).await?;
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(|e| auth_error(record, "discovery", e))?;
-    manager.set_metadata(resolution.metadata);
+    discover(&mut manager, record, challenge.as_deref()).await?;
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(CLIENT_NAME);
     if let Some(c) = &challenge {
         request = request.with_challenge(c.clone());
@@ -187,11 +228,7 @@ async fn client_credentials(
         .clone()
         .ok_or_else(|| missing("a clientId"))?;
     let mut manager = manager(record, store).await?;
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(|e| auth_error(record, "discovery", e))?;
-    manager.set_metadata(resolution.metadata);
+    discover(&mut manager, record, challenge.as_deref()).await?;
     let resource = Some(record.config.url.clone().unwrap_or_default());
     let scopes = settings.scopes.clone();
     let config = match (&settings.private_key_pem, &settings.client_secret) {
