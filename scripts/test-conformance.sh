@@ -62,6 +62,38 @@ for scenario in "${scenarios[@]}"; do
         fi
     fi
 done
+# The next line of the suite (0.2.0-alpha, with the 2026-07-28 scenarios) runs as a report:
+# its score is printed, and it never fails the run.
+NEXT_VERSION=0.2.0-alpha.12
+next="$root/.deps/conformance-next"
+mkdir -p "$next"
+if [[ ! -x "$next/node_modules/.bin/conformance" ]] \
+    || ! grep -q "\"version\": \"$NEXT_VERSION\"" "$next/node_modules/@modelcontextprotocol/conformance/package.json"; then
+    echo '{"private": true}' > "$next/package.json"
+    (cd "$next" && npm install --silent --no-audit --no-fund "@modelcontextprotocol/conformance@$NEXT_VERSION") \
+        || echo "conformance $NEXT_VERSION: could not be installed"
+fi
+if [[ -x "$next/node_modules/.bin/conformance" ]]; then
+    mapfile -t next_scenarios < <(PATH="$node22:$PATH" "$next/node_modules/.bin/conformance" list --client \
+        | sed -n 's/^  - \([^ ]*\).*/\1/p')
+    next_passed=0
+    next_failed=()
+    for scenario in "${next_scenarios[@]}"; do
+        log="$logs/next-${scenario//\//_}.log"
+        PATH="$node22:$PATH" timeout 120 "$next/node_modules/.bin/conformance" client \
+            --command "$client" --scenario "$scenario" >"$log" 2>&1 || true
+        line=$(grep -o 'Passed: [0-9]*/[0-9]*, [0-9]* failed' "$log" | tail -1 || true)
+        if [[ $line =~ Passed:\ ([0-9]+)/([0-9]+) ]] && ((BASH_REMATCH[2] > 0 && BASH_REMATCH[1] == BASH_REMATCH[2])) \
+            && grep -q "OVERALL: PASSED" "$log"; then
+            next_passed=$((next_passed + 1))
+        else
+            next_failed+=("$scenario")
+        fi
+    done
+    echo "conformance $NEXT_VERSION (report only): $next_passed/${#next_scenarios[@]} client scenarios passed"
+    ((${#next_failed[@]})) && echo "  not passing: ${next_failed[*]}"
+fi
+
 required_count=$((${#scenarios[@]} - ${#known_failing[@]}))
 echo "conformance $SUITE_VERSION: $passed/${#scenarios[@]} client scenarios passed; required: $((required_count - ${#failed_required[@]}))/$required_count"
 if ((${#failed_required[@]})); then
