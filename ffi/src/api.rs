@@ -47,7 +47,7 @@ fn blocking(
 }
 
 /// Body of a blocking call without a result.
-fn blocking_unit(
+pub(crate) fn blocking_unit(
     pool: mcpmux_pool,
     timeout_ms: u32,
     make: impl FnOnce(&Arc<PoolEntry>) -> FfiResult<Work>,
@@ -60,7 +60,7 @@ fn blocking_unit(
 }
 
 /// Body of an asynchronous call.
-fn asynchronous(
+pub(crate) fn asynchronous(
     pool: mcpmux_pool,
     timeout_ms: u32,
     callback: mcpmux_completion_fn,
