@@ -222,7 +222,8 @@ def assert_passed(output: str) -> None:
     [
         ("auth/metadata-default", "async"),
         ("auth/metadata-default", "sync"),
-        ("auth/pre-registration", "async"),
+        ("auth/pre-registration", "async"),  # client_id/client_secret from the suite
+        ("auth/basic-cimd", "async"),  # client_metadata_url as the client id
     ],
 )
 def test_authorization_code_round_trip(
@@ -252,8 +253,14 @@ def test_authorization_code_round_trip(
     assert state["state"] != "connected"
 
 
-def test_client_credentials_round_trip(conformance: tuple[str, str], tmp_path: Path) -> None:
-    output, report = run_scenario(conformance, "auth/client-credentials-basic", tmp_path)
+@pytest.mark.parametrize(
+    # client_secret_basic; private_key_jwt with the suite's key in oauth["private_key_pem"]
+    "scenario", ["auth/client-credentials-basic", "auth/client-credentials-jwt"]
+)
+def test_client_credentials_round_trip(
+    conformance: tuple[str, str], tmp_path: Path, scenario: str
+) -> None:
+    output, report = run_scenario(conformance, scenario, tmp_path)
     assert "error" not in report, output
     assert_passed(output)
     assert report["prompts"] == []  # no user involved
