@@ -125,6 +125,13 @@ test("an OAuth handler's throw fails the connection with its message", async () 
   assert.match(report.error.message, /the user closed the sign-in window/);
 });
 
+test("a token store's throw fails the connection with its message", async () => {
+  const { report } = await runScenario('auth/metadata-default', 'broken-store');
+  assert.equal(report.error.code, 'connection');
+  assert.match(report.error.message, /the keychain is locked/);
+  assert.deepEqual(report.steps, []);
+});
+
 test('setOAuthHandler, setTokenStore and logout check their arguments', async (t) => {
   const pool = await Pool.open(testOptions(t));
   t.after(() => pool.close());
