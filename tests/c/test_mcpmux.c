@@ -2380,12 +2380,14 @@ static void on_store_free(void *user_data) {
     atomic_fetch_add(&s->freed, 1);
 }
 
-/* An HTTP server nobody listens for: connecting reads its stored tokens, then fails. */
+/* An HTTP server nobody listens for: connecting reads its stored tokens, then fails (at
+ * once: strictTransport tries no other transport). */
 static void add_unreachable_http(mcpmux_pool pool) {
     char *out = NULL;
-    CHECK_STATUS(mcpmux_servers_add(
-                     pool, "{\"name\": \"remote\", \"config\": {\"url\": \"http://127.0.0.1:9/mcp\"}}",
-                     &out),
+    CHECK_STATUS(mcpmux_servers_add(pool,
+                                    "{\"name\": \"remote\", \"config\": {\"url\": "
+                                    "\"http://127.0.0.1:9/mcp\", \"strictTransport\": true}}",
+                                    &out),
                  MCPMUX_OK);
     mcpmux_string_free(out);
 }
@@ -2412,7 +2414,7 @@ static void test_oauth_token_store(void) {
 
     /* Connecting asks the store for the server's tokens first. */
     char *out = NULL;
-    CHECK_STATUS(mcpmux_servers_connect(pool, "remote", 10000, &out), MCPMUX_ERR_CONNECTION);
+    CHECK_STATUS(mcpmux_servers_connect(pool, "remote", 60000, &out), MCPMUX_ERR_CONNECTION);
     CHECK(out == NULL);
     CHECK(atomic_load(&s.loads) >= 1);
     CHECK_STATUS(s.bad_answer, MCPMUX_ERR_INVALID_ARGUMENT);
@@ -2421,24 +2423,24 @@ static void test_oauth_token_store(void) {
 
     /* A store that cannot load fails the connection with its reason. */
     s.refuse_load = "vault locked";
-    CHECK_STATUS(mcpmux_servers_connect(pool, "remote", 10000, &out), MCPMUX_ERR_CONNECTION);
+    CHECK_STATUS(mcpmux_servers_connect(pool, "remote", 60000, &out), MCPMUX_ERR_CONNECTION);
     char message[512];
     mcpmux_last_error_message(message, sizeof message, NULL);
     CHECK_CONTAINS(message, "vault locked");
 
     /* Logout clears the server's tokens (by id) and disconnects it. */
-    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 10000), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 60000), MCPMUX_OK);
     CHECK(atomic_load(&s.clears) == 1);
     CHECK(strcmp(s.last_clear, s.last_load) == 0);
     s.refuse_clear = "read-only vault";
-    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 10000), MCPMUX_ERR_CONNECTION);
+    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 60000), MCPMUX_ERR_CONNECTION);
     mcpmux_last_error_message(message, sizeof message, NULL);
     CHECK_CONTAINS(message, "read-only vault");
     s.refuse_clear = NULL;
     waiter w;
     waiter_init(&w);
     mcpmux_request_id id = 0;
-    AWAIT(&w, mcpmux_pool_logout_async(pool, "remote", 10000, on_complete, &w, &id));
+    AWAIT(&w, mcpmux_pool_logout_async(pool, "remote", 60000, on_complete, &w, &id));
     CHECK_STATUS(w.status, MCPMUX_OK);
     CHECK(w.json && strcmp(w.json, "null") == 0);
     CHECK(id != 0);
@@ -2456,7 +2458,7 @@ static void test_oauth_token_store(void) {
     /* Another store replaces this one: its user data is freed, once. */
     CHECK_STATUS(mcpmux_pool_set_token_store_memory(pool), MCPMUX_OK);
     CHECK(atomic_load(&s.freed) == 1);
-    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 10000), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 60000), MCPMUX_OK);
     CHECK(atomic_load(&s.clears) == 3);
     /* Closing the pool frees a store's user data too. */
     CHECK_STATUS(mcpmux_pool_set_token_store(pool, on_store_load, on_store_save, on_store_clear,
@@ -2484,7 +2486,7 @@ static void test_oauth_token_file(void) {
     /* A file of the host's choosing, created 0600 when first written. */
     snprintf(tokens, sizeof tokens, "%s/chosen-tokens.json", tmp_root);
     CHECK_STATUS(mcpmux_pool_set_token_store_file(pool, tokens), MCPMUX_OK);
-    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 10000), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 60000), MCPMUX_OK);
     struct stat st;
     CHECK(stat(tokens, &st) == 0 && (st.st_mode & 0777) == 0600);
 
@@ -2492,7 +2494,7 @@ static void test_oauth_token_file(void) {
     snprintf(tokens, sizeof tokens, "%s.tokens.json", config);
     CHECK(stat(tokens, &st) != 0);
     CHECK_STATUS(mcpmux_pool_set_token_store_file(pool, NULL), MCPMUX_OK);
-    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 10000), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_logout(pool, "remote", 60000), MCPMUX_OK);
     CHECK(stat(tokens, &st) == 0 && (st.st_mode & 0777) == 0600);
 
     /* A corrupt token file is an error, never replaced. */
@@ -2503,7 +2505,7 @@ static void test_oauth_token_file(void) {
         fclose(f);
     }
     char *out = NULL;
-    CHECK_STATUS(mcpmux_servers_connect(pool, "remote", 10000, &out), MCPMUX_ERR_CONNECTION);
+    CHECK_STATUS(mcpmux_servers_connect(pool, "remote", 60000, &out), MCPMUX_ERR_CONNECTION);
     char message[512];
     mcpmux_last_error_message(message, sizeof message, NULL);
     CHECK_CONTAINS(message, "token");
