@@ -446,6 +446,11 @@ mcpmux_status mcpmux_servers_get(mcpmux_pool pool, const char *server, char **ou
 // (`{"name": "files", "config": {"command": "npx", "args": [...], "env": {...}}}`; `type`
 // is inferred when absent) and answers the saved record. An active server starts
 // connecting in the background (if connectOnAdd); a failed connect never fails the add.
+// An HTTP server (`{"name": "remote", "config": {"url": "https://..."}}`) that answers 401
+// is authorized with OAuth when it connects (mcpmux_pool_set_oauth_handler()); its
+// optional `config.oauth` settings are `{"clientId", "clientSecret", "clientMetadataUrl",
+// "scopes": [...], "grant": "authorization_code" | "client_credentials", "privateKeyPem",
+// "signingAlgorithm"}` (without them: dynamic client registration).
 mcpmux_status mcpmux_servers_add(mcpmux_pool pool, const char *input_json, char **out_json);
 
 // Imports servers from a JSON text in Claude Desktop / Cursor (`{"mcpServers": {...}}`),
@@ -775,7 +780,13 @@ mcpmux_status mcpmux_pool_set_elicitation_handler(mcpmux_pool pool,
 //   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
 //   "outputTokens": n}}` (stopReason and usage optional);
 // - approval (mcpmux_agent_run()): `"once"`, `"always"` (for the rest of the agent's life),
-//   `"deny"` (quoted or not), `true` (once) or `false`.
+//   `"deny"` (quoted or not), `true` (once) or `false`;
+// - OAuth authorization (mcpmux_pool_set_oauth_handler()): the URL the authorization
+//   server redirected to, with its code and state, as a JSON string
+//   (`"http://localhost:3000/callback?code=...&state=..."`; the bare URL is accepted too);
+// - token store load (mcpmux_pool_set_token_store()): the credentials saved for the
+//   server (any JSON value, as it was given to save), or `null` for none;
+// - token store save and clear: any JSON, e.g. `null`.
 //
 // JSON of the wrong shape is MCPMUX_ERR_INVALID_ARGUMENT with a message saying what is
 // expected, and the request still waits for a good answer; MCPMUX_ERR_NOT_FOUND when it
@@ -786,7 +797,9 @@ mcpmux_status mcpmux_host_request_respond(mcpmux_host_request_id request, const 
 // Refuses a host request with `reason` (NULL: "refused by the host"): a server sees an
 // error; a host tool's call becomes a result with isError and `reason` as its text; a host
 // provider's request fails the agent run with MCPMUX_ERR_CONNECTION; an approval is a
-// denial. MCPMUX_ERR_NOT_FOUND when it was answered already or nobody waits any more.
+// denial; an OAuth authorization or a token store operation fails with `reason` (the
+// connection attempt then fails with MCPMUX_ERR_CONNECTION). MCPMUX_ERR_NOT_FOUND when
+// it was answered already or nobody waits any more.
 mcpmux_status mcpmux_host_request_refuse(mcpmux_host_request_id request, const char *reason);
 
 // Streams a piece of a host provider's answer (`text`, UTF-8) to the agent run that asked,
@@ -800,6 +813,78 @@ mcpmux_status mcpmux_host_request_token(mcpmux_host_request_id request, const ch
 // it was answered, or nobody waits for it any more (cancelled, timed out, pool closed):
 // a host working on a long answer can poll this to stop early.
 mcpmux_status mcpmux_host_request_waiting(mcpmux_host_request_id request);
+
+// How users of this pool authorize HTTP servers that ask for OAuth (answer 401).
+//
+// `handler(user_data, request, json, len)` receives, on a library thread,
+// `{"serverId": ..., "serverName": ..., "authorizationUrl": ..., "redirectUri": ...}`:
+// the host takes the user to `authorizationUrl` (a browser, a web view...) and answers
+// `request` once, then or later, from any thread, with mcpmux_host_request_respond() and
+// the full URL the authorization server redirected to (it carries the code and state) as a
+// JSON string, or mcpmux_host_request_refuse() with a reason (the connection attempt then
+// fails with MCPMUX_ERR_CONNECTION). `redirect_uri` is the URI registered with the
+// authorization server, where it sends the user back (e.g.
+// `"http://localhost:3000/callback"`). A request nobody waits for any more (connect
+// cancelled or timed out, pool closed) is MCPMUX_ERR_NOT_FOUND to answer, and
+// mcpmux_host_request_waiting() says so.
+//
+// NULL `handler` restores the default (then `redirect_uri`, `user_data` and
+// `free_user_data` are ignored): the system browser opens the authorization URL and a
+// one-shot listener on 127.0.0.1 receives the redirect. Servers with
+// `"oauth": {"grant": "client_credentials"}` in their config never ask the host.
+// `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the pool
+// closed, and no call of it is running; it does not run when this call fails.
+mcpmux_status mcpmux_pool_set_oauth_handler(mcpmux_pool pool,
+                                            const char *redirect_uri,
+                                            mcpmux_host_request_fn handler,
+                                            void *user_data,
+                                            mcpmux_free_fn free_user_data);
+
+// Keeps this pool's OAuth credentials with the host, instead of the default file
+// `<config>.tokens.json` (mode 0600). Each operation is a host request, received on a
+// library thread and answered once, then or later, from any thread:
+// - `load` gets `{"serverId": "..."}` and answers (mcpmux_host_request_respond()) the
+//   credentials saved for that server, exactly as save received them, or `null`;
+// - `save` gets `{"serverId": "...", "credentials": {...}}` and answers any JSON (`null`)
+//   once they are kept;
+// - `clear` gets `{"serverId": "..."}` and answers any JSON (`null`) once they are gone.
+//
+// mcpmux_host_request_refuse() fails the operation with its reason (a failed load or save
+// fails the connection attempt with MCPMUX_ERR_CONNECTION). The credentials are opaque
+// secrets (access and refresh tokens, the client registration): keep them safe and never
+// log them. All three callbacks are required and share `user_data`; `free_user_data` (may
+// be NULL) runs once the store is replaced or the pool closed and no call of it is
+// running; it does not run when this call fails. Set the store before connecting.
+mcpmux_status mcpmux_pool_set_token_store(mcpmux_pool pool,
+                                          mcpmux_host_request_fn load,
+                                          mcpmux_host_request_fn save,
+                                          mcpmux_host_request_fn clear,
+                                          void *user_data,
+                                          mcpmux_free_fn free_user_data);
+
+// Keeps this pool's OAuth credentials in the JSON file `path` (mode 0600, written
+// atomically under a lock, so several processes may share it), created when first
+// needed; NULL restores the default, `<config>.tokens.json` beside the pool's config file.
+// Set it before connecting.
+mcpmux_status mcpmux_pool_set_token_store_file(mcpmux_pool pool, const char *path);
+
+// Keeps this pool's OAuth credentials in memory only: users authorize again in every
+// process. Set it before connecting.
+mcpmux_status mcpmux_pool_set_token_store_memory(mcpmux_pool pool);
+
+// Forgets the OAuth credentials of `server` (id or name) in the pool's token store and
+// disconnects it: its next use authorizes again. MCPMUX_ERR_NOT_FOUND for an unknown
+// server; MCPMUX_ERR_CONNECTION when the token store cannot clear them. `timeout_ms`: 0
+// for none.
+mcpmux_status mcpmux_pool_logout(mcpmux_pool pool, const char *server, uint32_t timeout_ms);
+
+// Asynchronous mcpmux_pool_logout(); the callback's JSON is `null`.
+mcpmux_status mcpmux_pool_logout_async(mcpmux_pool pool,
+                                       const char *server,
+                                       uint32_t timeout_ms,
+                                       mcpmux_completion_fn callback,
+                                       void *user_data,
+                                       mcpmux_request_id *out_request_id);
 
 #ifdef __cplusplus
 }  // extern "C"

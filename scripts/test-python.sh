@@ -8,6 +8,8 @@ repo_root="$(pwd)"
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}"
 
 bash scripts/test-deps.sh
+# The official conformance suite: its OAuth-protected mock servers test the OAuth API.
+bash scripts/conformance-deps.sh
 # The test server is a member of the root workspace: built into the root target dir.
 cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server
 export MCPMUX_TEST_SERVER="$repo_root/target/debug/mcpmux-test-server"

@@ -51,6 +51,32 @@ export interface ServerConfig {
   cwd?: string;
   url?: string;
   headers?: Record<string, string>;
+  /** For `http`: never fall back to the legacy HTTP+SSE transport. */
+  strictTransport?: boolean;
+  /** OAuth for a remote server. Optional: a server answering 401 is authorized anyway, with
+   * dynamic client registration. */
+  oauth?: OAuthSettings;
+}
+
+/** How a client gets its OAuth tokens: a user signs in (with PKCE), or machine to machine. */
+export type OAuthGrant = 'authorization_code' | 'client_credentials';
+
+/** A server's OAuth settings (`config.oauth`); all optional. */
+export interface OAuthSettings {
+  /** A client registered beforehand with the authorization server. */
+  clientId?: string;
+  clientSecret?: string;
+  /** An HTTPS URL of this client's metadata document, used as its client id where the
+   * authorization server supports it. */
+  clientMetadataUrl?: string;
+  /** Scopes to ask for; without them the server's challenge or metadata decides. */
+  scopes?: string[];
+  /** Default `'authorization_code'`. */
+  grant?: OAuthGrant;
+  /** For `client_credentials` with `private_key_jwt`: the PEM key that signs assertions. */
+  privateKeyPem?: string;
+  /** `'RS256'` (default), `'ES256'`, ... */
+  signingAlgorithm?: string;
 }
 
 /** Per-server time limits in milliseconds; unset ones use the pool's. */
@@ -520,6 +546,40 @@ export type ElicitationHandler = (
   context: { signal: AbortSignal },
 ) => ElicitResult | Record<string, unknown> | null | undefined | Promise<ElicitResult | Record<string, unknown> | null | undefined>;
 
+/** What an OAuth handler is asked: send the user to `authorizationUrl`. */
+export interface AuthorizationPrompt {
+  serverId: string;
+  serverName: string;
+  authorizationUrl: string;
+  redirectUri: string;
+}
+
+/** Takes a user through authorization and resolves to the URL the authorization server
+ * redirected to (with its `code` and `state`). Throwing fails the connection with the message. */
+export type OAuthHandler = (
+  prompt: AuthorizationPrompt,
+  context: { signal: AbortSignal },
+) => string | URL | Promise<string | URL>;
+
+export interface OAuthHandlerOptions {
+  /** The redirect URI registered with the authorization server (where it sends the user back). */
+  redirectUri: string;
+}
+
+/** Keeps each server's OAuth credentials: an opaque JSON document per server id. The
+ * credentials are secrets: never log them. Methods may be sync or async; a throw fails the
+ * operation with the message. */
+export interface TokenStore {
+  /** What `save` got for this server, or `null`/`undefined`. */
+  load(serverId: string): unknown | Promise<unknown>;
+  save(serverId: string, credentials: unknown): void | Promise<void>;
+  clear(serverId: string): void | Promise<void>;
+}
+
+/** A `TokenStore`, a JSON file (mode 0600), memory only, or `null` for the default
+ * (`<configPath>.tokens.json`). */
+export type TokenStoreSpec = TokenStore | { file: string } | 'memory' | null;
+
 /** A recipe: markdown whose front matter names a widget and the JSON Schema of its params. */
 export interface Recipe {
   name: string;
@@ -815,6 +875,14 @@ export declare class Pool extends EventEmitter {
   setSamplingHandler(handler: SamplingHandler | null): void;
   /** Answers servers' elicitation requests; `null` declines them. Set it before connecting. */
   setElicitationHandler(handler: ElicitationHandler | null): void;
+  /** Takes users through OAuth authorization of HTTP servers; `null` restores the default
+   * (the system browser and a one-shot listener on 127.0.0.1). */
+  setOAuthHandler(authorize: OAuthHandler, options: OAuthHandlerOptions): void;
+  setOAuthHandler(authorize: null): void;
+  /** Where OAuth tokens live (default: `<configPath>.tokens.json`, mode 0600). */
+  setTokenStore(store: TokenStoreSpec): void;
+  /** Forgets a server's OAuth tokens and disconnects it: its next use authorizes again. */
+  logout(idOrName: string): Promise<void>;
   /** The roots every server sees unless it has its own. */
   roots(): Root[];
   /** Replaces the pool's roots; connected servers are told. */

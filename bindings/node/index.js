@@ -4,6 +4,7 @@
 // events into EventEmitter events and native errors into error classes with a stable `code`.
 
 const { EventEmitter } = require('node:events');
+const path = require('node:path');
 const native = require('./native.js');
 
 // ---------------------------------------------------------------------------------------------
@@ -128,6 +129,16 @@ function requireString(name, v) {
 
 function optionalString(name, v) {
   return v === undefined || v === null ? undefined : requireString(name, v);
+}
+
+function isAbsoluteUrl(v) {
+  if (typeof v !== 'string') return false;
+  try {
+    new URL(v);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function requireObject(name, v) {
@@ -597,6 +608,83 @@ class Pool extends EventEmitter {
         return { action: 'accept', content: answer };
       }),
     );
+  }
+
+  // --- OAuth ----------------------------------------------------------------------------------
+
+  /**
+   * Takes users through OAuth authorization of HTTP servers: `authorize({ serverId,
+   * serverName, authorizationUrl, redirectUri }, { signal })` sends the user to
+   * `authorizationUrl` and resolves to the URL the authorization server redirected to (it
+   * carries the code and state); a throw fails the connection with its message.
+   * `options.redirectUri` is the redirect URI registered with the authorization server.
+   * `null` restores the default: the system browser and a one-shot listener on 127.0.0.1.
+   */
+  setOAuthHandler(authorize, options) {
+    if (authorize === null || authorize === undefined) {
+      callSync(() => this.#native.setOauthHandler(null, ''));
+      return;
+    }
+    requireFunction('authorize', authorize);
+    requireObject('options', options);
+    const { redirectUri } = options;
+    if (!isAbsoluteUrl(redirectUri)) {
+      throw new InvalidArgumentError(`options.redirectUri must be an absolute URL, not ${describe(redirectUri)}`);
+    }
+    const callback = bridge(this.#native, async (prompt, signal) => {
+      const answer = await authorize(prompt, { signal });
+      if (answer instanceof URL) return answer.href;
+      if (typeof answer !== 'string' || answer === '') {
+        throw new TypeError(`the OAuth handler must resolve to the redirect URL, not ${describe(answer)}`);
+      }
+      return answer;
+    });
+    callSync(() => this.#native.setOauthHandler(callback, redirectUri));
+  }
+
+  /**
+   * Where OAuth tokens live: an object with `load(serverId)`, `save(serverId, credentials)` and
+   * `clear(serverId)` (sync or async; `load` answers what `save` got, or `null`/`undefined`),
+   * `{ file: path }` (a JSON file, mode 0600), `'memory'` (lost at exit), or `null` for the
+   * default, `<configPath>.tokens.json`. The credentials are secrets: never log them.
+   */
+  setTokenStore(store) {
+    const nativePool = this.#native;
+    if (store === null || store === undefined) {
+      nativePool.setTokenStoreFile(null);
+    } else if (store === 'memory') {
+      nativePool.setTokenStoreMemory();
+    } else if (isPlainObject(store) && 'file' in store) {
+      if (typeof store.file !== 'string' || store.file === '') {
+        throw new InvalidArgumentError(`store.file must be a path, not ${describe(store.file)}`);
+      }
+      nativePool.setTokenStoreFile(path.resolve(store.file));
+    } else if (store !== null && typeof store === 'object') {
+      for (const op of ['load', 'save', 'clear']) {
+        if (typeof store[op] !== 'function') {
+          throw new InvalidArgumentError(`a token store needs a ${op}() method, not ${describe(store[op])}`);
+        }
+      }
+      nativePool.setTokenStoreJs(
+        bridge(nativePool, async ({ op, serverId, credentials }) => {
+          if (op === 'load') return (await store.load(serverId)) ?? null;
+          if (op === 'save') await store.save(serverId, credentials);
+          else if (op === 'clear') await store.clear(serverId);
+          else throw new TypeError(`unknown token store operation ${op}`);
+          return null;
+        }),
+      );
+    } else {
+      throw new InvalidArgumentError(
+        `a token store is an object with load/save/clear, { file }, 'memory' or null, not ${describe(store)}`,
+      );
+    }
+  }
+
+  /** Forgets a server's OAuth tokens and disconnects it: its next use authorizes again. */
+  async logout(idOrName) {
+    requireString('server', idOrName);
+    await call(() => this.#native.logout(idOrName));
   }
 
   /** The roots every server sees unless it has its own. */

@@ -47,7 +47,7 @@ fn blocking(
 }
 
 /// Body of a blocking call without a result.
-fn blocking_unit(
+pub(crate) fn blocking_unit(
     pool: mcpmux_pool,
     timeout_ms: u32,
     make: impl FnOnce(&Arc<PoolEntry>) -> FfiResult<Work>,
@@ -60,7 +60,7 @@ fn blocking_unit(
 }
 
 /// Body of an asynchronous call.
-fn asynchronous(
+pub(crate) fn asynchronous(
     pool: mcpmux_pool,
     timeout_ms: u32,
     callback: mcpmux_completion_fn,
@@ -278,6 +278,11 @@ pub unsafe extern "C" fn mcpmux_servers_get(
 /// (`{"name": "files", "config": {"command": "npx", "args": [...], "env": {...}}}`; `type`
 /// is inferred when absent) and answers the saved record. An active server starts
 /// connecting in the background (if connectOnAdd); a failed connect never fails the add.
+/// An HTTP server (`{"name": "remote", "config": {"url": "https://..."}}`) that answers 401
+/// is authorized with OAuth when it connects (mcpmux_pool_set_oauth_handler()); its
+/// optional `config.oauth` settings are `{"clientId", "clientSecret", "clientMetadataUrl",
+/// "scopes": [...], "grant": "authorization_code" | "client_credentials", "privateKeyPem",
+/// "signingAlgorithm"}` (without them: dynamic client registration).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_servers_add(
     pool: mcpmux_pool,

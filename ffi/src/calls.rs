@@ -326,6 +326,10 @@ async fn close_entry(entry: Arc<PoolEntry>, drain: Duration) {
     // Dropping the handlers runs their finalizers once no call of them is left.
     entry.pool.set_sampling_handler(None);
     entry.pool.set_elicitation_handler(None);
+    entry.pool.set_oauth_handler(None);
+    entry
+        .pool
+        .set_token_store(Arc::new(mcpmux_core::auth::MemoryTokenStore::default()));
     // Every host tool goes, the C ones (their finalizers run) and the recipe tools, whose
     // handlers hold the pool itself: left registered, that cycle would keep the whole core
     // pool allocated after the close.

@@ -42,6 +42,12 @@ pub(crate) enum Pending {
         provider: String,
     },
     Approval(oneshot::Sender<Approval>),
+    /// An OAuth authorization: the redirect URL.
+    Authorize(oneshot::Sender<Result<String, String>>),
+    /// A token store's load: the credentials, or none.
+    TokenLoad(oneshot::Sender<Result<Option<Value>, String>>),
+    /// A token store's save or clear: done.
+    TokenDone(oneshot::Sender<Result<(), String>>),
 }
 
 static PENDING: Mutex<Option<HashMap<u64, Pending>>> = Mutex::new(None);
@@ -63,6 +69,9 @@ pub(crate) struct CHandler {
     /// The callbacks of one request (an agent run's approvals) stop once its completion
     /// is due.
     gate: Option<Arc<Gate>>,
+    /// The handler whose user data this one shares (and whose finalizer must wait for this
+    /// one too): the callbacks of one token store.
+    _owner: Option<Arc<CHandler>>,
 }
 
 impl CHandler {
@@ -80,6 +89,24 @@ impl CHandler {
             free,
             armed: AtomicBool::new(true),
             gate,
+            _owner: None,
+        })
+    }
+
+    /// Another callback over the user data of `owner`: `owner`'s finalizer runs once both
+    /// are gone.
+    pub fn sharing(
+        f: unsafe extern "C" fn(*mut c_void, u64, *const c_char, usize),
+        owner: &Arc<CHandler>,
+    ) -> Arc<Self> {
+        Arc::new(CHandler {
+            f,
+            on_cancel: None,
+            user: owner.user,
+            free: None,
+            armed: AtomicBool::new(false),
+            gate: None,
+            _owner: Some(owner.clone()),
         })
     }
 
@@ -325,6 +352,19 @@ fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
             Ok(a) => drop(tx.send(a)),
             Err(e) => return Err((Pending::Approval(tx), FfiError::invalid(e))),
         },
+        Pending::Authorize(tx) => match crate::oauth::redirect_of(text) {
+            Ok(url) => drop(tx.send(Ok(url))),
+            Err(e) => return Err((Pending::Authorize(tx), FfiError::invalid(e))),
+        },
+        Pending::TokenLoad(tx) => match parsed::<Value>(text, "JSON text") {
+            Ok(Value::Null) => drop(tx.send(Ok(None))),
+            Ok(v) => drop(tx.send(Ok(Some(v)))),
+            Err(e) => return Err((Pending::TokenLoad(tx), e)),
+        },
+        Pending::TokenDone(tx) => match parsed::<Value>(text, "JSON text") {
+            Ok(_) => drop(tx.send(Ok(()))),
+            Err(e) => return Err((Pending::TokenDone(tx), e)),
+        },
     }
     Ok(())
 }
@@ -342,7 +382,13 @@ fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
 ///   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
 ///   "outputTokens": n}}` (stopReason and usage optional);
 /// - approval (mcpmux_agent_run()): `"once"`, `"always"` (for the rest of the agent's life),
-///   `"deny"` (quoted or not), `true` (once) or `false`.
+///   `"deny"` (quoted or not), `true` (once) or `false`;
+/// - OAuth authorization (mcpmux_pool_set_oauth_handler()): the URL the authorization
+///   server redirected to, with its code and state, as a JSON string
+///   (`"http://localhost:3000/callback?code=...&state=..."`; the bare URL is accepted too);
+/// - token store load (mcpmux_pool_set_token_store()): the credentials saved for the
+///   server (any JSON value, as it was given to save), or `null` for none;
+/// - token store save and clear: any JSON, e.g. `null`.
 ///
 /// JSON of the wrong shape is MCPMUX_ERR_INVALID_ARGUMENT with a message saying what is
 /// expected, and the request still waits for a good answer; MCPMUX_ERR_NOT_FOUND when it
@@ -373,7 +419,9 @@ pub unsafe extern "C" fn mcpmux_host_request_respond(
 /// Refuses a host request with `reason` (NULL: "refused by the host"): a server sees an
 /// error; a host tool's call becomes a result with isError and `reason` as its text; a host
 /// provider's request fails the agent run with MCPMUX_ERR_CONNECTION; an approval is a
-/// denial. MCPMUX_ERR_NOT_FOUND when it was answered already or nobody waits any more.
+/// denial; an OAuth authorization or a token store operation fails with `reason` (the
+/// connection attempt then fails with MCPMUX_ERR_CONNECTION). MCPMUX_ERR_NOT_FOUND when
+/// it was answered already or nobody waits any more.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_host_request_refuse(
     request: mcpmux_host_request_id,
@@ -390,6 +438,9 @@ pub unsafe extern "C" fn mcpmux_host_request_refuse(
             Pending::Tool(tx) => drop(tx.send(Err(reason))),
             Pending::Chat { tx, .. } => drop(tx.send(Err(reason))),
             Pending::Approval(tx) => drop(tx.send(Approval::Deny)),
+            Pending::Authorize(tx) => drop(tx.send(Err(reason))),
+            Pending::TokenLoad(tx) => drop(tx.send(Err(reason))),
+            Pending::TokenDone(tx) => drop(tx.send(Err(reason))),
         }
         Ok(())
     })

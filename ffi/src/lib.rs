@@ -18,6 +18,7 @@ mod error;
 mod events;
 mod handles;
 mod host;
+mod oauth;
 mod rt;
 
 use std::ffi::{c_char, c_void};
@@ -26,6 +27,7 @@ pub use agent::*;
 pub use api::*;
 pub use events::*;
 pub use host::*;
+pub use oauth::*;
 
 /// Result of every call. Numbers are stable: they are never renumbered nor reused, and
 /// new ones are only added.

@@ -7,6 +7,7 @@
 mod agent;
 mod bridge;
 mod host;
+mod oauth;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -573,6 +574,10 @@ impl NativePool {
             // still waiting for one.
             shared.pool.set_sampling_handler(None);
             shared.pool.set_elicitation_handler(None);
+            shared.pool.set_oauth_handler(None);
+            shared
+                .pool
+                .set_token_store(Arc::new(mcpmux::auth::MemoryTokenStore::default()));
             let host_tools = std::mem::take(&mut *shared.host_tools.lock().unwrap());
             for name in host_tools {
                 shared.pool.unregister_tool(&name);

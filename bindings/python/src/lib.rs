@@ -5,6 +5,7 @@ mod agent;
 mod callbacks;
 mod errors;
 mod events;
+mod oauth;
 mod pool;
 mod runtime;
 

@@ -12,6 +12,9 @@ import {
   type SearchHit,
   type ServerRecord,
   type ToolInfo,
+  type AuthorizationPrompt,
+  type OAuthSettings,
+  type TokenStore,
   Agent,
   Conversation,
   EVENT_NAMES,
@@ -131,6 +134,36 @@ async function hostAndAgent(pool: Pool): Promise<void> {
   pool.setElicitationHandler(async (req) => (req.params.message ? { action: 'accept', content: { name: 'Ada' } } : null));
   pool.setElicitationHandler(() => ({ name: 'Ada' }));
   pool.setSamplingHandler(null);
+
+  const oauth: OAuthSettings = { clientId: 'app', clientSecret: 's', scopes: ['read'], grant: 'client_credentials' };
+  await pool.addServer({ name: 'remote', config: { url: 'https://mcp.example.com/mcp', strictTransport: true, oauth } });
+  // @ts-expect-error: grant is one of two strings
+  const badGrant: OAuthSettings = { grant: 'password' };
+  console.log(badGrant);
+  pool.setOAuthHandler(
+    async (prompt: AuthorizationPrompt, { signal }) => {
+      const res = await fetch(prompt.authorizationUrl, { redirect: 'manual', signal });
+      return res.headers.get('location') ?? '';
+    },
+    { redirectUri: 'http://localhost:3000/callback' },
+  );
+  pool.setOAuthHandler((p) => new URL(p.redirectUri), { redirectUri: 'http://localhost/cb' });
+  // @ts-expect-error: a handler needs its redirect URI
+  pool.setOAuthHandler(async () => 'http://localhost/cb?code=1');
+  pool.setOAuthHandler(null);
+  const tokens = new Map<string, unknown>();
+  const store: TokenStore = {
+    load: (id) => tokens.get(id),
+    save: async (id, credentials) => void tokens.set(id, credentials),
+    clear: (id) => void tokens.delete(id),
+  };
+  pool.setTokenStore(store);
+  pool.setTokenStore({ file: '/tmp/tokens.json' });
+  pool.setTokenStore('memory');
+  pool.setTokenStore(null);
+  // @ts-expect-error: a store needs clear()
+  pool.setTokenStore({ load: () => null, save: () => {} });
+  await pool.logout('remote');
   const roots: Root[] = pool.roots();
   await pool.setRoots([...roots, { uri: 'file:///tmp', name: 'tmp' }]);
   await pool.setServerRoots('everything', null);

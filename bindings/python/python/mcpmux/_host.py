@@ -20,13 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidArgumentError
-from .types import ApprovalRequest, HostRequest, Model
+from .types import ApprovalRequest, AuthorizationPrompt, HostRequest, Model, camel
 
 __all__ = [
     "tool_adapter",
     "sampling_adapter",
     "elicitation_adapter",
     "approve_adapter",
+    "oauth_adapter",
+    "token_store_adapter",
+    "oauth_json",
+    "config_json",
     "schema_from_signature",
     "roots_json",
     "tool_result",
@@ -173,6 +177,90 @@ def approve_adapter(fn: Callable[[ApprovalRequest], Any]) -> Adapter:
         return json.dumps("deny")
 
     return adapter
+
+
+def oauth_adapter(fn: Callable[[AuthorizationPrompt], Any]) -> Adapter:
+    """``fn(prompt)`` answers the redirect URL (a ``str``); an exception fails the
+    authorization with its message."""
+
+    async def adapter(prompt_json: str) -> str:
+        prompt = AuthorizationPrompt.from_dict(json.loads(prompt_json))
+        url = await _maybe_await(fn(prompt))
+        if not isinstance(url, str) or not url:
+            raise TypeError(
+                f"the OAuth handler must return the redirect URL (a str), not {type(url).__name__}"
+            )
+        return json.dumps(url)
+
+    return adapter
+
+
+def token_store_adapter(store: Any) -> Adapter:
+    """``adapter(op, server_id, credentials_json)`` over ``store.load/save/clear`` (sync or
+    async). Errors never quote the credentials."""
+    for method in ("load", "save", "clear"):
+        if not callable(getattr(store, method, None)):
+            raise InvalidArgumentError(
+                f"a token store needs load, save and clear methods; {store!r} has no {method}()"
+            )
+
+    async def adapter(op: str, server_id: str, credentials_json: str) -> str:
+        if op == "load":
+            value = await _maybe_await(store.load(server_id))
+            if isinstance(value, (str, bytes)):
+                value = json.loads(value)
+            if value is not None and not isinstance(value, Mapping):
+                raise TypeError(
+                    f"the token store's load() must return a dict, JSON text or None, "
+                    f"not {type(value).__name__}"
+                )
+            return json.dumps(None if value is None else dict(value))
+        if op == "save":
+            await _maybe_await(store.save(server_id, json.loads(credentials_json)))
+        else:
+            await _maybe_await(store.clear(server_id))
+        return "null"
+
+    return adapter
+
+
+_OAUTH_KEYS = {
+    "client_id",
+    "client_secret",
+    "client_metadata_url",
+    "scopes",
+    "grant",
+    "private_key_pem",
+    "signing_algorithm",
+}
+
+
+def oauth_json(settings: Any) -> dict[str, Any]:
+    """OAuth settings (snake_case or camelCase keys) as the core's camelCase object; the core
+    rejects unknown keys."""
+    settings = _plain(settings)
+    if not isinstance(settings, Mapping):
+        raise InvalidArgumentError(f"oauth must be a dict of settings, not {type(settings).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        name = camel(key) if key in _OAUTH_KEYS else key
+        if name in out:
+            raise InvalidArgumentError(f"oauth setting {name!r} is given twice")
+        out[name] = list(value) if name == "scopes" and not isinstance(value, str) else value
+    return out
+
+
+def config_json(config: Any) -> dict[str, Any]:
+    """A server's ``config`` as the core's JSON: ``strict_transport`` and the ``oauth``
+    settings may be spelled in snake_case (``env`` and ``headers`` are left as they are)."""
+    out = dict(_plain(config))
+    if "strict_transport" in out:
+        if "strictTransport" in out:
+            raise InvalidArgumentError("strict_transport is given twice")
+        out["strictTransport"] = out.pop("strict_transport")
+    if out.get("oauth") is not None:
+        out["oauth"] = oauth_json(out["oauth"])
+    return out
 
 
 _JSON_TYPES: dict[Any, str] = {

@@ -12,7 +12,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _native
 from ._host import (
+    config_json,
     elicitation_adapter,
+    oauth_adapter,
+    oauth_json,
+    token_store_adapter,
     roots_json,
     sampling_adapter,
     schema_from_signature,
@@ -20,7 +24,10 @@ from ._host import (
 )
 from .errors import InvalidArgumentError
 from .types import (
+    AuthorizationPrompt,
     CallToolResult,
+    OAuthSettings,
+    TokenStore,
     HostRequest,
     Recipe,
     ToolLayer,
@@ -48,7 +55,7 @@ from .types import (
 if TYPE_CHECKING:
     from ._agent import Conversation
 
-__all__ = ["Pool", "EventStream", "Subscription", "EVENT_NAMES", "OPTION_NAMES"]
+__all__ = ["Pool", "EventStream", "Subscription", "EVENT_NAMES", "OPTION_NAMES", "OAuthCallback"]
 
 _M = TypeVar("_M", bound=Model)
 
@@ -59,6 +66,8 @@ EventCallback = Callable[[Event], Any]
 ToolFunction = Callable[..., Any]
 _F = TypeVar("_F", bound=Callable[..., Any])
 HostHandler = Callable[[HostRequest], Any]
+#: ``authorize(prompt)`` -> the redirect URL (sync or async).
+OAuthCallback = Callable[[AuthorizationPrompt], Any]
 ProgressCallback = Callable[[Progress], Any]
 
 _DEFAULT_OPTIONS: dict[str, Any] = json.loads(_native.default_options())
@@ -91,6 +100,8 @@ def _server_fields(
     url: str | None,
     headers: Mapping[str, str] | None,
     timeouts: Timeouts | Mapping[str, Any] | None,
+    strict_transport: bool | None = None,
+    oauth: OAuthSettings | Mapping[str, Any] | None = None,
     **rest: Any,
 ) -> dict[str, Any]:
     """The core's camelCase server JSON from keyword arguments (``None`` = not given)."""
@@ -102,14 +113,16 @@ def _server_fields(
         "cwd": os.fspath(cwd) if cwd is not None else None,
         "url": url,
         "headers": headers,
+        "strictTransport": strict_transport,
+        "oauth": oauth_json(oauth) if oauth is not None else None,
     }
     given = {k: v for k, v in flat.items() if v is not None}
     if config is not None:
         if given:
             raise InvalidArgumentError(
-                f"pass either config= or {', '.join(sorted(given))}=, not both"
+                f"pass either config= or {', '.join(sorted(snake(k) for k in given))}=, not both"
             )
-        out["config"] = dict(_plain(config))
+        out["config"] = config_json(config)
     elif given:
         out["config"] = {k: dict(v) if isinstance(v, Mapping) else v for k, v in given.items()}
     if timeouts is not None:
@@ -321,6 +334,8 @@ class Pool:
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
+        strict_transport: bool | None = None,
+        oauth: OAuthSettings | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         scope: str | None = None,
@@ -333,10 +348,12 @@ class Pool:
         timeouts: Timeouts | Mapping[str, Any] | None = None,
     ) -> ServerRecord:
         """Adds a server: ``command`` (+ ``args``, ``env``, ``cwd``) for stdio, or ``url``
-        (+ ``headers``) for Streamable HTTP. ``type`` is inferred when not given."""
+        (+ ``headers``, ``strict_transport``, ``oauth``: :class:`OAuthSettings`) for
+        Streamable HTTP; or all that as ``config`` (a :class:`ServerConfig` or a dict). ``type``
+        is inferred when not given."""
         body = _server_fields(
             config=config, command=command, args=args, env=env, cwd=cwd, url=url,
-            headers=headers, timeouts=timeouts, type=type, scope=scope, is_active=is_active,
+            headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts, type=type, scope=scope, is_active=is_active,
             is_trusted=is_trusted, disabled_tools=disabled_tools,
             disabled_auto_approve_tools=disabled_auto_approve_tools,
             install_source=install_source, project_path=project_path,
@@ -397,6 +414,8 @@ class Pool:
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
+        strict_transport: bool | None = None,
+        oauth: OAuthSettings | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
@@ -404,7 +423,8 @@ class Pool:
         """Like :meth:`test_server`, for a server that is not added."""
         body = _server_fields(
             config=config, command=command, args=args, env=env, cwd=cwd, url=url,
-            headers=headers, timeouts=timeouts, type=type,
+            headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
+            type=type,
         )  # fmt: skip
         body["name"] = name
         body.setdefault("config", {})
@@ -610,6 +630,47 @@ class Pool:
         else:
             loop = self._loop("set_elicitation_handler()")
             self._native.set_elicitation_handler(loop, elicitation_adapter(handler))
+
+    # --- OAuth -------------------------------------------------------------------------
+
+    def set_oauth_handler(
+        self, authorize: OAuthCallback | None, *, redirect_uri: str | None = None
+    ) -> None:
+        """How users authorize OAuth-protected HTTP servers: ``authorize(prompt)`` (sync or
+        async, on this event loop's thread) gets an :class:`AuthorizationPrompt`, takes the
+        user to ``prompt.authorization_url`` and returns the full URL the authorization server
+        redirected to (with ``code`` and ``state``). An exception fails the connection with its
+        message. ``redirect_uri`` (required with a handler) is registered with the
+        authorization server. ``None`` restores the default: the system browser and a one-shot
+        listener on 127.0.0.1."""
+        if authorize is None:
+            self._native.set_oauth_handler(None, None, None)
+            return
+        if not callable(authorize):
+            raise InvalidArgumentError(f"the OAuth handler must be callable, not {authorize!r}")
+        if not redirect_uri:
+            raise InvalidArgumentError("set_oauth_handler(authorize) needs redirect_uri=")
+        loop = self._loop("set_oauth_handler()")
+        self._native.set_oauth_handler(loop, oauth_adapter(authorize), redirect_uri)
+
+    def set_token_store(self, store: TokenStore | str | os.PathLike[str]) -> None:
+        """Where OAuth tokens live: an object with ``load``/``save``/``clear`` methods (a
+        :class:`TokenStore`, sync or async, run on this event loop's thread), a path (a JSON
+        file, mode 0600), or ``"memory"`` (this process only). The default is
+        ``<config>.tokens.json`` next to the config file."""
+        if isinstance(store, str) and store == "memory":
+            self._native.set_memory_token_store()
+        elif isinstance(store, (str, os.PathLike)):
+            self._native.set_file_token_store(os.path.abspath(os.fspath(store)))
+        else:
+            adapter = token_store_adapter(store)
+            loop = self._loop("set_token_store()")
+            self._native.set_token_store(loop, adapter)
+
+    async def logout(self, server: str) -> None:
+        """Forgets a server's OAuth tokens (in the token store) and disconnects it: its next
+        use authorizes again."""
+        await self._native.logout(server)
 
     @property
     def roots(self) -> list[dict[str, Any]]:

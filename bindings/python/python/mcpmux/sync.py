@@ -19,6 +19,8 @@ from . import _agent, _pool
 from .errors import InvalidArgumentError, ShuttingDownError
 from .types import (
     AgentResult,
+    OAuthSettings,
+    TokenStore,
     CallToolResult,
     Recipe,
     ToolLayer,
@@ -295,6 +297,8 @@ class Pool:
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
+        strict_transport: bool | None = None,
+        oauth: OAuthSettings | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         scope: str | None = None,
@@ -310,7 +314,7 @@ class Pool:
         return self._call(
             self._pool.add_server(
                 name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
-                config=config, type=type, scope=scope, is_active=is_active,
+                strict_transport=strict_transport, oauth=oauth, config=config, type=type, scope=scope, is_active=is_active,
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
                 disabled_auto_approve_tools=disabled_auto_approve_tools,
                 install_source=install_source, project_path=project_path, timeouts=timeouts,
@@ -365,6 +369,8 @@ class Pool:
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
+        strict_transport: bool | None = None,
+        oauth: OAuthSettings | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
@@ -373,7 +379,8 @@ class Pool:
         return self._call(
             self._pool.test_config(
                 name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
-                config=config, type=type, timeouts=timeouts,
+                strict_transport=strict_transport, oauth=oauth, config=config, type=type,
+                timeouts=timeouts,
             )
         )  # fmt: skip
 
@@ -507,6 +514,22 @@ class Pool:
     def set_elicitation_handler(self, handler: _pool.HostHandler | None) -> None:
         """See :meth:`mcpmux.Pool.set_elicitation_handler` (runs on the background loop)."""
         self._on_loop(lambda: self._pool.set_elicitation_handler(handler))
+
+    def set_oauth_handler(
+        self, authorize: _pool.OAuthCallback | None, *, redirect_uri: str | None = None
+    ) -> None:
+        """See :meth:`mcpmux.Pool.set_oauth_handler` (``authorize`` runs on the background
+        loop's thread: a slow synchronous one holds up other callbacks, not the caller)."""
+        self._on_loop(lambda: self._pool.set_oauth_handler(authorize, redirect_uri=redirect_uri))
+
+    def set_token_store(self, store: TokenStore | str | os.PathLike[str]) -> None:
+        """See :meth:`mcpmux.Pool.set_token_store` (a Python store runs on the background
+        loop's thread)."""
+        self._on_loop(lambda: self._pool.set_token_store(store))
+
+    def logout(self, server: str) -> None:
+        """See :meth:`mcpmux.Pool.logout`."""
+        self._call(self._pool.logout(server))
 
     @property
     def roots(self) -> list[dict[str, Any]]:

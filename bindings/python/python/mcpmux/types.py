@@ -11,9 +11,12 @@ import copy
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, TypeVar, Union
+from typing import Any, Literal, Protocol, TypedDict, TypeVar, Union
 
 __all__ = [
+    "OAuthSettings",
+    "AuthorizationPrompt",
+    "TokenStore",
     "ServerConfig",
     "Timeouts",
     "ServerRecord",
@@ -96,9 +99,38 @@ class Model:
         return cls(_raw=data, **kwargs)
 
 
+class OAuthSettings(TypedDict, total=False):
+    """A remote server's OAuth settings (``config.oauth``), every key optional, in snake_case
+    or the core's camelCase. Without any, a server that answers 401 is authorized with
+    dynamic client registration.
+
+    ``client_id``/``client_secret``: a client registered beforehand; ``client_metadata_url``:
+    an HTTPS URL of this client's metadata document (its client id where the authorization
+    server supports that); ``scopes``: the scopes to ask for (else the server's challenge or
+    metadata decides); ``grant``: ``"authorization_code"`` (a user signs in, the default) or
+    ``"client_credentials"`` (machine to machine); ``private_key_pem`` and
+    ``signing_algorithm`` (``RS256`` by default, ``ES256``, ...): ``private_key_jwt`` client
+    authentication for the client-credentials grant."""
+
+    client_id: str
+    clientId: str
+    client_secret: str
+    clientSecret: str
+    client_metadata_url: str
+    clientMetadataUrl: str
+    scopes: list[str]
+    grant: Literal["authorization_code", "client_credentials"]
+    private_key_pem: str
+    privateKeyPem: str
+    signing_algorithm: str
+    signingAlgorithm: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServerConfig(Model):
-    """How to reach a server: ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers``."""
+    """How to reach a server: ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers``
+    (+ ``strict_transport``: never fall back to legacy HTTP+SSE, and ``oauth``: the
+    :class:`OAuthSettings` as the core stores them, camelCase)."""
 
     command: str | None = None
     args: list[str] = field(default_factory=list)
@@ -106,6 +138,9 @@ class ServerConfig(Model):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    strict_transport: bool = False
+    # Not in the repr: it may hold a client secret or a private key.
+    oauth: OAuthSettings | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,6 +373,29 @@ class ApprovalRequest(Model):
     tool_id: str = ""
     server_name: str = ""
     arguments: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuthorizationPrompt(Model):
+    """What an OAuth handler is asked: take the user to ``authorization_url`` and return the
+    URL the authorization server redirected to (at ``redirect_uri``, with the code and
+    state)."""
+
+    server_id: str = ""
+    server_name: str = ""
+    authorization_url: str = ""
+    redirect_uri: str = ""
+
+
+class TokenStore(Protocol):
+    """Where OAuth tokens live (a keychain, a database, ...): each method may be sync or
+    async. ``load`` answers the credentials saved for a server (a dict, or its JSON text) or
+    ``None``; ``save`` keeps them; ``clear`` forgets them. The credentials are secrets: never
+    log them."""
+
+    def load(self, server_id: str) -> Any: ...
+    def save(self, server_id: str, credentials: dict[str, Any]) -> Any: ...
+    def clear(self, server_id: str) -> Any: ...
 
 
 @dataclass(frozen=True, kw_only=True)
