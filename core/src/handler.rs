@@ -149,8 +149,16 @@ impl ClientSide {
             .map_err(|reason| ErrorData::internal_error(reason, None))
     }
 
-    fn roots(&self) -> ListRootsResult {
-        ListRootsResult::new(self.shared.host.roots_for(&self.shared.server_id))
+    async fn roots(&self) -> Result<ListRootsResult, ErrorData> {
+        match self.shared.host.roots_handler() {
+            Some(handler) => handler(self.request(()))
+                .await
+                .map(ListRootsResult::new)
+                .map_err(|reason| ErrorData::internal_error(reason, None)),
+            None => Ok(ListRootsResult::new(
+                self.shared.host.roots_for(&self.shared.server_id),
+            )),
+        }
     }
 
     /// Answers the requests of a 2026-07-28 `input_required` result, for the retry.
@@ -162,7 +170,7 @@ impl ClientSide {
                     serde_json::to_value(self.sample(r.params).await?)
                 }
                 InputRequest::Elicitation(r) => serde_json::to_value(self.elicit(r.params).await?),
-                InputRequest::ListRoots(_) => serde_json::to_value(self.roots()),
+                InputRequest::ListRoots(_) => serde_json::to_value(self.roots().await?),
                 other => {
                     return Err(ErrorData::invalid_params(
                         format!("input request '{key}' is of a kind this client does not know: {other:?}"),
@@ -210,7 +218,7 @@ impl ClientHandler for ClientSide {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        Ok(self.roots())
+        self.roots().await
     }
 
     async fn on_progress(

@@ -81,12 +81,19 @@ pub fn fill_schema_defaults(
     out
 }
 
+/// Answers `roots/list` itself (e.g. the folders open in an editor right now); without one,
+/// the lists set with `set_roots` / `set_server_roots` answer. An `Err` is sent to the server
+/// as an error.
+pub type RootsHandler =
+    Arc<dyn Fn(HostRequest<()>) -> BoxFuture<Result<Vec<Root>, String>> + Send + Sync>;
+
 /// The host side of a pool. Roots are per pool, optionally overridden per server.
 pub struct Host {
     oauth: RwLock<Option<crate::auth::OAuthHandler>>,
     tokens: RwLock<Arc<dyn crate::auth::TokenStore>>,
     sampling: RwLock<Option<SamplingHandler>>,
     elicitation: RwLock<Option<ElicitationHandler>>,
+    roots_handler: RwLock<Option<RootsHandler>>,
     roots: RwLock<Vec<Root>>,
     server_roots: RwLock<HashMap<String, Vec<Root>>>,
 }
@@ -98,6 +105,7 @@ impl Default for Host {
             tokens: RwLock::new(Arc::new(crate::auth::MemoryTokenStore::default())),
             sampling: RwLock::default(),
             elicitation: RwLock::default(),
+            roots_handler: RwLock::default(),
             roots: RwLock::default(),
             server_roots: RwLock::default(),
         }
@@ -121,6 +129,14 @@ impl Host {
 
     pub(crate) fn set_token_store(&self, store: Arc<dyn crate::auth::TokenStore>) {
         *self.tokens.write().unwrap() = store;
+    }
+
+    pub fn roots_handler(&self) -> Option<RootsHandler> {
+        self.roots_handler.read().unwrap().clone()
+    }
+
+    pub(crate) fn set_roots_handler(&self, handler: Option<RootsHandler>) {
+        *self.roots_handler.write().unwrap() = handler;
     }
 
     pub fn sampling(&self) -> Option<SamplingHandler> {

@@ -27,7 +27,9 @@ pub mod transport;
 pub use error::{Error, ErrorKind, Result};
 pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver};
 pub use handler::{Progress, ProgressFn};
-pub use host::{ElicitationHandler, HostRequest, SamplingHandler, fill_schema_defaults};
+pub use host::{
+    ElicitationHandler, HostRequest, RootsHandler, SamplingHandler, fill_schema_defaults,
+};
 pub use local::{LocalHandler, LocalTool};
 pub use pool::{
     CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,

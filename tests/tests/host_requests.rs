@@ -184,6 +184,27 @@ async fn host_requests_over(input: ServerInput) {
     }
     assert!(updated, "the server never saw the new roots");
 
+    // A roots handler answers instead of the lists, asked each time, per server.
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = asked.clone();
+    pool.set_roots_handler(Some(Arc::new(move |req: HostRequest<()>| {
+        log.lock().unwrap().push(req.server_name.clone());
+        Box::pin(async move { Ok(vec![Root::new("file:///tmp/mcpmux-from-handler")]) })
+    })));
+    pool.notify_roots_changed().await;
+    let mut answered = false;
+    for _ in 0..50 {
+        let out = call_text(&pool, "mcp__everything__get-roots-list", json!({})).await;
+        if out.contains("mcpmux-from-handler") {
+            answered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(answered, "the server never saw the handler's roots");
+    assert!(asked.lock().unwrap().iter().all(|n| n == "everything"));
+    pool.set_roots_handler(None);
+
     // Handlers removed after connecting: sampling is refused and elicitation declined,
     // cleanly, as results or errors the caller can read.
     pool.set_sampling_handler(None);

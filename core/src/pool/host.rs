@@ -49,6 +49,19 @@ impl Pool {
         self.inner.host.set_elicitation(handler);
     }
 
+    /// Answers servers' `roots/list` with a host callback (`None`: the lists set with
+    /// `set_roots` / `set_server_roots`). Call `notify_roots_changed` when its answer changes.
+    pub fn set_roots_handler(&self, handler: Option<crate::host::RootsHandler>) {
+        self.inner.host.set_roots_handler(handler);
+    }
+
+    /// Tells every connected server that the roots changed (they ask again).
+    pub async fn notify_roots_changed(&self) {
+        for slot in self.inner.slots() {
+            self.notify_slot_roots_changed(&slot).await;
+        }
+    }
+
     /// The roots every server sees unless it has its own.
     pub fn roots(&self) -> Vec<Root> {
         self.inner.host.roots_for("")
@@ -57,20 +70,18 @@ impl Pool {
     /// Replaces the pool's roots and tells connected servers that the list changed.
     pub async fn set_roots(&self, roots: Vec<Root>) {
         self.inner.host.set_roots(roots);
-        for slot in self.inner.slots() {
-            self.notify_roots_changed(&slot).await;
-        }
+        self.notify_roots_changed().await;
     }
 
     /// Gives one server its own roots (`None`: back to the pool's) and tells it.
     pub async fn set_server_roots(&self, server: &str, roots: Option<Vec<Root>>) -> Result<()> {
         let slot = self.inner.slot(server)?;
         self.inner.host.set_server_roots(&slot.id, roots);
-        self.notify_roots_changed(&slot).await;
+        self.notify_slot_roots_changed(&slot).await;
         Ok(())
     }
 
-    async fn notify_roots_changed(&self, slot: &super::slot::Slot) {
+    async fn notify_slot_roots_changed(&self, slot: &super::slot::Slot) {
         if slot.status().state != ConnectionState::Connected {
             return;
         }
