@@ -140,8 +140,8 @@ gcc "${cflags[@]}" -Iinclude tests/c/oauth_client.c -L"$lib_dir" -lmcpmux -Wl,-r
 gcc "${cflags[@]}" -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
     -Iinclude tests/c/oauth_client.c "$lib_dir/libmcpmux.a" "${static_libs[@]}" -o "$out/oauth_client_asan"
 # The suite splits its command on spaces: valgrind goes in a wrapper.
-printf '#!/bin/sh\nexec valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite "%s" "$@"\n' \
-    "$out/oauth_client" >"$out/oauth_client_valgrind"
+printf '#!/bin/sh\nexec valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions="%s" "%s" "$@"\n' \
+    "$root/tests/c/valgrind.supp" "$out/oauth_client" >"$out/oauth_client_valgrind"
 chmod +x "$out/oauth_client_valgrind"
 # Runs the scenario with one build of the client: the suite must pass with checks recorded,
 # the client must exit 0 (no sanitizer or valgrind error) and report its store and handler ok.

@@ -416,7 +416,8 @@ int main(int argc, char **argv) {
     size_t input_n = strlen(quoted_url) + 512;
     char *input = malloc(input_n);
     snprintf(input, input_n,
-             "{\"name\": \"server\", \"type\": \"http\", \"isTrusted\": true, \"config\": "
+             "{\"name\": \"server\", \"type\": \"http\", \"isTrusted\": true, "
+             "\"timeouts\": {\"connectMs\": 120000}, \"config\": "
              "{\"url\": %s, \"strictTransport\": true, \"oauth\": {\"clientMetadataUrl\": "
              "\"https://conformance-test.local/client-metadata.json\"}}}",
              quoted_url);
@@ -428,7 +429,7 @@ int main(int argc, char **argv) {
         rc = fail("mcpmux_servers_add", s);
         goto out;
     }
-    s = mcpmux_servers_connect(pool, "server", 60000, &json);
+    s = mcpmux_servers_connect(pool, "server", 150000, &json);
     mcpmux_string_free(json);
     if (s != MCPMUX_OK) {
         rc = fail("mcpmux_servers_connect", s);
@@ -479,7 +480,9 @@ int main(int argc, char **argv) {
 out:
     mcpmux_string_free(tools);
     mcpmux_pool_close(pool, -1);
-    if (store.freed != 1) {
+    /* After a clean run nothing holds the store any more (a failed connect may still be
+     * winding down in the background). */
+    if (rc == 0 && store.freed != 1) {
         fprintf(stderr, "oauth_client: the store's user data was freed %d times\n", store.freed);
         rc = 1;
     }
