@@ -461,6 +461,45 @@ impl NativePool {
         Ok(())
     }
 
+    /// Sets (or with `None`, removes) the roots handler: `adapter(request_json)` answers the
+    /// roots (a JSON list of `{"uri", "name"?}`) for one server's `roots/list`; without
+    /// one, the lists set with `set_roots` / `set_server_roots` answer.
+    #[pyo3(signature = (event_loop=None, adapter=None))]
+    fn set_roots_handler(
+        &self,
+        event_loop: Option<Py<PyAny>>,
+        adapter: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let pool = self.pool()?;
+        let handler = match (event_loop, adapter) {
+            (Some(event_loop), Some(adapter)) => {
+                let callback = PyCallback::new(event_loop, adapter);
+                let h: mcpmux::RootsHandler = Arc::new(move |req| {
+                    let answer = callback.call(one(host_request_json(&req)));
+                    Box::pin(async move {
+                        let text = answer.await?;
+                        serde_json::from_str(&text).map_err(|e| {
+                            format!("the roots handler answered invalid roots ({e}): {text}")
+                        })
+                    })
+                });
+                Some(h)
+            }
+            _ => None,
+        };
+        pool.set_roots_handler(handler);
+        Ok(())
+    }
+
+    /// Tells every connected server that the roots changed (they ask again).
+    fn notify_roots_changed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            pool.notify_roots_changed().await;
+            Ok(())
+        })
+    }
+
     /// Sets how users authorize OAuth-protected servers: `adapter(prompt_json)` answers the
     /// redirect URL (JSON text); with `None`, the default (browser and loopback listener).
     #[pyo3(signature = (event_loop=None, adapter=None, redirect_uri=None))]
@@ -629,12 +668,17 @@ impl NativePool {
     }
 }
 
-/// A host request (sampling, elicitation) as the Python handler gets it.
+/// A host request (sampling, elicitation, roots) as the Python handler gets it.
+/// A request without params (`roots/list`) gets an empty `params` object.
 fn host_request_json<P: Serialize>(req: &mcpmux::HostRequest<P>) -> String {
+    let params = match serde_json::to_value(&req.params) {
+        Ok(serde_json::Value::Null) | Err(_) => serde_json::json!({}),
+        Ok(params) => params,
+    };
     serde_json::json!({
         "serverId": req.server_id,
         "serverName": req.server_name,
-        "params": serde_json::to_value(&req.params).unwrap_or_default(),
+        "params": params,
     })
     .to_string()
 }

@@ -191,6 +191,75 @@ async def test_a_raising_handler_is_a_clear_error(tpool: mcpmux.Pool) -> None:
     tpool.set_elicitation_handler(None)
 
 
+async def _ask_text(pool: mcpmux.Pool) -> str:
+    """The `ask` tool's answer, or the error it fails with."""
+    try:
+        return (await pool.call_tool("mcp__t__ask")).text
+    except mcpmux.Error as e:
+        return str(e)
+
+
+async def test_a_roots_handler_answers_instead_of_the_lists(tpool: mcpmux.Pool) -> None:
+    tpool.set_sampling_handler(lambda request: "s")
+    tpool.set_elicitation_handler(lambda request: {"name": "Grace"})
+    await tpool.set_roots(["file:///a", "file:///b"])
+    assert (await _ask_text(tpool)).endswith("roots=2")
+
+    seen: list[mcpmux.HostRequest] = []
+    threads: list[threading.Thread] = []
+
+    def roots(request: mcpmux.HostRequest) -> list[Any]:
+        seen.append(request)
+        threads.append(threading.current_thread())
+        return [Path("/tmp"), "file:///x", {"uri": "file:///y", "name": "y"}]
+
+    tpool.set_roots_handler(roots)
+    assert await _ask_text(tpool) == 'name="Grace" sample="s" roots=3'
+    server_id = (await tpool.get_server("t")).id
+    assert [(r.server_name, r.server_id, r.params) for r in seen] == [("t", server_id, {})]
+    assert threads == [threading.current_thread()]  # on this event loop's thread
+    assert tpool.roots == [{"uri": "file:///a"}, {"uri": "file:///b"}]  # the lists stay
+
+    # Asked each time: an async handler, and None (no roots).
+    async def one_root(request: mcpmux.HostRequest) -> list[str]:
+        await asyncio.sleep(0.01)
+        return ["file:///only"]
+
+    tpool.set_roots_handler(one_root)
+    assert (await _ask_text(tpool)).endswith("roots=1")
+    tpool.set_roots_handler(lambda request: None)
+    assert (await _ask_text(tpool)).endswith("roots=0")
+    await tpool.notify_roots_changed()  # servers that keep their roots ask again
+
+    # None restores the lists.
+    tpool.set_roots_handler(None)
+    assert (await _ask_text(tpool)).endswith("roots=2")
+    with pytest.raises(mcpmux.InvalidArgumentError, match="callable"):
+        tpool.set_roots_handler("file:///a")  # type: ignore[arg-type]
+
+
+async def test_a_raising_roots_handler_is_an_error_to_the_server(tpool: mcpmux.Pool) -> None:
+    tpool.set_sampling_handler(lambda request: "s")
+    tpool.set_elicitation_handler(lambda request: {"name": "Grace"})
+
+    def roots(request: mcpmux.HostRequest) -> list[str]:
+        raise PermissionError(f"no roots for {request.server_name} today")
+
+    tpool.set_roots_handler(roots)
+    text = await _ask_text(tpool)
+    assert "no roots for t today" in text and "roots=" not in text
+
+    # An answer that is not a list of roots fails the same way, saying why.
+    tpool.set_roots_handler(lambda request: [42])
+    assert "a root must be a URI, a path or a dict" in await _ask_text(tpool)
+    tpool.set_roots_handler(lambda request: "file:///a")
+    assert "roots must be a list" in await _ask_text(tpool)
+
+    # The pool keeps working once the handler answers again.
+    tpool.set_roots_handler(lambda request: ["file:///ok"])
+    assert (await _ask_text(tpool)).endswith("roots=1")
+
+
 async def test_recipes_widgets_and_the_canvas(pool: mcpmux.Pool) -> None:
     recipe = pool.register_recipe(
         "---\nwidget: chart\ndescription: Draw a bar chart of values\nschema:\n"

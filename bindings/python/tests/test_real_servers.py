@@ -87,3 +87,41 @@ async def test_test_server_over_http(pool: mcpmux.Pool, test_server_http: str) -
     await pool.add_server("th", url=test_server_http)
     assert (await pool.call_tool("mcp__th__add", {"a": 1, "b": 2})).text == "3"
     assert (await pool.read_resource("th", "test://hello")).text == "Hello from mcpmux-test-server"
+
+
+async def roots_seen(pool: mcpmux.Pool, tool: str, want: str) -> str:
+    """server-everything's roots once they contain ``want`` (it asks again after a
+    ``roots/list_changed``); the last answer otherwise."""
+    text = ""
+    for _ in range(50):
+        text = (await pool.call_tool(tool)).text
+        if want in text:
+            break
+        await asyncio.sleep(0.1)
+    return text
+
+
+async def test_everything_asks_the_roots_handler(pool: mcpmux.Pool, everything_js: str) -> None:
+    await pool.set_roots(["file:///tmp/mcpmux-first"])
+    await pool.add_server("ev", command="node", args=[everything_js, "stdio"])
+    await pool.connect("ev")
+    tool = "mcp__ev__get-roots-list"
+    assert "mcpmux-first" in await roots_seen(pool, tool, "mcpmux-first")
+
+    asked: list[str] = []
+
+    async def roots(request: mcpmux.HostRequest) -> list[dict[str, str]]:
+        asked.append(request.server_name)
+        return [{"uri": "file:///tmp/mcpmux-from-python", "name": "py"}]
+
+    pool.set_roots_handler(roots)
+    await pool.notify_roots_changed()
+    text = await roots_seen(pool, tool, "mcpmux-from-python")
+    assert "mcpmux-from-python" in text, text
+    assert asked and set(asked) == {"ev"}
+
+    # Without the handler, the pool's list answers again.
+    pool.set_roots_handler(None)
+    await pool.notify_roots_changed()
+    text = await roots_seen(pool, tool, "mcpmux-first")
+    assert "mcpmux-first" in text and "mcpmux-from-python" not in text, text

@@ -135,3 +135,62 @@ def test_sync_host_tools_handlers_and_agent(config_path: str, test_server: str) 
         result = agent.run("shout a")
         assert result.stop == "finished" and result.text == "done"
         assert pool.unregister_tool("shout")
+
+
+def test_sync_roots_handler(config_path: str, test_server: str) -> None:
+    with mcpmux.sync.Pool(config_path, **POOL_OPTIONS) as pool:
+        pool.add_server("t", command=test_server)
+        pool.set_sampling_handler(lambda request: "sampled")
+        pool.set_elicitation_handler(lambda request: {"name": "Grace"})
+        pool.set_roots(["file:///a"])
+        asked: list[tuple[str, str]] = []
+
+        def roots(request: mcpmux.HostRequest) -> list[str]:
+            asked.append((request.server_name, threading.current_thread().name))
+            return ["file:///x", "file:///y"]
+
+        pool.set_roots_handler(roots)
+        assert pool.call_tool("mcp__t__ask").text == 'name="Grace" sample="sampled" roots=2'
+        assert asked == [("t", "mcpmux-sync-loop")]
+        pool.notify_roots_changed()
+
+        def refuse(request: mcpmux.HostRequest) -> list[str]:
+            raise PermissionError("roots are private")
+
+        pool.set_roots_handler(refuse)
+        try:
+            text = pool.call_tool("mcp__t__ask").text
+        except mcpmux.Error as e:
+            text = str(e)
+        assert "roots are private" in text
+
+        pool.set_roots_handler(None)
+        assert pool.call_tool("mcp__t__ask").text.endswith("roots=1")
+
+
+def test_sync_conversation(config_path: str, test_server: str) -> None:
+    with mcpmux.sync.Pool(config_path, **POOL_OPTIONS) as pool:
+        pool.add_server("t", command=test_server)
+        pool.list_tools()
+        conv = pool.conversation()
+        assert isinstance(conv, mcpmux.sync.Conversation)
+        assert isinstance(conv.async_conversation, mcpmux.Conversation)
+        names = [t.name for t in conv.tools()]
+        assert "search_tools" in names and "t_mcp_list_tools" in names
+        assert "mcp__t__echo" not in names
+        assert conv.activated() == []
+
+        assert "mcp__t__echo" in conv.call("t_mcp_list_tools").text
+        r = conv.call("mcp__t__echo", {"text": "sync hey"}, timeout=10)
+        assert isinstance(r, mcpmux.CallToolResult) and r.text == "sync hey"
+        assert conv.activated() == [pool.get_server("t").id]
+        assert "mcp__t__echo" in [t.name for t in conv.tools()]
+
+        other = pool.conversation(servers=["elsewhere"])
+        assert [t.name for t in other.tools()] == ["search_tools"]
+        with pytest.raises(mcpmux.InvalidArgumentError, match="disabled for this conversation"):
+            other.call("mcp__t__echo", {"text": "x"})
+        limited = pool.conversation(servers={"disabled": ["t"]})
+        assert [t.name for t in limited.tools()] == ["search_tools"]
+    with pytest.raises(mcpmux.ShuttingDownError):
+        conv.call("mcp__t__echo", {"text": "closed"})

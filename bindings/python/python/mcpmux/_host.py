@@ -26,6 +26,7 @@ __all__ = [
     "tool_adapter",
     "sampling_adapter",
     "elicitation_adapter",
+    "roots_adapter",
     "approve_adapter",
     "oauth_adapter",
     "token_store_adapter",
@@ -315,6 +316,18 @@ def schema_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
     if required:
         schema["required"] = required
     return schema
+
+
+def roots_adapter(fn: Callable[[HostRequest], Any]) -> Adapter:
+    """``fn(request)`` answers a server's ``roots/list``: a list of roots as
+    :meth:`mcpmux.Pool.set_roots` takes them (URIs, paths, ``{"uri", "name"}`` dicts), or
+    ``None`` (no roots). An exception fails the request with its message."""
+
+    async def adapter(request_json: str) -> str:
+        value = await _maybe_await(fn(_host_request(request_json)))
+        return "[]" if value is None else roots_json(value)
+
+    return adapter
 
 
 def roots_json(roots: Any) -> str:

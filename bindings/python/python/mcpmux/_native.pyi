@@ -86,6 +86,10 @@ class NativePool:
     def set_elicitation_handler(
         self, event_loop: Any = None, adapter: Callable[[str], Awaitable[str]] | None = None
     ) -> None: ...
+    def set_roots_handler(
+        self, event_loop: Any = None, adapter: Callable[[str], Awaitable[str]] | None = None
+    ) -> None: ...
+    def notify_roots_changed(self) -> Awaitable[None]: ...
     def set_oauth_handler(
         self,
         event_loop: Any = None,

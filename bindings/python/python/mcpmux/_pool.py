@@ -17,6 +17,7 @@ from ._host import (
     oauth_adapter,
     oauth_json,
     token_store_adapter,
+    roots_adapter,
     roots_json,
     sampling_adapter,
     schema_from_signature,
@@ -686,6 +687,27 @@ class Pool:
     async def set_server_roots(self, server: str, roots: list[Any] | None) -> None:
         """Gives one server its own roots; ``None`` returns it to the pool's."""
         await self._native.set_server_roots(server, None if roots is None else roots_json(roots))
+
+    def set_roots_handler(self, handler: HostHandler | None) -> None:
+        """Answers servers' ``roots/list`` with ``handler(request)`` (sync or async, on this
+        event loop's thread; ``request.server_name`` says which server asks), asked each time
+        a server wants its roots: a list of roots as :meth:`set_roots` takes them (URIs,
+        paths, ``{"uri", "name"}`` dicts). An exception fails the server's request with its
+        message. ``None`` removes it: the lists of :meth:`set_roots` and
+        :meth:`set_server_roots` answer again. Call :meth:`notify_roots_changed` when its
+        answer changes."""
+        if handler is None:
+            self._native.set_roots_handler(None, None)
+            return
+        if not callable(handler):
+            raise InvalidArgumentError(f"the roots handler must be callable, not {handler!r}")
+        loop = self._loop("set_roots_handler()")
+        self._native.set_roots_handler(loop, roots_adapter(handler))
+
+    async def notify_roots_changed(self) -> None:
+        """Tells every connected server that the roots changed: they ask again (of the
+        roots handler, or the lists)."""
+        await self._native.notify_roots_changed()
 
     # --- recipes, layers, conversations ------------------------------------------------
 

@@ -38,10 +38,11 @@ from .types import (
     ServerStatus,
     TestResult,
     Timeouts,
+    ToolDef,
     ToolInfo,
 )
 
-__all__ = ["Pool", "Agent", "EventIterator", "Subscription"]
+__all__ = ["Pool", "Agent", "Conversation", "EventIterator", "Subscription"]
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -544,6 +545,20 @@ class Pool:
         """See :meth:`mcpmux.Pool.set_server_roots`."""
         self._call(self._pool.set_server_roots(server, roots))
 
+    def set_roots_handler(self, handler: _pool.HostHandler | None) -> None:
+        """See :meth:`mcpmux.Pool.set_roots_handler` (``handler`` runs on the background
+        loop's thread)."""
+        self._on_loop(lambda: self._pool.set_roots_handler(handler))
+
+    def notify_roots_changed(self) -> None:
+        """See :meth:`mcpmux.Pool.notify_roots_changed`."""
+        self._call(self._pool.notify_roots_changed())
+
+    def conversation(self, servers: list[str] | Mapping[str, Any] | None = None) -> Conversation:
+        """See :meth:`mcpmux.Pool.conversation`: the same conversation, with a blocking
+        ``call``."""
+        return Conversation(self, self._pool.conversation(servers))
+
     def register_recipe(self, markdown: str) -> Recipe:
         """See :meth:`mcpmux.Pool.register_recipe`."""
         return self._pool.register_recipe(markdown)
@@ -568,6 +583,35 @@ class Pool:
             return self._pool.on(event, callback)
 
         return Subscription(self._loop, self._call(subscribe()))
+
+
+class Conversation:
+    """The blocking twin of :class:`mcpmux.Conversation` (see :meth:`Pool.conversation`)."""
+
+    def __init__(self, pool: Pool, inner: _agent.Conversation) -> None:
+        """Internal: use :meth:`Pool.conversation`."""
+        self._pool = pool
+        self._inner = inner
+
+    @property
+    def async_conversation(self) -> _agent.Conversation:
+        """The :class:`mcpmux.Conversation` underneath."""
+        return self._inner
+
+    def tools(self) -> list[ToolDef]:
+        """The functions to offer a model now."""
+        return self._inner.tools()
+
+    def activated(self) -> list[str]:
+        """Ids of the servers activated so far."""
+        return self._inner.activated()
+
+    def call(
+        self, name: str, args: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> CallToolResult:
+        """Calls a function of this conversation; a real tool activates its server. Ctrl-C
+        cancels the call."""
+        return self._pool._call(self._inner.call(name, args, timeout=timeout))
 
 
 class Agent:

@@ -357,8 +357,8 @@ class Event(Model):
 
 @dataclass(frozen=True, kw_only=True)
 class HostRequest(Model):
-    """A server's request to the host (sampling, elicitation): ``params`` are the MCP
-    request's params as the server sent them (camelCase keys)."""
+    """A server's request to the host (sampling, elicitation, roots): ``params`` are the MCP
+    request's params as the server sent them (camelCase keys; empty for ``roots/list``)."""
 
     server_id: str = ""
     server_name: str = ""
