@@ -546,6 +546,22 @@ export type ElicitationHandler = (
   context: { signal: AbortSignal },
 ) => ElicitResult | Record<string, unknown> | null | undefined | Promise<ElicitResult | Record<string, unknown> | null | undefined>;
 
+/** A root, or just its URI. */
+export type RootSpec = Root | string;
+
+/** What a roots handler is asked: the roots of this server. */
+export interface RootsRequest {
+  serverId: string;
+  serverName: string;
+}
+
+/** Answers a server's `roots/list`, asked each time. Throwing answers the server with an
+ * error carrying the message. */
+export type RootsHandler = (
+  request: RootsRequest,
+  context: { signal: AbortSignal },
+) => RootSpec[] | Promise<RootSpec[]>;
+
 /** What an OAuth handler is asked: send the user to `authorizationUrl`. */
 export interface AuthorizationPrompt {
   serverId: string;
@@ -611,6 +627,13 @@ export interface CanvasDocument {
   version: number;
   widgets: Widget[];
 }
+
+/** A change of the canvas, as `onCanvas` listeners get it. */
+export type CanvasChange =
+  | { change: 'added'; widget: Widget }
+  | { change: 'updated'; widget: Widget }
+  | { change: 'removed'; id: string }
+  | { change: 'cleared' };
 
 // ---------------------------------------------------------------------------------------------
 // Conversations and the agent
@@ -885,10 +908,15 @@ export declare class Pool extends EventEmitter {
   logout(idOrName: string): Promise<void>;
   /** The roots every server sees unless it has its own. */
   roots(): Root[];
-  /** Replaces the pool's roots; connected servers are told. */
-  setRoots(roots: Root[]): Promise<void>;
+  /** Replaces the pool's roots (objects or URI strings); connected servers are told. */
+  setRoots(roots: RootSpec[]): Promise<void>;
   /** Gives one server its own roots; `null` returns it to the pool's. */
-  setServerRoots(idOrName: string, roots: Root[] | null): Promise<void>;
+  setServerRoots(idOrName: string, roots: RootSpec[] | null): Promise<void>;
+  /** Answers servers' `roots/list` with a function, asked each time (the server's id and
+   * name are given); `null` restores the lists of `setRoots` / `setServerRoots`. */
+  setRootsHandler(handler: RootsHandler | null): void;
+  /** Tells every connected server that the roots changed: they ask again. */
+  notifyRootsChanged(): Promise<void>;
 
   /** Adds a recipe (markdown with YAML front matter: `widget`, `description`, `schema`); also
    * offers the host tools `widget_display` and `canvas`. */
@@ -899,6 +927,9 @@ export declare class Pool extends EventEmitter {
   searchRecipes(query: string, options?: { limit?: number }): RecipeSummary[];
   /** The canvas document. */
   canvas(): CanvasDocument;
+  /** Calls `listener` after every change of the canvas; returns a function that unsubscribes.
+   * Closing the pool ends every subscription. Throws `ShuttingDownError` once closed. */
+  onCanvas(listener: (change: CanvasChange) => void): () => void;
 
   /** A conversation with discovery tools and lazy activation. */
   conversation(options?: { servers?: ServerFilter }): Conversation;

@@ -240,6 +240,11 @@ function bridge(nativePool, invoke) {
   };
 }
 
+/** Roots as core's `{ uri, name? }`: a string is a URI. */
+function toRoots(roots) {
+  return roots.map((root) => (typeof root === 'string' ? { uri: root } : root));
+}
+
 /** What a host tool's function returned, as a CallToolResult. */
 function toToolResult(value) {
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
@@ -610,6 +615,34 @@ class Pool extends EventEmitter {
     );
   }
 
+  /**
+   * Answers servers' `roots/list` with `handler({ serverId, serverName }, { signal })`, asked
+   * each time a server wants its roots; it returns roots (`{ uri, name? }` or URI strings). A
+   * throw answers the server with an error carrying the message. `null` restores the lists of
+   * `setRoots` / `setServerRoots`. Call `notifyRootsChanged()` when its answer changes.
+   */
+  setRootsHandler(handler) {
+    if (handler === null || handler === undefined) {
+      this.#native.setRootsHandler(null);
+      return;
+    }
+    requireFunction('handler', handler);
+    this.#native.setRootsHandler(
+      bridge(this.#native, async (request, signal) => {
+        const answer = await handler(request, { signal });
+        if (!Array.isArray(answer)) {
+          throw new TypeError(`the roots handler must return an array of roots, not ${describe(answer)}`);
+        }
+        return toRoots(answer);
+      }),
+    );
+  }
+
+  /** Tells every connected server that the roots changed: they ask again. */
+  async notifyRootsChanged() {
+    await call(() => this.#native.notifyRootsChanged());
+  }
+
   // --- OAuth ----------------------------------------------------------------------------------
 
   /**
@@ -695,7 +728,7 @@ class Pool extends EventEmitter {
   /** Replaces the pool's roots; connected servers are told the list changed. */
   async setRoots(roots) {
     if (!Array.isArray(roots)) throw new InvalidArgumentError(`roots must be an array, not ${describe(roots)}`);
-    await call(() => this.#native.setRoots(toJson('roots', roots)));
+    await call(() => this.#native.setRoots(toJson('roots', toRoots(roots))));
   }
 
   /** Gives one server its own roots; `null` returns it to the pool's. */
@@ -704,7 +737,7 @@ class Pool extends EventEmitter {
     if (roots !== null && !Array.isArray(roots)) {
       throw new InvalidArgumentError(`roots must be an array or null, not ${describe(roots)}`);
     }
-    await call(() => this.#native.setServerRoots(idOrName, toJson('roots', roots)));
+    await call(() => this.#native.setServerRoots(idOrName, toJson('roots', roots && toRoots(roots))));
   }
 
   // --- recipes and the canvas -----------------------------------------------------------------
@@ -744,6 +777,31 @@ class Pool extends EventEmitter {
   /** The canvas document: `{ version, widgets }`. */
   canvas() {
     return JSON.parse(this.#native.canvas());
+  }
+
+  /**
+   * Calls `listener(change)` after every change of the canvas: `{ change: 'added' | 'updated',
+   * widget }`, `{ change: 'removed', id }` or `{ change: 'cleared' }`. Returns a function that
+   * unsubscribes; closing the pool ends every subscription.
+   */
+  onCanvas(listener) {
+    requireFunction('listener', listener);
+    const nativePool = this.#native;
+    const id = callSync(() =>
+      nativePool.onCanvas((json) => {
+        try {
+          listener(JSON.parse(json));
+        } catch (err) {
+          warn(err);
+        }
+      }),
+    );
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      nativePool.offCanvas(id);
+    };
   }
 
   // --- conversations and agents ---------------------------------------------------------------

@@ -9,14 +9,15 @@
 use std::sync::Arc;
 
 use mcpmux::model::{CallToolResult, CreateMessageResult, ElicitResult, Root};
-use mcpmux::{ElicitationHandler, LocalTool, SamplingHandler};
+use mcpmux::{ElicitationHandler, LocalTool, RootsHandler, SamplingHandler};
 use napi::Env;
 use napi::bindgen_prelude::PromiseRaw;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use serde_json::{Value, json};
 
 use crate::bridge::JsFn;
-use crate::{JsonCallback, NativePool, core_error, parse, promise, to_json};
+use crate::{JsonCallback, NativePool, core_error, error, parse, promise, to_json};
 
 #[napi]
 impl NativePool {
@@ -127,6 +128,40 @@ impl NativePool {
         self.shared.pool.set_elicitation_handler(handler);
     }
 
+    /// Answers servers' `roots/list` with `handler` (`null`: the lists of `setRoots` /
+    /// `setServerRoots`). The handler gets `{serverId, serverName}` and answers a list of
+    /// `{uri, name?}`.
+    #[napi(ts_args_type = "handler: ((json: string) => void) | null")]
+    pub fn set_roots_handler(&self, handler: Option<JsonCallback>) {
+        let handler = handler.map(|cb| -> RootsHandler {
+            let js = self.js_fn(cb);
+            Arc::new(move |req| {
+                let js = js.clone();
+                Box::pin(async move {
+                    let payload = json!({
+                        "serverId": req.server_id,
+                        "serverName": req.server_name,
+                    });
+                    let answer = js.ask(payload, None).await?;
+                    serde_json::from_value::<Vec<Root>>(answer).map_err(|e| {
+                        format!("the roots handler answered an invalid list of roots: {e}")
+                    })
+                })
+            })
+        });
+        self.shared.pool.set_roots_handler(handler);
+    }
+
+    /// Tells every connected server that the roots changed (they ask again).
+    #[napi]
+    pub fn notify_roots_changed<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+        let pool = self.pool();
+        promise(env, async move {
+            pool.notify_roots_changed().await;
+            Ok(())
+        })
+    }
+
     /// The pool's roots (those of servers without their own), as JSON.
     #[napi]
     pub fn roots(&self) -> napi::Result<String> {
@@ -194,5 +229,34 @@ impl NativePool {
     #[napi]
     pub fn canvas(&self) -> napi::Result<String> {
         to_json(&self.shared.pool.canvas().to_json())
+    }
+
+    /// Sends every change of the canvas, as JSON (`{change, widget?, id?}`), to `callback`
+    /// until `offCanvas(id)` or the pool closes. Returns the subscription's id.
+    #[napi(ts_args_type = "callback: (json: string) => void")]
+    pub fn on_canvas(&self, callback: JsonCallback) -> napi::Result<i64> {
+        let mut listeners = self.shared.canvas_listeners.lock().unwrap();
+        let Some(listeners) = listeners.as_mut() else {
+            return Err(error("shutting_down", "the pool is closed"));
+        };
+        let id = self.shared.pool.canvas().subscribe(move |change| {
+            if let Ok(json) = serde_json::to_string(change) {
+                callback.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        });
+        listeners.insert(id);
+        // Ids count up from 1: far below 2^53, exact as a JS number.
+        Ok(id as i64)
+    }
+
+    /// Ends a canvas subscription; whether it was active.
+    #[napi]
+    pub fn off_canvas(&self, id: i64) -> bool {
+        let Ok(id) = u64::try_from(id) else {
+            return false;
+        };
+        let mut listeners = self.shared.canvas_listeners.lock().unwrap();
+        let ours = listeners.as_mut().is_some_and(|set| set.remove(&id));
+        ours && self.shared.pool.canvas().unsubscribe(id)
     }
 }

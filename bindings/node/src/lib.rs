@@ -73,6 +73,7 @@ pub async fn open_pool(options: String) -> napi::Result<NativePool> {
             stop_events: CancellationToken::new(),
             bridge: Arc::default(),
             host_tools: Mutex::default(),
+            canvas_listeners: Mutex::new(Some(std::collections::HashSet::new())),
         })),
         runtime: tokio::runtime::Handle::current(),
     })
@@ -104,6 +105,9 @@ pub(crate) struct Shared {
     pub(crate) bridge: Arc<bridge::Bridge>,
     /// Host tools registered from JS: unregistered at close, which releases their JS functions.
     pub(crate) host_tools: Mutex<std::collections::HashSet<String>>,
+    /// Canvas subscriptions made from JS, released at close (`None` once closed, so that no
+    /// subscription slips in after).
+    pub(crate) canvas_listeners: Mutex<Option<std::collections::HashSet<u64>>>,
 }
 
 impl Shared {
@@ -574,6 +578,7 @@ impl NativePool {
             // still waiting for one.
             shared.pool.set_sampling_handler(None);
             shared.pool.set_elicitation_handler(None);
+            shared.pool.set_roots_handler(None);
             shared.pool.set_oauth_handler(None);
             shared
                 .pool
@@ -581,6 +586,11 @@ impl NativePool {
             let host_tools = std::mem::take(&mut *shared.host_tools.lock().unwrap());
             for name in host_tools {
                 shared.pool.unregister_tool(&name);
+            }
+            let listeners = shared.canvas_listeners.lock().unwrap().take();
+            let canvas = shared.pool.canvas();
+            for id in listeners.into_iter().flatten() {
+                canvas.unsubscribe(id);
             }
             shared.bridge.close();
             Ok(())

@@ -4,8 +4,8 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Pool, EVENT_NAMES, InvalidArgumentError } = require('..');
-const { testOptions, testServerInput, waitEvent, text } = require('./helpers');
+const { Pool, EVENT_NAMES, InvalidArgumentError, ShuttingDownError } = require('..');
+const { testOptions, testServerInput, everythingStdioInput, waitEvent, text } = require('./helpers');
 
 async function openPool(t, extra) {
   const pool = await Pool.open(testOptions(t, extra));
@@ -166,6 +166,83 @@ test('sampling, elicitation and roots handlers answer a server (2026-07-28 input
   pool.setElicitationHandler(null);
 });
 
+test('a roots handler answers a server with its name; a throw reaches the caller', async (t) => {
+  const pool = await openPool(t);
+  pool.setSamplingHandler(() => 'hi');
+  pool.setElicitationHandler(() => ({ name: 'Ada' }));
+  // URI strings are roots too.
+  await pool.setRoots(['file:///from-the-list']);
+  assert.deepEqual(pool.roots(), [{ uri: 'file:///from-the-list' }]);
+  const asked = [];
+  pool.setRootsHandler(async (request, { signal }) => {
+    asked.push(request);
+    assert.ok(signal instanceof AbortSignal);
+    await new Promise((r) => setTimeout(r, 10));
+    return ['file:///a', { uri: 'file:///b', name: 'b' }, 'file:///c'];
+  });
+  await pool.addServer(testServerInput('t'));
+  assert.equal(text(await pool.callTool('mcp__t__ask', {})), 'name="Ada" sample="hi" roots=3');
+  assert.equal(asked.length, 1);
+  assert.deepEqual(asked[0], { serverId: (await pool.getServer('t')).id, serverName: 't' });
+
+  // Asked again on each request; a sync handler works too.
+  pool.setRootsHandler(({ serverName }) => [`file:///${serverName}`]);
+  assert.match(text(await pool.callTool('mcp__t__ask', {})), /roots=1$/);
+
+  // A throw is an error to the server, whose tool call fails with the message.
+  pool.setRootsHandler(() => {
+    throw new Error('no roots for you');
+  });
+  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /no roots for you/ });
+  pool.setRootsHandler(async () => Promise.reject(new Error('rejected roots')));
+  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /rejected roots/ });
+  // Answers that are not roots are errors too, that say so.
+  pool.setRootsHandler(() => 'file:///x');
+  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /array of roots/ });
+  pool.setRootsHandler(() => [{ name: 'no uri' }]);
+  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /invalid list of roots/ });
+
+  // null goes back to the lists.
+  pool.setRootsHandler(null);
+  await pool.setServerRoots('t', ['file:///x', 'file:///y']);
+  assert.match(text(await pool.callTool('mcp__t__ask', {})), /roots=2$/);
+  assert.throws(() => pool.setRootsHandler('nope'), InvalidArgumentError);
+  await pool.notifyRootsChanged();
+});
+
+test('server-everything sees the roots handler after notifyRootsChanged', async (t) => {
+  const pool = await openPool(t);
+  await pool.setRoots([{ uri: 'file:///tmp/mcpmux-list', name: 'list' }]);
+  await pool.addServer(everythingStdioInput());
+  await pool.connect('everything');
+  const roots = async () => text(await pool.callTool('mcp__everything__get-roots-list', {}));
+  // The server learns its roots after connecting; wait for the list's.
+  const until = async (pred) => {
+    let out;
+    for (let i = 0; i < 50; i++) {
+      out = await roots();
+      if (pred(out)) return out;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.fail(`the server never saw the expected roots: ${out}`);
+  };
+  await until((out) => out.includes('file:///tmp/mcpmux-list'));
+
+  const asked = [];
+  pool.setRootsHandler(({ serverName }) => {
+    asked.push(serverName);
+    return [{ uri: 'file:///tmp/mcpmux-from-js', name: 'from js' }];
+  });
+  await pool.notifyRootsChanged();
+  const out = await until((o) => o.includes('file:///tmp/mcpmux-from-js'));
+  assert.doesNotMatch(out, /mcpmux-list/);
+  assert.ok(asked.length >= 1 && asked.every((n) => n === 'everything'), asked.join());
+
+  pool.setRootsHandler(null);
+  await pool.notifyRootsChanged();
+  await until((o) => o.includes('file:///tmp/mcpmux-list'));
+});
+
 test('recipes, widget_display and the canvas', async (t) => {
   const pool = await openPool(t);
   const recipe = pool.registerRecipe(`---
@@ -186,6 +263,10 @@ Use it when the user asks about the weather.`);
   assert.equal(pool.searchRecipes('weather city', { limit: 3 })[0].name, 'weather_card');
   assert.throws(() => pool.registerRecipe('no front matter'), { code: 'invalid_argument' });
 
+  const changes = [];
+  const unsubscribe = pool.onCanvas((c) => changes.push(c));
+  const seen = [];
+  pool.onCanvas((c) => seen.push(c.change)); // ended by close()
   const widget = waitEvent(pool, 'widget');
   const r = await pool.callTool('widget_display', { name: 'weather_card', params: { city: 'Oslo' } });
   assert.notEqual(r.isError, true, text(r));
@@ -197,6 +278,34 @@ Use it when the user asks about the weather.`);
   assert.equal(canvas.widgets[0].id, e.id);
   const invalid = await pool.callTool('widget_display', { name: 'weather_card', params: {} });
   assert.equal(invalid.isError, true);
+
+  // Subscribers saw the widget arrive, then every change.
+  const moved = await pool.callTool('canvas', { action: 'move', id: e.id, params: { x: 10, y: 20 } });
+  assert.notEqual(moved.isError, true, text(moved));
+  await pool.callTool('canvas', { action: 'clear', id: e.id });
+  const settle = async (n) => {
+    for (let i = 0; i < 100 && changes.length < n; i++) await new Promise((res) => setTimeout(res, 20));
+  };
+  await settle(3);
+  assert.deepEqual(changes.map((c) => c.change), ['added', 'updated', 'removed']);
+  assert.equal(changes[0].widget.id, e.id);
+  assert.equal(changes[0].widget.kind, 'weather_card');
+  assert.deepEqual(changes[0].widget.params, { city: 'Oslo' });
+  assert.deepEqual(changes[1].widget.position, { x: 10, y: 20 });
+  assert.equal(changes[2].id, e.id);
+
+  // After unsubscribing, nothing more (the other subscriber still gets it).
+  unsubscribe();
+  unsubscribe(); // idempotent
+  await pool.callTool('widget_display', { name: 'weather_card', params: { city: 'Bergen' } });
+  await pool.callTool('canvas', { action: 'clear' });
+  for (let i = 0; i < 100 && seen.length < 5; i++) await new Promise((res) => setTimeout(res, 20));
+  assert.deepEqual(seen, ['added', 'updated', 'removed', 'added', 'cleared']);
+  assert.equal(changes.length, 3);
+  assert.throws(() => pool.onCanvas('nope'), InvalidArgumentError);
+
+  await pool.close();
+  assert.throws(() => pool.onCanvas(() => {}), ShuttingDownError);
 });
 
 test('conversation: discovery tools first, activation on first use, server filters', async (t) => {

@@ -6,6 +6,7 @@ import {
   CancelledError,
   NotFoundError,
   type CallToolResult,
+  type CanvasChange,
   type ConnectionStateEvent,
   type ErrorCode,
   type PoolOptions,
@@ -167,6 +168,18 @@ async function hostAndAgent(pool: Pool): Promise<void> {
   const roots: Root[] = pool.roots();
   await pool.setRoots([...roots, { uri: 'file:///tmp', name: 'tmp' }]);
   await pool.setServerRoots('everything', null);
+  await pool.setRoots(['file:///tmp/a', { uri: 'file:///tmp/b' }]);
+  pool.setRootsHandler(({ serverId, serverName }, { signal }) =>
+    signal.aborted ? [] : [`file:///srv/${serverName}`, { uri: `file:///id/${serverId}`, name: 'id' }],
+  );
+  pool.setRootsHandler(async () => [{ uri: 'file:///tmp' }]);
+  pool.setRootsHandler(null);
+  await pool.notifyRootsChanged();
+  const unsubscribe: () => void = pool.onCanvas((c: CanvasChange) => {
+    if (c.change === 'added' || c.change === 'updated') console.log(c.widget.kind);
+    else if (c.change === 'removed') console.log(c.id);
+  });
+  unsubscribe();
 
   const recipe: Recipe = pool.registerRecipe('---\nwidget: card\n---\nbody');
   console.log(recipe.schema, pool.listRecipes()[0]?.name, pool.getRecipe('card')?.body);
