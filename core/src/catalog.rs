@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
@@ -26,11 +27,20 @@ struct CatalogFile {
     servers: HashMap<String, Entry>,
 }
 
+/// Changes not yet written: an entry to save, or `None` to remove the server.
+type Pending = HashMap<String, Option<Entry>>;
+
 /// The catalog of one config file.
 pub(crate) struct Catalog {
     path: PathBuf,
     tools: RwLock<HashMap<String, Arc<Vec<Tool>>>>,
+    /// One writer at a time takes every change queued here: fifty servers listed at once
+    /// make a couple of writes of the file, not fifty read-modify-writes racing for its lock.
+    pending: Arc<Mutex<(Pending, bool)>>,
 }
+
+/// How long the writer waits for more changes before writing.
+const COALESCE: Duration = Duration::from_millis(50);
 
 impl Catalog {
     /// `servers.json` → `servers.tools.json`. A missing or unreadable catalog is empty: it is a
@@ -55,7 +65,45 @@ impl Catalog {
         Catalog {
             path,
             tools: RwLock::new(tools),
+            pending: Arc::default(),
         }
+    }
+
+    /// Queues a change and makes sure a writer will save it.
+    fn save(&self, server_id: String, entry: Option<Entry>) {
+        let start = {
+            let mut pending = self.pending.lock().unwrap();
+            pending.0.insert(server_id, entry);
+            !std::mem::replace(&mut pending.1, true)
+        };
+        if !start {
+            return;
+        }
+        let (path, pending) = (self.path.clone(), self.pending.clone());
+        tokio::task::spawn_blocking(move || {
+            loop {
+                std::thread::sleep(COALESCE);
+                let batch = {
+                    let mut p = pending.lock().unwrap();
+                    if p.0.is_empty() {
+                        p.1 = false;
+                        return;
+                    }
+                    std::mem::take(&mut p.0)
+                };
+                let result = update(&path, |file| {
+                    for (id, entry) in batch {
+                        match entry {
+                            Some(e) => file.servers.insert(id, e),
+                            None => file.servers.remove(&id),
+                        };
+                    }
+                });
+                if let Err(e) = result {
+                    tracing::warn!("cannot save the tool catalog: {e}");
+                }
+            }
+        });
     }
 
     pub fn get(&self, server_id: &str) -> Option<Arc<Vec<Tool>>> {
@@ -72,23 +120,14 @@ impl Catalog {
             }
             map.insert(server_id.to_string(), tools.clone());
         }
-        let path = self.path.clone();
-        let (id, name) = (server_id.to_string(), server_name.to_string());
-        tokio::task::spawn_blocking(move || {
-            let result = update(&path, |file| {
-                file.servers.insert(
-                    id,
-                    Entry {
-                        server_name: name,
-                        fetched_at: now_ms(),
-                        tools: (*tools).clone(),
-                    },
-                );
-            });
-            if let Err(e) = result {
-                tracing::warn!("cannot save the tool catalog: {e}");
-            }
-        });
+        self.save(
+            server_id.to_string(),
+            Some(Entry {
+                server_name: server_name.to_string(),
+                fetched_at: now_ms(),
+                tools: (*tools).clone(),
+            }),
+        );
         true
     }
 
@@ -97,15 +136,7 @@ impl Catalog {
         if self.tools.write().unwrap().remove(server_id).is_none() {
             return;
         }
-        let path = self.path.clone();
-        let id = server_id.to_string();
-        tokio::task::spawn_blocking(move || {
-            if let Err(e) = update(&path, |file| {
-                file.servers.remove(&id);
-            }) {
-                tracing::warn!("cannot save the tool catalog: {e}");
-            }
-        });
+        self.save(server_id.to_string(), None);
     }
 }
 
@@ -129,4 +160,40 @@ fn update(path: &Path, f: impl FnOnce(&mut CatalogFile)) -> Result<()> {
     let bytes = serde_json::to_vec(&file)
         .map_err(|e| Error::invalid(format!("cannot serialize the tool catalog: {e}")))?;
     write_atomic(path, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Tool {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "inputSchema": {"type": "object"}
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_changes_at_once_are_all_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("servers.json");
+        let catalog = Catalog::open(&config);
+        for i in 0..50 {
+            let tools = Arc::new(vec![tool(&format!("t{i}"))]);
+            assert!(catalog.put(&format!("s{i}"), "n", tools));
+        }
+        catalog.remove("s7");
+        let saved = || read(&dir.path().join("servers.tools.json")).unwrap_or_default();
+        for _ in 0..100 {
+            if saved().servers.len() == 49 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let file = saved();
+        assert_eq!(file.servers.len(), 49);
+        assert!(!file.servers.contains_key("s7"));
+        // A new catalog on the same file knows them all.
+        assert_eq!(Catalog::open(&config).get("s42").unwrap()[0].name, "t42");
+    }
 }
