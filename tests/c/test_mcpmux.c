@@ -1837,7 +1837,7 @@ static void test_conversation(void) {
 
 /* --- a provider implemented in C ------------------------------------------------- */
 
-enum { SCRIPT_TOOLS, SCRIPT_HANG, SCRIPT_BAD_JSON, SCRIPT_REFUSE };
+enum { SCRIPT_TOOLS, SCRIPT_HANG, SCRIPT_BAD_JSON, SCRIPT_REFUSE, SCRIPT_SAMPLE };
 
 typedef struct {
     int script;
@@ -1848,6 +1848,7 @@ typedef struct {
     atomic_int saw_sum;       /* a later request carried the add tool's result */
     atomic_int saw_host_tool; /* ... and the host tool's */
     atomic_int saw_denied;
+    atomic_int saw_sampling; /* a request carried a server's sampling prompt, without tools */
     atomic_int bad_json_status, bad_shape_status;
     char bad_shape_msg[512];
     pthread_t thread;
@@ -1913,6 +1914,13 @@ static void on_chat(void *user_data, mcpmux_host_request_id request, const char 
         break;
     case SCRIPT_REFUSE:
         mcpmux_host_request_refuse(request, "model offline");
+        break;
+    case SCRIPT_SAMPLE:
+        if (strstr(json, "Say hi") && strstr(json, "\"tools\":[]")) {
+            atomic_store(&p->saw_sampling, 1);
+        }
+        mcpmux_host_request_respond(
+            request, "{\"content\": [{\"type\": \"text\", \"text\": \"hi from C\"}]}");
         break;
     }
 }
@@ -2067,6 +2075,58 @@ static void test_agent_host_provider(void) {
     CHECK_STATUS(mcpmux_agent_free(agent), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_agent_set_model(agent, "m3"), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+/* Counts sampling approvals and answers them with `r->approval` (NULL: refuse). */
+static void on_sampling_approve(void *user_data, mcpmux_host_request_id request,
+                                const char *json, size_t len) {
+    run_ctx *r = user_data;
+    (void)len;
+    if (strstr(json, "\"toolId\":\"sampling/createMessage\"") && strstr(json, "Say hi")) {
+        atomic_fetch_add(&r->approvals, 1);
+    }
+    if (r->approval) {
+        mcpmux_host_request_respond(request, r->approval);
+    } else {
+        mcpmux_host_request_refuse(request, NULL);
+    }
+}
+
+static void test_agent_handles_sampling(void) {
+    static tool_ctx t;
+    memset(&t, 0, sizeof t);
+    mcpmux_pool pool = agent_pool(&t);
+    static provider_ctx p;
+    memset(&p, 0, sizeof p);
+    p.script = SCRIPT_SAMPLE;
+    mcpmux_provider provider = 0;
+    mcpmux_agent agent = new_agent(pool, &p, &provider);
+    mcpmux_provider_free(provider);
+    CHECK_STATUS(mcpmux_agent_handle_sampling(0, NULL, NULL, NULL), MCPMUX_ERR_INVALID_HANDLE);
+
+    /* The test server's `ask` tool samples through an input round: the C provider answers. */
+    static run_ctx r;
+    run_init(&r, "\"once\"");
+    CHECK_STATUS(mcpmux_agent_handle_sampling(agent, on_sampling_approve, &r, NULL), MCPMUX_OK);
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__demo__ask", "{}", 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "sample=\\\"hi from C\\\"");
+    mcpmux_string_free(out);
+    CHECK(atomic_load(&p.saw_sampling) == 1);
+    CHECK(atomic_load(&r.approvals) == 1);
+
+    /* A denied approval refuses the server: its tool fails, and the model is not asked. */
+    r.approval = "\"deny\"";
+    atomic_store(&p.turns, 0);
+    out = NULL;
+    CHECK(mcpmux_tools_call(pool, "mcp__demo__ask", "{}", 20000, &out) != MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK(atomic_load(&p.turns) == 0);
+    CHECK(atomic_load(&r.approvals) == 2);
+
+    CHECK_STATUS(mcpmux_agent_free(agent), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    run_destroy(&r);
 }
 
 static void test_agent_approval_deny(void) {
@@ -2549,6 +2609,7 @@ int main(void) {
         {"recipes", test_recipes},
         {"conversation", test_conversation},
         {"agent_host_provider", test_agent_host_provider},
+        {"agent_handles_sampling", test_agent_handles_sampling},
         {"agent_approval_deny", test_agent_approval_deny},
         {"agent_cancel", test_agent_cancel},
         {"agent_bad_json", test_agent_bad_json},
