@@ -76,6 +76,21 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// The start of a Python task, not finished yet.
+struct PendingStart(Option<tokio::task::JoinHandle<Result<Py<PyAny>, String>>>);
+
+impl Drop for PendingStart {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            runtime().spawn(async move {
+                if let Ok(Ok(future)) = handle.await {
+                    drop(CancelOnDrop(Some(future)));
+                }
+            });
+        }
+    }
+}
+
 /// A Python `async def adapter(...) -> str` bound to the event loop it runs on.
 pub struct PyCallback {
     event_loop: Py<PyAny>,
@@ -95,13 +110,20 @@ impl PyCallback {
         let this = self.clone();
         async move {
             let (tx, rx) = oneshot::channel();
-            let started = runtime()
-                .spawn_blocking(move || {
-                    attach(|py| this.start(py, args, tx))
-                        .unwrap_or_else(|| Err("the Python interpreter is shutting down".into()))
-                })
-                .await
-                .unwrap_or_else(|e| Err(format!("the Python callback could not start: {e}")));
+            let handle = runtime().spawn_blocking(move || {
+                attach(|py| this.start(py, args, tx))
+                    .unwrap_or_else(|| Err("the Python interpreter is shutting down".into()))
+            });
+            // Dropped while the task is still being started (the caller cancelled early):
+            // the start goes on regardless, so cancel the task as soon as it exists.
+            let mut pending = PendingStart(Some(handle));
+            let joined = match pending.0.as_mut() {
+                Some(handle) => handle.await,
+                None => unreachable!("set just above"),
+            };
+            pending.0 = None;
+            let started =
+                joined.unwrap_or_else(|e| Err(format!("the Python callback could not start: {e}")));
             let mut cancel = CancelOnDrop(Some(started?));
             let outcome = rx
                 .await
