@@ -58,7 +58,10 @@ async fn manager(
         AuthorizationManager::new(url.as_str()).await
     }
     .map_err(|e| auth_error(record, "setup", e))?;
-    manager.set_credential_store(ServerCredentials::new(store, record.id.clone()));
+    manager.set_credential_store(ServerCredentials {
+        store,
+        server_id: record.id.clone(),
+    });
     Ok(manager)
 }
 

@@ -104,24 +104,10 @@ impl TokenStore for MemoryTokenStore {
     }
 }
 
-/// One server's slot of a [`TokenStore`], as rmcp's authorization manager sees it. rmcp
-/// loads the credentials before every request: they are kept here after the first load
-/// (written through on save and clear), so a host store such as a keychain is asked once
-/// per connection, not once per request.
+/// One server's slot of a [`TokenStore`], as rmcp's authorization manager sees it.
 pub(crate) struct ServerCredentials {
-    store: Arc<dyn TokenStore>,
-    server_id: String,
-    cached: tokio::sync::Mutex<Option<Option<StoredCredentials>>>,
-}
-
-impl ServerCredentials {
-    pub fn new(store: Arc<dyn TokenStore>, server_id: String) -> Self {
-        ServerCredentials {
-            store,
-            server_id,
-            cached: tokio::sync::Mutex::new(None),
-        }
-    }
+    pub store: Arc<dyn TokenStore>,
+    pub server_id: String,
 }
 
 fn store_error(message: String) -> AuthError {
@@ -131,43 +117,28 @@ fn store_error(message: String) -> AuthError {
 #[async_trait::async_trait]
 impl CredentialStore for ServerCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let mut cached = self.cached.lock().await;
-        if let Some(known) = &*cached {
-            return Ok(known.clone());
-        }
-        let loaded = match self
+        match self
             .store
             .load(&self.server_id)
             .await
             .map_err(store_error)?
         {
-            None => None,
+            None => Ok(None),
             // Unreadable credentials are as good as none: the user authorizes again.
-            Some(v) => serde_json::from_value(v).ok(),
-        };
-        *cached = Some(loaded.clone());
-        Ok(loaded)
+            Some(v) => Ok(serde_json::from_value(v).ok()),
+        }
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let v = serde_json::to_value(&credentials).map_err(|e| store_error(e.to_string()))?;
-        let mut cached = self.cached.lock().await;
         self.store
             .save(&self.server_id, v)
             .await
-            .map_err(store_error)?;
-        *cached = Some(Some(credentials));
-        Ok(())
+            .map_err(store_error)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        let mut cached = self.cached.lock().await;
-        self.store
-            .clear(&self.server_id)
-            .await
-            .map_err(store_error)?;
-        *cached = Some(None);
-        Ok(())
+        self.store.clear(&self.server_id).await.map_err(store_error)
     }
 }
 
@@ -176,45 +147,6 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
-
-    /// Counts loads, to show the adapter asks the host's store once.
-    #[derive(Default)]
-    struct Counting {
-        inner: MemoryTokenStore,
-        loads: std::sync::atomic::AtomicUsize,
-    }
-
-    impl TokenStore for Counting {
-        fn load(&self, id: &str) -> BoxFuture<Result<Option<Value>, String>> {
-            self.loads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            self.inner.load(id)
-        }
-        fn save(&self, id: &str, v: Value) -> BoxFuture<Result<(), String>> {
-            self.inner.save(id, v)
-        }
-        fn clear(&self, id: &str) -> BoxFuture<Result<(), String>> {
-            self.inner.clear(id)
-        }
-    }
-
-    #[tokio::test]
-    async fn credentials_are_loaded_once_and_written_through() {
-        let store = Arc::new(Counting::default());
-        let creds = ServerCredentials::new(store.clone(), "s".into());
-        assert!(creds.load().await.unwrap().is_none());
-        assert!(creds.load().await.unwrap().is_none());
-        assert_eq!(store.loads.load(std::sync::atomic::Ordering::SeqCst), 1);
-        let saved = StoredCredentials::new("client".into(), None, vec!["a".into()], None);
-        creds.save(saved).await.unwrap();
-        assert_eq!(creds.load().await.unwrap().unwrap().client_id, "client");
-        assert_eq!(store.loads.load(std::sync::atomic::Ordering::SeqCst), 1);
-        // Written through: the host's store has them, and a new adapter reads them back.
-        let again = ServerCredentials::new(store.clone(), "s".into());
-        assert_eq!(again.load().await.unwrap().unwrap().granted_scopes, ["a"]);
-        creds.clear().await.unwrap();
-        assert!(creds.load().await.unwrap().is_none());
-        assert!(store.inner.load("s").await.unwrap().is_none());
-    }
 
     #[tokio::test]
     async fn the_file_store_keeps_each_server_apart_with_mode_0600() {

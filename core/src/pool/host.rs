@@ -18,12 +18,6 @@ impl Pool {
         self.inner.host.set_oauth_handler(handler);
     }
 
-    /// The file OAuth tokens go to unless the host sets another store:
-    /// `<config>.tokens.json`, mode 0600.
-    pub fn default_token_store_path(&self) -> std::path::PathBuf {
-        crate::store::sibling(self.inner.store.path(), ".tokens.json")
-    }
-
     /// Where OAuth tokens live (by default `<config>.tokens.json`, mode 0600).
     pub fn set_token_store(&self, store: std::sync::Arc<dyn crate::auth::TokenStore>) {
         self.inner.host.set_token_store(store);
