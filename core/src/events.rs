@@ -186,6 +186,14 @@ impl EventBus {
         let _ = self.tx.send(event);
     }
 
+    /// Emits the event `make` builds, building it only when someone listens: events on the
+    /// per-call path would otherwise cost allocations on every call.
+    pub fn emit_with(&self, make: impl FnOnce() -> Event) {
+        if self.tx.receiver_count() > 0 {
+            self.emit(make());
+        }
+    }
+
     pub fn subscribe(&self) -> EventReceiver {
         EventReceiver {
             rx: self.tx.subscribe(),

@@ -348,6 +348,54 @@ async fn cancelling_a_call_returns_at_once_and_keeps_the_connection() {
     )
     .await;
     assert_eq!(pid_of(&pool, "mcp__t__pid").await, pid);
+    // Both reached the server as `notifications/cancelled` for the right request.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = pool
+            .call_tool("mcp__t__cancelled", json!({}), Default::default())
+            .await
+            .unwrap();
+        if text(&r) == "2" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "server saw {} cancellations",
+            text(&r)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_each_get_their_own_reply() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let calls = (0..300).map(|i| {
+        let pool = pool.clone();
+        async move {
+            let r = pool
+                .call_tool(
+                    "mcp__t__echo",
+                    json!({"text": format!("n{i}")}),
+                    Default::default(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(text(&r), format!("n{i}"));
+        }
+    });
+    futures::future::join_all(calls).await;
+    // Failed and slow calls interleaved with quick ones keep their own outcomes too.
+    let (slow, quick, failed) = tokio::join!(
+        pool.call_tool("mcp__t__sleep", json!({"ms": 300}), Default::default()),
+        pool.call_tool("mcp__t__add", json!({"a": 2, "b": 3}), Default::default()),
+        pool.call_tool("mcp__t__echo", json!({"wrong": 1}), Default::default()),
+    );
+    assert_eq!(text(&slow.unwrap()), "slept");
+    assert_eq!(text(&quick.unwrap()), "5");
+    assert_eq!(failed.unwrap().is_error, Some(true));
     pool.close().await;
 }
 
@@ -760,7 +808,7 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
     .unwrap();
     let hits = again.search_tools("sleep milliseconds progress", 3);
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
-    assert_eq!(again.known_tools().len(), 12);
+    assert_eq!(again.known_tools().len(), 13);
     assert!(
         again
             .server_states()

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    GetPromptResult, JsonObject, ReadResourceRequestParams, ReadResourceResult, RequestId,
-    ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
+    ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -21,6 +21,7 @@ use crate::events::Event;
 use crate::handler::{ClientSide, ProgressFn};
 use crate::local::LOCAL_SERVER;
 use crate::tools::{ToolInfo, describe, server_prefix};
+use crate::transport::direct::Reply;
 
 /// How many `input_required` rounds a call may take before it is abandoned.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -85,6 +86,24 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
             server: server.to_string(),
             message: format!("{method}: {other}"),
         },
+    }
+}
+
+/// Reads a direct `tools/call` reply: a final result, a 2026-07-28 request for input, or the
+/// server's JSON-RPC error. `Err` says what was wrong with a reply that is none of those.
+fn call_reply(line: &[u8]) -> std::result::Result<Result<ServerResult, ServiceError>, String> {
+    let reply: Reply =
+        serde_json::from_slice(line).map_err(|e| format!("unreadable reply: {e}"))?;
+    match (reply.result, reply.error) {
+        (_, Some(error)) => Ok(Err(ServiceError::McpError(error))),
+        (Some(raw), None) => match serde_json::from_str::<CallToolResult>(raw.get()) {
+            Ok(r) => Ok(Ok(ServerResult::CallToolResult(r))),
+            Err(e) => match serde_json::from_str::<InputRequiredResult>(raw.get()) {
+                Ok(r) => Ok(Ok(ServerResult::InputRequiredResult(r))),
+                Err(_) => Err(format!("not a tool result: {e}")),
+            },
+        },
+        (None, None) => Err("a reply with neither result nor error".into()),
     }
 }
 
@@ -222,21 +241,25 @@ impl Pool {
             return result;
         }
         let (slot, tool) = self.inner.resolve_tool(tool_id).await?;
-        let record = slot.record();
-        if record.disabled_tools.iter().any(|t| t == &tool) {
-            return Err(Error::invalid(format!(
-                "tool '{tool}' of server '{}' is disabled",
-                record.name
-            )));
-        }
-        let span = tracing::info_span!("mcpmux.call_tool", server = %record.name, tool = %tool);
+        // Under the lock rather than a copy of the whole record: this runs on every call.
+        let server_name = {
+            let record = slot.record.read().unwrap();
+            if record.disabled_tools.iter().any(|t| t == &tool) {
+                return Err(Error::invalid(format!(
+                    "tool '{tool}' of server '{}' is disabled",
+                    record.name
+                )));
+            }
+            record.name.clone()
+        };
+        let span = tracing::info_span!("mcpmux.call_tool", server = %server_name, tool = %tool);
         let started = Instant::now();
         let result = self
             .inner
-            .call_on(&slot, &tool, arguments, options)
+            .call_on(&slot, server_name, &tool, arguments, options)
             .instrument(span)
             .await;
-        self.inner.events.emit(Event::ToolCalled {
+        self.inner.events.emit_with(|| Event::ToolCalled {
             server_id: slot.id.clone(),
             tool_name: tool.clone(),
             tool_id: tool_id.to_string(),
@@ -519,11 +542,11 @@ impl Inner {
     async fn call_on(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
+        name: String,
         tool: &str,
         arguments: Option<JsonObject>,
         options: CallOptions,
     ) -> Result<CallToolResult> {
-        let name = slot.name();
         let conn = slot.connection(self).await?;
         let timeout = options
             .timeout
@@ -536,33 +559,70 @@ impl Inner {
         let cancel = options.cancel.unwrap_or_default();
         // 2026-07-28 servers ask for sampling, elicitation or roots by answering
         // `input_required`; the host answers and the call is retried with the responses.
+        // The direct path has no progress token to route, so calls that want progress (and
+        // every transport but stdio) go through rmcp.
+        let direct = conn
+            .direct
+            .clone()
+            .filter(|_| options.on_progress.is_none());
         for _round in 0..MAX_INPUT_ROUNDS {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            let handle = conn
-                .peer
-                .send_request_with_option(
-                    request,
-                    PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress(),
-                )
-                .await
-                .map_err(|e| {
-                    slot.connection_failed(self, &conn);
-                    self.closing_or(service_error(&name, "tools/call", e))
-                })?;
-            let _route = options
-                .on_progress
-                .clone()
-                .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
-            let mut guard = CancelOnDrop {
-                peer: Some(conn.peer.clone()),
-                id: handle.id.clone(),
+            let response = match &direct {
+                Some(direct) => {
+                    if let Some(meta) = &conn.request_meta {
+                        let mine = params.meta.get_or_insert_default();
+                        for (k, v) in meta.iter() {
+                            mine.insert(k.clone(), v.clone());
+                        }
+                    }
+                    let call = direct.request("tools/call", &params).await.map_err(|e| {
+                        slot.connection_failed(self, &conn);
+                        self.closing_or(Error::connection(&name, format!("tools/call: {e}")))
+                    })?;
+                    let reply = tokio::select! {
+                        r = tokio::time::timeout(timeout, call.reply()) => r,
+                        _ = cancel.cancelled() => return Err(Error::Cancelled),
+                    };
+                    conn.touch();
+                    match reply {
+                        Ok(Ok(line)) => call_reply(&line).map_err(|message| Error::Protocol {
+                            server: name.clone(),
+                            message: format!("tools/call: {message}"),
+                        })?,
+                        Ok(Err(_)) => Err(ServiceError::TransportClosed),
+                        Err(_) => Err(ServiceError::Timeout { timeout }),
+                    }
+                }
+                None => {
+                    let request =
+                        ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+                    let handle = conn
+                        .peer
+                        .send_request_with_option(
+                            request,
+                            PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress(),
+                        )
+                        .await
+                        .map_err(|e| {
+                            slot.connection_failed(self, &conn);
+                            self.closing_or(service_error(&name, "tools/call", e))
+                        })?;
+                    let _route = options
+                        .on_progress
+                        .clone()
+                        .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
+                    let mut guard = CancelOnDrop {
+                        peer: Some(conn.peer.clone()),
+                        id: handle.id.clone(),
+                    };
+                    let response = tokio::select! {
+                        r = handle.await_response() => r,
+                        _ = cancel.cancelled() => return Err(Error::Cancelled),
+                    };
+                    guard.disarm();
+                    conn.touch();
+                    response
+                }
             };
-            let response = tokio::select! {
-                r = handle.await_response() => r,
-                _ = cancel.cancelled() => return Err(Error::Cancelled),
-            };
-            guard.disarm();
-            conn.touch();
             match response {
                 Ok(ServerResult::CallToolResult(r)) => return Ok(r),
                 Ok(ServerResult::InputRequiredResult(r)) => {

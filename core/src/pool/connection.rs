@@ -4,7 +4,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::ProtocolVersion;
+use rmcp::ClientHandler;
+use rmcp::model::{ProtocolVersion, RequestMetaObject};
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningServiceCancellationToken,
 };
@@ -14,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::handler::{ClientSide, ServerShared};
 use crate::record::{ServerRecord, TransportType};
+use crate::transport::direct::Direct;
 use crate::transport::stdio::ChildProcess;
 use crate::transport::{http, sse, stdio, websocket};
 
@@ -25,6 +27,11 @@ pub(crate) struct Connection {
     pub modern: bool,
     pub generation: u64,
     pub child_pid: Option<u32>,
+    /// The fast request path of a stdio session (see `transport::direct`).
+    pub direct: Option<Arc<Direct>>,
+    /// What a 2026-07-28 session requires in every request's `_meta` (rmcp adds it to its own
+    /// requests; direct ones carry this copy).
+    pub request_meta: Option<RequestMetaObject>,
     cancel: Mutex<Option<RunningServiceCancellationToken>>,
     ended: CancellationToken,
     intentional: Arc<AtomicBool>,
@@ -68,16 +75,19 @@ impl Connection {
         };
         let name = record.name.as_str();
         let failed = |e: ClientInitializeError| Error::connection(name, handshake_error(&e));
+        let mut direct = None;
         let (service, child) = match record.transport {
             TransportType::Stdio => {
                 let (transport, mut child) =
                     stdio::spawn(record, shared.events.clone(), max_message)?;
+                direct = Some(transport.direct());
                 match handler().serve_with_lifecycle(transport, lifecycle()).await {
                     Ok(s) => (s, Some(child)),
                     Err(e) if answers_anything(&e) => {
                         child.terminate(Duration::from_millis(200)).await;
                         let (transport, mut child) =
                             stdio::spawn(record, shared.events.clone(), max_message)?;
+                        direct = Some(transport.direct());
                         match legacy_handler()
                             .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
                             .await
@@ -196,6 +206,17 @@ impl Connection {
             .map(|i| i.protocol_version.to_string())
             .unwrap_or_default();
         let modern = protocol_version.as_str() >= "2026-07-28";
+        let request_meta = peer
+            .peer_info()
+            .filter(|i| !i.protocol_version.has_initialize())
+            .map(|i| {
+                let info = handler().get_info();
+                RequestMetaObject::with_client_context(
+                    i.protocol_version.clone(),
+                    info.client_info,
+                    info.capabilities,
+                )
+            });
         let ended = CancellationToken::new();
         let intentional = Arc::new(AtomicBool::new(false));
         let cancel = service.cancellation_token();
@@ -215,6 +236,8 @@ impl Connection {
         }
         Ok(Arc::new(Connection {
             child_pid: child.as_ref().map(ChildProcess::pid),
+            direct,
+            request_meta,
             peer,
             protocol_version,
             modern,

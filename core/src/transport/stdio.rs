@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
 
+use super::direct::Direct;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
 use crate::record::ServerRecord;
@@ -29,6 +30,7 @@ pub(crate) struct StdioTransport {
     max_line: usize,
     server_id: Arc<str>,
     events: EventBus,
+    direct: Arc<Direct>,
 }
 
 /// The child process behind a stdio connection; dropping it kills its whole process group.
@@ -80,6 +82,7 @@ pub(crate) fn spawn(
         });
     }
     let transport = StdioTransport {
+        direct: Direct::new(stdin.clone()),
         stdin: stdin.clone(),
         stdout: BufReader::with_capacity(64 * 1024, stdout),
         line: Vec::new(),
@@ -98,6 +101,17 @@ pub(crate) fn spawn(
 }
 
 impl StdioTransport {
+    /// Where the pool sends its own requests on this session.
+    pub(crate) fn direct(&self) -> Arc<Direct> {
+        self.direct.clone()
+    }
+
+    /// The session is over for rmcp: direct callers must not wait either.
+    fn end(&self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        self.direct.close();
+        None
+    }
+
     fn report(&self, message: String) {
         tracing::warn!(server_id = %self.server_id, "{message}");
         self.events.emit(Event::Log {
@@ -156,11 +170,11 @@ impl Transport<RoleClient> for StdioTransport {
                 Ok(b) => b,
                 Err(e) => {
                     self.report(format!("reading the server's stdout failed: {e}"));
-                    return None;
+                    return self.end();
                 }
             };
             if buf.is_empty() {
-                return None;
+                return self.end();
             }
             let (chunk_len, complete) = match buf.iter().position(|&b| b == b'\n') {
                 Some(pos) => (pos + 1, true),
@@ -186,7 +200,11 @@ impl Transport<RoleClient> for StdioTransport {
                     "server sent a message larger than {} bytes; closing the connection",
                     self.max_line
                 ));
-                return None;
+                return self.end();
+            }
+            if self.direct.deliver(&mut self.line) {
+                self.line.clear();
+                continue;
             }
             let line = std::mem::take(&mut self.line);
             if let Some(msg) = self.parse(&line) {
@@ -198,8 +216,15 @@ impl Transport<RoleClient> for StdioTransport {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
+        self.direct.close();
         self.stdin.lock().await.take();
         Ok(())
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.direct.close();
     }
 }
 

@@ -203,6 +203,9 @@ struct TestServer {
     legacy: bool,
 }
 
+/// `sleep` calls ended by `notifications/cancelled` (the process serves one client).
+static CANCELLED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl TestServer {
     fn new(options: &Options) -> Self {
         Self {
@@ -250,6 +253,7 @@ impl TestServer {
                 // Without this a cancelled call would keep running until `ms` is over,
                 // hiding whether the client's cancellation reached the server.
                 _ = context.ct.cancelled() => {
+                    CANCELLED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     return Err(ErrorData::internal_error("sleep cancelled", None));
                 }
                 _ = tokio::time::sleep((total - elapsed).min(tick)) => {}
@@ -288,6 +292,13 @@ impl TestServer {
         Parameters(KeywordArgs { keyword }): Parameters<KeywordArgs>,
     ) -> String {
         format!("recipes matching {keyword}: none yet")
+    }
+
+    #[tool(description = "How many `sleep` calls were stopped by a cancellation so far")]
+    fn cancelled(&self) -> String {
+        CANCELLED
+            .load(std::sync::atomic::Ordering::SeqCst)
+            .to_string()
     }
 
     #[tool(description = "Return this server's process id")]
