@@ -87,6 +87,9 @@ impl Catalog {
                     let mut p = pending.lock().unwrap();
                     if p.0.is_empty() {
                         p.1 = false;
+                        drop(p);
+                        // Reading and rewriting the whole file left megabytes freed.
+                        crate::memory::trim_now();
                         return;
                     }
                     std::mem::take(&mut p.0)

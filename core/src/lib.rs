@@ -16,6 +16,7 @@ mod handler;
 pub mod host;
 pub mod import;
 pub mod local;
+mod memory;
 mod pool;
 pub mod recipes;
 pub mod record;

@@ -26,6 +26,9 @@ use crate::transport::direct::Reply;
 /// How many `input_required` rounds a call may take before it is abandoned.
 const MAX_INPUT_ROUNDS: usize = 8;
 
+/// A listing this long leaves megabytes freed behind it once the caller is done with it.
+const BULK_LIST: usize = 1000;
+
 /// Per-call settings of [`Pool::call_tool`].
 #[derive(Clone, Default)]
 pub struct CallOptions {
@@ -190,6 +193,9 @@ impl Pool {
                 let mut out: Vec<ToolInfo> = lists.into_iter().flatten().flatten().collect();
                 out.extend(self.inner.local.list());
                 out.sort_by(|a, b| a.id.cmp(&b.id));
+                if out.len() >= BULK_LIST {
+                    crate::memory::trim_soon();
+                }
                 Ok(out)
             }
         }
