@@ -4,7 +4,15 @@
 //! user authorizes ([`OAuthHandler`]) and where tokens live ([`TokenStore`]); by default a
 //! browser opens on a loopback listener and tokens go to a 0600 file next to the config.
 //! Tokens never appear in events, logs or `Debug` output.
+//!
+//! Enterprise-managed authorization ("cross-app access", [`Grant::EnterpriseManaged`]): the
+//! user's ID token from the enterprise identity provider (the host's single sign-on) is
+//! exchanged there for an identity assertion grant (ID-JAG, RFC 8693 token exchange), which the
+//! MCP server's authorization server takes for an access token (RFC 7523 JWT bearer grant).
+//! No browser is involved; the ID token comes from the config or from the host
+//! ([`IdTokenFn`], set with `Pool::set_id_token_provider`).
 
+mod enterprise;
 mod flow;
 mod loopback;
 mod step_up;
@@ -30,6 +38,12 @@ pub enum Grant {
     AuthorizationCode,
     /// Machine to machine, with the client's own credentials (no user).
     ClientCredentials,
+    /// Enterprise-managed authorization (cross-app access, SEP-990): the user's ID token
+    /// from the enterprise identity provider ([`OAuthSettings::idp`]) is exchanged there for
+    /// an ID-JAG, which `clientId` / `clientSecret` redeem at the server's authorization
+    /// server for an access token. Config value `"enterprise_managed"` (or `"enterprise"`).
+    #[serde(alias = "enterprise")]
+    EnterpriseManaged,
 }
 
 /// A server's OAuth settings (`config.oauth` in its record). All optional: with none, a
@@ -57,6 +71,128 @@ pub struct OAuthSettings {
     /// `RS256`, `ES256`, ... (default `RS256`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_algorithm: Option<String>,
+    /// For the `enterprise_managed` grant: the enterprise identity provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpSettings>,
+}
+
+/// The enterprise identity provider of the `enterprise_managed` grant (`config.oauth.idp`):
+/// where the user's ID token is exchanged for an identity assertion grant (ID-JAG).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdpSettings {
+    /// The identity provider's issuer identifier (exactly as in its metadata and ID tokens).
+    pub issuer: String,
+    /// Its token endpoint; when absent, read from the issuer's OpenID Connect (or RFC 8414)
+    /// metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
+    /// This client's registration at the identity provider (the audience of the ID token).
+    pub client_id: String,
+    /// Its secret, for a confidential client; without it the client is public.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// How the client authenticates at the identity provider's token endpoint:
+    /// `client_secret_basic` (the default with a secret), `client_secret_post` or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_method: Option<String>,
+    /// A user's ID token issued by the identity provider to `clientId`. ID tokens are
+    /// short-lived: a host with single sign-on supplies fresh ones with
+    /// `Pool::set_id_token_provider` instead. When both are set, this one is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
+}
+
+impl fmt::Debug for IdpSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secret = |s: &Option<String>| s.as_ref().map(|_| "<redacted>");
+        f.debug_struct("IdpSettings")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &secret(&self.client_secret))
+            .field(
+                "token_endpoint_auth_method",
+                &self.token_endpoint_auth_method,
+            )
+            .field("id_token", &secret(&self.id_token))
+            .finish()
+    }
+}
+
+/// The client authentication methods the enterprise grant supports.
+pub(crate) const AUTH_METHODS: [&str; 3] = ["client_secret_basic", "client_secret_post", "none"];
+
+impl OAuthSettings {
+    /// Checks what can be checked without a network: the enterprise grant's identity
+    /// provider and client. Other grants are checked when they are used.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.grant != Grant::EnterpriseManaged {
+            if self.idp.is_some() {
+                return Err("`idp` is only used by the enterprise_managed grant".into());
+            }
+            return Ok(());
+        }
+        let Some(idp) = &self.idp else {
+            return Err(
+                "the enterprise_managed grant needs `idp` (issuer, clientId and an ID token)"
+                    .into(),
+            );
+        };
+        if self
+            .client_id
+            .as_deref()
+            .is_none_or(|c| c.trim().is_empty())
+        {
+            return Err(
+                "the enterprise_managed grant needs a `clientId` registered with the server's \
+                 authorization server"
+                    .into(),
+            );
+        }
+        if self.private_key_pem.is_some() {
+            return Err(
+                "the enterprise_managed grant authenticates with a clientSecret (or none); \
+                 privateKeyPem is not supported for it"
+                    .into(),
+            );
+        }
+        let url = |what: &str, value: &str| {
+            let ok = reqwest::Url::parse(value)
+                .is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.has_host());
+            if ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "`idp.{what}` must be an http(s) URL, not '{value}'"
+                ))
+            }
+        };
+        url("issuer", &idp.issuer)?;
+        if let Some(endpoint) = &idp.token_endpoint {
+            url("tokenEndpoint", endpoint)?;
+        }
+        if idp.client_id.trim().is_empty() {
+            return Err("`idp.clientId` must not be empty".into());
+        }
+        if let Some(method) = &idp.token_endpoint_auth_method {
+            if !AUTH_METHODS.contains(&method.as_str()) {
+                return Err(format!(
+                    "`idp.tokenEndpointAuthMethod` must be one of {}, not '{method}'",
+                    AUTH_METHODS.join(", ")
+                ));
+            }
+            if method != "none" && idp.client_secret.is_none() {
+                return Err(format!(
+                    "`idp.tokenEndpointAuthMethod` {method} needs `idp.clientSecret`"
+                ));
+            }
+        }
+        if idp.id_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err("`idp.idToken` must not be empty (leave it out to ask the host)".into());
+        }
+        Ok(())
+    }
 }
 
 fn is_default(g: &Grant) -> bool {
@@ -74,6 +210,7 @@ impl fmt::Debug for OAuthSettings {
             .field("grant", &self.grant)
             .field("private_key_pem", &secret(&self.private_key_pem))
             .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp)
             .finish()
     }
 }
@@ -108,3 +245,23 @@ impl fmt::Debug for OAuthHandler {
             .finish_non_exhaustive()
     }
 }
+
+/// What the host is asked for under the `enterprise_managed` grant: a current ID token for the
+/// signed-in user, issued by `idp_issuer` to `idp_client_id` (typically from the host's single
+/// sign-on session, renewed as needed).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdTokenRequest {
+    pub server_id: String,
+    pub server_name: String,
+    pub idp_issuer: String,
+    pub idp_client_id: String,
+    /// The identity provider refused the token given before (expired, revoked, or it wants the
+    /// user to sign in again): answer a new one, not a cached one. Asked at most once per
+    /// authorization.
+    pub rejected: bool,
+}
+
+/// Supplies ID tokens for the enterprise grant; answers the token (a secret: never log it)
+/// or why there is none.
+pub type IdTokenFn = Arc<dyn Fn(IdTokenRequest) -> BoxFuture<Result<String, String>> + Send + Sync>;
