@@ -277,3 +277,308 @@ async fn idp_token_endpoint(record: &ServerRecord, idp: &IdpSettings) -> Result<
         ),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::auth::MemoryTokenStore;
+
+    /// One request the fake servers got: method, path, `Authorization`, form body.
+    #[derive(Debug, Clone)]
+    struct Seen {
+        method: String,
+        path: String,
+        authorization: String,
+        form: Vec<(String, String)>,
+    }
+
+    impl Seen {
+        fn param(&self, name: &str) -> Option<&str> {
+            self.form
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        }
+    }
+
+    fn b64(v: &Value) -> String {
+        URL_SAFE_NO_PAD.encode(v.to_string())
+    }
+
+    /// An MCP server's metadata, its authorization server (`/as`) and an enterprise identity
+    /// provider (`/idp`) on one loopback port. The identity provider takes the ID token
+    /// "fresh" and refuses any other with `invalid_grant`.
+    async fn fake_servers() -> (String, Arc<Mutex<Vec<Seen>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (b, log) = (base.clone(), seen.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let (base, log) = (b.clone(), log.clone());
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    let head_end = loop {
+                        let n = socket.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                    let header = |name: &str| {
+                        head.lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+                            })
+                            .unwrap_or_default()
+                    };
+                    let length: usize = header("content-length").parse().unwrap_or(0);
+                    while buf.len() < head_end + length {
+                        let n = socket.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            break;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                    let body = String::from_utf8_lossy(&buf[head_end..]).to_string();
+                    let mut first = head.split_whitespace();
+                    let method = first.next().unwrap_or_default().to_string();
+                    let path = first.next().unwrap_or_default().to_string();
+                    let form: Vec<(String, String)> =
+                        reqwest::Url::parse(&format!("http://x/?{body}"))
+                            .unwrap()
+                            .query_pairs()
+                            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                            .collect();
+                    let seen = Seen {
+                        method,
+                        path: path.clone(),
+                        authorization: header("authorization"),
+                        form,
+                    };
+                    log.lock().unwrap().push(seen.clone());
+                    let (status, reply) = respond(&base, &seen);
+                    let text = reply.to_string();
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n{text}",
+                        text.len()
+                    );
+                    let _ = socket.write_all(response.as_bytes()).await;
+                });
+            }
+        });
+        (base, seen)
+    }
+
+    fn respond(base: &str, req: &Seen) -> (u16, Value) {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        match (req.method.as_str(), req.path.as_str()) {
+            ("GET", p) if p.starts_with("/.well-known/oauth-protected-resource") => (
+                200,
+                json!({"resource": format!("{base}/mcp"), "authorization_servers": [format!("{base}/as")]}),
+            ),
+            ("GET", "/.well-known/oauth-authorization-server/as") => (
+                200,
+                json!({
+                    "issuer": format!("{base}/as"),
+                    "authorization_endpoint": format!("{base}/as/authorize"),
+                    "token_endpoint": format!("{base}/as/token"),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["urn:ietf:params:oauth:grant-type:jwt-bearer"],
+                    "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                }),
+            ),
+            ("GET", "/idp/.well-known/openid-configuration") => (
+                200,
+                json!({"issuer": format!("{base}/idp"), "token_endpoint": format!("{base}/idp/token")}),
+            ),
+            ("POST", "/idp/token") if req.param("subject_token") == Some("fresh") => {
+                let jag = [
+                    b64(&json!({"alg": "ES256", "typ": "oauth-id-jag+jwt"})),
+                    b64(&json!({
+                        "iss": format!("{base}/idp"), "sub": "user", "aud": format!("{base}/as"),
+                        "client_id": "mcp-client", "jti": "1", "iat": now, "exp": now + 300,
+                        "resource": format!("{base}/mcp"), "scope": "files.read",
+                    })),
+                    URL_SAFE_NO_PAD.encode("signature"),
+                ]
+                .join(".");
+                (
+                    200,
+                    json!({"access_token": jag, "token_type": "N_A", "scope": "files.read",
+                           "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}),
+                )
+            }
+            ("POST", "/idp/token") => (400, json!({"error": "invalid_grant"})),
+            ("POST", "/as/token") => (
+                200,
+                json!({"access_token": "mcp-access-token", "token_type": "Bearer",
+                       "expires_in": 3600, "scope": "files.read"}),
+            ),
+            _ => (404, json!({"error": "not_found"})),
+        }
+    }
+
+    fn record(base: &str, id_token: Option<&str>) -> ServerRecord {
+        let input: crate::ServerInput = serde_json::from_value(json!({
+            "name": "files",
+            "config": {
+                "url": format!("{base}/mcp"),
+                "oauth": {
+                    "grant": "enterprise_managed",
+                    "clientId": "mcp-client",
+                    "clientSecret": "mcp-secret",
+                    "scopes": ["files.read"],
+                    "idp": {"issuer": format!("{base}/idp"), "clientId": "idp-client", "idToken": id_token},
+                },
+            },
+        }))
+        .unwrap();
+        input.into_record().unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_id_token_from_the_host_becomes_a_stored_access_token() {
+        let (base, seen) = fake_servers().await;
+        let record = record(&base, None);
+        let store = Arc::new(MemoryTokenStore::default());
+        // The host's sign-on: a cached token first, a new one once it is refused.
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let log = asked.clone();
+        let provider: IdTokenFn = Arc::new(move |req: IdTokenRequest| {
+            log.lock()
+                .unwrap()
+                .push(serde_json::to_value(&req).unwrap());
+            let token = if req.rejected { "fresh" } else { "stale" };
+            Box::pin(async move { Ok(token.to_string()) })
+        });
+        let settings = record.config.oauth.clone().unwrap();
+        let manager = authorize(&record, &settings, store.clone(), None, Some(provider))
+            .await
+            .unwrap();
+        assert_eq!(
+            manager.get_access_token().await.unwrap(),
+            "mcp-access-token"
+        );
+
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 2);
+        assert_eq!(
+            asked[0],
+            json!({"serverId": record.id, "serverName": "files", "idpIssuer": format!("{base}/idp"),
+                   "idpClientId": "idp-client", "rejected": false})
+        );
+        assert_eq!(asked[1]["rejected"], true);
+
+        let stored = store.load(&record.id).await.unwrap().unwrap();
+        assert_eq!(stored["client_id"], "mcp-client");
+        assert_eq!(stored["issuer"], format!("{base}/as"));
+        assert_eq!(stored["token_response"]["access_token"], "mcp-access-token");
+        assert_eq!(stored["granted_scopes"], json!(["files.read"]));
+
+        let seen = seen.lock().unwrap().clone();
+        // The identity provider's token endpoint came from its OpenID Connect metadata.
+        assert!(
+            seen.iter()
+                .any(|s| s.path == "/idp/.well-known/openid-configuration")
+        );
+        let exchanges: Vec<_> = seen.iter().filter(|s| s.path == "/idp/token").collect();
+        assert_eq!(exchanges.len(), 2);
+        let exchange = exchanges[1];
+        for (k, v) in [
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange",
+            ),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token",
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag",
+            ),
+            ("subject_token", "fresh"),
+            ("audience", &format!("{base}/as")),
+            ("resource", &format!("{base}/mcp")),
+            ("scope", "files.read"),
+            ("client_id", "idp-client"),
+        ] {
+            assert_eq!(exchange.param(k), Some(v), "{k}");
+        }
+        let redeem = seen.iter().find(|s| s.path == "/as/token").unwrap();
+        assert_eq!(
+            redeem.param("grant_type"),
+            Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+        );
+        assert!(redeem.param("assertion").is_some());
+        assert_eq!(
+            redeem.authorization,
+            format!("Basic {}", STANDARD.encode("mcp-client:mcp-secret"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_id_token_from_the_config_is_an_error_without_the_token() {
+        let (base, seen) = fake_servers().await;
+        let record = record(&base, Some("expired-id-token"));
+        let settings = record.config.oauth.clone().unwrap();
+        let asked = Arc::new(Mutex::new(0));
+        let count = asked.clone();
+        let provider: IdTokenFn = Arc::new(move |_| {
+            *count.lock().unwrap() += 1;
+            Box::pin(async { Ok("fresh".to_string()) })
+        });
+        let store = Arc::new(MemoryTokenStore::default());
+        let Err(e) = authorize(&record, &settings, store.clone(), None, Some(provider)).await
+        else {
+            panic!("a refused ID token authorized");
+        };
+        let e = e.to_string();
+        assert!(e.contains("refused the ID token"), "{e}");
+        assert!(!e.contains("expired-id-token"), "{e}");
+        // The config's token is used as given: the host is not asked, nothing is stored.
+        assert_eq!(*asked.lock().unwrap(), 0);
+        assert_eq!(store.load(&record.id).await.unwrap(), None);
+        assert_eq!(
+            seen.lock()
+                .unwrap()
+                .iter()
+                .filter(|s| s.path == "/idp/token")
+                .count(),
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn without_an_id_token_the_error_says_where_to_give_one() {
+        let (base, _) = fake_servers().await;
+        let record = record(&base, None);
+        let settings = record.config.oauth.clone().unwrap();
+        let store = Arc::new(MemoryTokenStore::default());
+        let Err(e) = authorize(&record, &settings, store, None, None).await else {
+            panic!("authorized without an ID token");
+        };
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidConfig);
+        assert!(e.to_string().contains("set `idp.idToken`"), "{e}");
+    }
+}
