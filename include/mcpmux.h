@@ -449,8 +449,11 @@ mcpmux_status mcpmux_servers_get(mcpmux_pool pool, const char *server, char **ou
 // An HTTP server (`{"name": "remote", "config": {"url": "https://..."}}`) that answers 401
 // is authorized with OAuth when it connects (mcpmux_pool_set_oauth_handler()); its
 // optional `config.oauth` settings are `{"clientId", "clientSecret", "clientMetadataUrl",
-// "scopes": [...], "grant": "authorization_code" | "client_credentials", "privateKeyPem",
-// "signingAlgorithm"}` (without them: dynamic client registration).
+// "scopes": [...], "grant": "authorization_code" | "client_credentials" |
+// "enterprise_managed", "privateKeyPem", "signingAlgorithm", "idp": {"issuer",
+// "tokenEndpoint", "clientId", "clientSecret", "tokenEndpointAuthMethod", "idToken"}}`
+// (without them: dynamic client registration; "idp" is the enterprise identity provider
+// where the user's "idToken" becomes an ID-JAG for the enterprise_managed grant).
 mcpmux_status mcpmux_servers_add(mcpmux_pool pool, const char *input_json, char **out_json);
 
 // Imports servers from a JSON text in Claude Desktop / Cursor (`{"mcpServers": {...}}`),

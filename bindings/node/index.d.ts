@@ -58,8 +58,10 @@ export interface ServerConfig {
   oauth?: OAuthSettings;
 }
 
-/** How a client gets its OAuth tokens: a user signs in (with PKCE), or machine to machine. */
-export type OAuthGrant = 'authorization_code' | 'client_credentials';
+/** How a client gets its OAuth tokens: a user signs in (with PKCE), machine to machine, or
+ * enterprise-managed (cross-app access: the user's ID token from `idp` becomes an ID-JAG that
+ * `clientId`/`clientSecret` redeem at the server's authorization server). */
+export type OAuthGrant = 'authorization_code' | 'client_credentials' | 'enterprise_managed';
 
 /** A server's OAuth settings (`config.oauth`); all optional. */
 export interface OAuthSettings {
@@ -77,6 +79,24 @@ export interface OAuthSettings {
   privateKeyPem?: string;
   /** `'RS256'` (default), `'ES256'`, ... */
   signingAlgorithm?: string;
+  /** For `enterprise_managed`: the enterprise identity provider. */
+  idp?: IdpSettings;
+}
+
+/** The enterprise identity provider of the `enterprise_managed` grant (`oauth.idp`). */
+export interface IdpSettings {
+  /** Its issuer identifier, exactly as in its metadata and ID tokens. */
+  issuer: string;
+  /** Its token endpoint; read from the issuer's metadata when absent. */
+  tokenEndpoint?: string;
+  /** This client's registration there (the audience of the ID token). */
+  clientId: string;
+  clientSecret?: string;
+  /** Default `'client_secret_basic'` with a secret, else `'none'`. */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'none';
+  /** The signed-in user's ID token from this provider (short-lived: update the server's
+   * config with a new one when it expires). */
+  idToken?: string;
 }
 
 /** Per-server time limits in milliseconds; unset ones use the pool's. */

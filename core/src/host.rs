@@ -90,6 +90,7 @@ pub type RootsHandler =
 /// The host side of a pool. Roots are per pool, optionally overridden per server.
 pub struct Host {
     oauth: RwLock<Option<crate::auth::OAuthHandler>>,
+    id_tokens: RwLock<Option<crate::auth::IdTokenFn>>,
     tokens: RwLock<Arc<dyn crate::auth::TokenStore>>,
     sampling: RwLock<Option<SamplingHandler>>,
     elicitation: RwLock<Option<ElicitationHandler>>,
@@ -102,6 +103,7 @@ impl Default for Host {
     fn default() -> Self {
         Host {
             oauth: RwLock::default(),
+            id_tokens: RwLock::default(),
             tokens: RwLock::new(Arc::new(crate::auth::MemoryTokenStore::default())),
             sampling: RwLock::default(),
             elicitation: RwLock::default(),
@@ -120,6 +122,15 @@ impl Host {
 
     pub(crate) fn set_oauth_handler(&self, handler: Option<crate::auth::OAuthHandler>) {
         *self.oauth.write().unwrap() = handler;
+    }
+
+    /// Where ID tokens for the enterprise-managed grant come from, besides the config.
+    pub fn id_token_provider(&self) -> Option<crate::auth::IdTokenFn> {
+        self.id_tokens.read().unwrap().clone()
+    }
+
+    pub(crate) fn set_id_token_provider(&self, provider: Option<crate::auth::IdTokenFn>) {
+        *self.id_tokens.write().unwrap() = provider;
     }
 
     /// Where OAuth tokens live.

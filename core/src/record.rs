@@ -326,6 +326,11 @@ impl ServerRecord {
                 }
             }
         }
+        if let Some(oauth) = &self.config.oauth {
+            oauth.validate().map_err(|m| {
+                Error::invalid(format!("server '{}': config.oauth: {m}", self.name))
+            })?;
+        }
         if self.scope == Scope::Local && self.project_path.is_none() {
             return Err(Error::invalid(format!(
                 "server '{}': a local-scope server needs `projectPath`",

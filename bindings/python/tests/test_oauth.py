@@ -68,6 +68,30 @@ async def test_oauth_settings_in_snake_or_camel_case(pool: mcpmux.Pool) -> None:
     assert plain.config.oauth is None and plain.config.strict_transport is False
 
 
+async def test_enterprise_settings_in_snake_or_camel_case(pool: mcpmux.Pool) -> None:
+    record = await pool.add_server(
+        "enterprise",
+        url="http://127.0.0.1:9/mcp",
+        oauth={
+            "grant": "enterprise_managed",
+            "client_id": "mcp-client",
+            "client_secret": "s3cret",
+            "idp": {"issuer": "https://idp.example", "client_id": "idp-client", "id_token": "id.tok.en"},
+        },
+    )
+    assert record.config.oauth == {
+        "grant": "enterprise_managed",
+        "clientId": "mcp-client",
+        "clientSecret": "s3cret",
+        "idp": {"issuer": "https://idp.example", "clientId": "idp-client", "idToken": "id.tok.en"},
+    }
+    assert "id.tok.en" not in repr(record)
+    with pytest.raises(mcpmux.Error, match="needs `idp`"):
+        await pool.add_server(
+            "no-idp", url="http://127.0.0.1:9/mcp", oauth={"grant": "enterprise_managed", "client_id": "c"}
+        )
+
+
 async def test_invalid_oauth_settings(pool: mcpmux.Pool) -> None:
     with pytest.raises(mcpmux.InvalidArgumentError, match="given twice"):
         await pool.add_server(

@@ -4,20 +4,20 @@
 use std::sync::Arc;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, JwtSigningAlgorithm,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm,
 };
 
 use super::loopback::{AUTHORIZE_TIMEOUT, Loopback, open_browser};
 use super::store::ServerCredentials;
-use super::{AuthorizationPrompt, Grant, OAuthHandler, OAuthSettings, TokenStore};
+use super::{AuthorizationPrompt, Grant, IdTokenFn, OAuthHandler, OAuthSettings, TokenStore};
 use crate::error::{Error, Result};
 use crate::record::ServerRecord;
 
 /// The name this client registers under.
 const CLIENT_NAME: &str = "mcpmux";
 
-fn auth_error(record: &ServerRecord, what: &str, e: AuthError) -> Error {
+pub(super) fn auth_error(record: &ServerRecord, what: &str, e: AuthError) -> Error {
     Error::Connection {
         server: record.name.clone(),
         message: format!("OAuth {what} failed: {e}"),
@@ -47,7 +47,7 @@ fn is_local(url: &str) -> bool {
 
 /// A manager for the server's URL with its slot of the token store. A server on this machine
 /// may name authorization servers on private addresses; a remote one may not (SSRF).
-async fn manager(
+pub(super) async fn manager(
     record: &ServerRecord,
     store: Arc<dyn TokenStore>,
 ) -> Result<AuthorizationManager> {
@@ -69,15 +69,16 @@ async fn manager(
 /// protected-resource metadata and serves the authorization server's at its own origin, where
 /// some name another issuer: that spec version did not require them to match, so there (and
 /// only where the expected issuer is the server's own origin) the metadata is taken as served.
-async fn discover(
+/// Answers the metadata, also set on the manager.
+pub(super) async fn discover(
     manager: &mut AuthorizationManager,
     record: &ServerRecord,
     challenge: Option<&str>,
-) -> Result<()> {
+) -> Result<AuthorizationMetadata> {
     match manager.resolve_metadata_from_challenge(challenge).await {
         Ok(resolution) => {
-            manager.set_metadata(resolution.metadata);
-            Ok(())
+            manager.set_metadata(resolution.metadata.clone());
+            Ok(resolution.metadata)
         }
         Err(AuthError::AuthorizationServerMismatch {
             expected_issuer, ..
@@ -92,13 +93,13 @@ async fn discover(
                 .map_err(|e| {
                     Error::connection(&record.name, format!("OAuth discovery failed: {e}"))
                 })?
-                .json::<rmcp::transport::auth::AuthorizationMetadata>()
+                .json::<AuthorizationMetadata>()
                 .await
                 .map_err(|e| {
                     Error::connection(&record.name, format!("OAuth metadata is not valid: {e}"))
                 })?;
-            manager.set_metadata(metadata);
-            Ok(())
+            manager.set_metadata(metadata.clone());
+            Ok(metadata)
         }
         Err(e) => Err(auth_error(record, "discovery", e)),
     }
@@ -136,17 +137,28 @@ pub(crate) async fn stored_manager(
 }
 
 /// Authorizes after the server answered 401 (`challenge` is its `WWW-Authenticate`).
-/// Answers the manager and the redirect URI the grant used.
+/// Answers the manager and the redirect URI the grant used. `id_tokens` is the host's source
+/// of ID tokens for the enterprise grant.
 pub(crate) async fn authorize(
     record: &ServerRecord,
     challenge: Option<String>,
     store: Arc<dyn TokenStore>,
     handler: Option<OAuthHandler>,
+    id_tokens: Option<IdTokenFn>,
 ) -> Result<(AuthorizationManager, String)> {
     let settings = record.config.oauth.clone().unwrap_or_default();
-    if settings.grant == Grant::ClientCredentials {
-        let manager = client_credentials(record, &settings, store, challenge).await?;
-        return Ok((manager, String::new()));
+    match settings.grant {
+        Grant::ClientCredentials => {
+            let manager = client_credentials(record, &settings, store, challenge).await?;
+            return Ok((manager, String::new()));
+        }
+        Grant::EnterpriseManaged => {
+            let manager =
+                super::enterprise::authorize(record, &settings, store, challenge, id_tokens)
+                    .await?;
+            return Ok((manager, String::new()));
+        }
+        Grant::AuthorizationCode => {}
     }
     // Without a host handler: the browser and a loopback listener.
     let (redirect_uri, loopback) = match &handler {

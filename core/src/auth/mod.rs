@@ -4,7 +4,15 @@
 //! user authorizes ([`OAuthHandler`]) and where tokens live ([`TokenStore`]); by default a
 //! browser opens on a loopback listener and tokens go to a 0600 file next to the config.
 //! Tokens never appear in events, logs or `Debug` output.
+//!
+//! Enterprise-managed authorization ("cross-app access", [`Grant::EnterpriseManaged`]): the
+//! user's ID token from the enterprise identity provider (the host's single sign-on) is
+//! exchanged there for an identity assertion grant (ID-JAG, RFC 8693 token exchange), which the
+//! MCP server's authorization server takes for an access token (RFC 7523 JWT bearer grant).
+//! No browser is involved; the ID token comes from the config or from the host
+//! ([`IdTokenFn`], set with `Pool::set_id_token_provider`).
 
+mod enterprise;
 mod flow;
 mod loopback;
 mod step_up;
@@ -30,6 +38,12 @@ pub enum Grant {
     AuthorizationCode,
     /// Machine to machine, with the client's own credentials (no user).
     ClientCredentials,
+    /// Enterprise-managed authorization (cross-app access, SEP-990): the user's ID token
+    /// from the enterprise identity provider ([`OAuthSettings::idp`]) is exchanged there for
+    /// an ID-JAG, which `clientId` / `clientSecret` redeem at the server's authorization
+    /// server for an access token. Config value `"enterprise_managed"` (or `"enterprise"`).
+    #[serde(alias = "enterprise")]
+    EnterpriseManaged,
 }
 
 /// A server's OAuth settings (`config.oauth` in its record). All optional: with none, a
@@ -57,6 +71,128 @@ pub struct OAuthSettings {
     /// `RS256`, `ES256`, ... (default `RS256`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_algorithm: Option<String>,
+    /// For the `enterprise_managed` grant: the enterprise identity provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpSettings>,
+}
+
+/// The enterprise identity provider of the `enterprise_managed` grant (`config.oauth.idp`):
+/// where the user's ID token is exchanged for an identity assertion grant (ID-JAG).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdpSettings {
+    /// The identity provider's issuer identifier (exactly as in its metadata and ID tokens).
+    pub issuer: String,
+    /// Its token endpoint; when absent, read from the issuer's OpenID Connect (or RFC 8414)
+    /// metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
+    /// This client's registration at the identity provider (the audience of the ID token).
+    pub client_id: String,
+    /// Its secret, for a confidential client; without it the client is public.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// How the client authenticates at the identity provider's token endpoint:
+    /// `client_secret_basic` (the default with a secret), `client_secret_post` or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_method: Option<String>,
+    /// A user's ID token issued by the identity provider to `clientId`. ID tokens are
+    /// short-lived: a host with single sign-on supplies fresh ones with
+    /// `Pool::set_id_token_provider` instead. When both are set, this one is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
+}
+
+impl fmt::Debug for IdpSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secret = |s: &Option<String>| s.as_ref().map(|_| "<redacted>");
+        f.debug_struct("IdpSettings")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &secret(&self.client_secret))
+            .field(
+                "token_endpoint_auth_method",
+                &self.token_endpoint_auth_method,
+            )
+            .field("id_token", &secret(&self.id_token))
+            .finish()
+    }
+}
+
+/// The client authentication methods the enterprise grant supports.
+pub(crate) const AUTH_METHODS: [&str; 3] = ["client_secret_basic", "client_secret_post", "none"];
+
+impl OAuthSettings {
+    /// Checks what can be checked without a network: the enterprise grant's identity
+    /// provider and client. Other grants are checked when they are used.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.grant != Grant::EnterpriseManaged {
+            if self.idp.is_some() {
+                return Err("`idp` is only used by the enterprise_managed grant".into());
+            }
+            return Ok(());
+        }
+        let Some(idp) = &self.idp else {
+            return Err(
+                "the enterprise_managed grant needs `idp` (issuer, clientId and an ID token)"
+                    .into(),
+            );
+        };
+        if self
+            .client_id
+            .as_deref()
+            .is_none_or(|c| c.trim().is_empty())
+        {
+            return Err(
+                "the enterprise_managed grant needs a `clientId` registered with the server's \
+                 authorization server"
+                    .into(),
+            );
+        }
+        if self.private_key_pem.is_some() {
+            return Err(
+                "the enterprise_managed grant authenticates with a clientSecret (or none); \
+                 privateKeyPem is not supported for it"
+                    .into(),
+            );
+        }
+        let url = |what: &str, value: &str| {
+            let ok = reqwest::Url::parse(value)
+                .is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.has_host());
+            if ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "`idp.{what}` must be an http(s) URL, not '{value}'"
+                ))
+            }
+        };
+        url("issuer", &idp.issuer)?;
+        if let Some(endpoint) = &idp.token_endpoint {
+            url("tokenEndpoint", endpoint)?;
+        }
+        if idp.client_id.trim().is_empty() {
+            return Err("`idp.clientId` must not be empty".into());
+        }
+        if let Some(method) = &idp.token_endpoint_auth_method {
+            if !AUTH_METHODS.contains(&method.as_str()) {
+                return Err(format!(
+                    "`idp.tokenEndpointAuthMethod` must be one of {}, not '{method}'",
+                    AUTH_METHODS.join(", ")
+                ));
+            }
+            if method != "none" && idp.client_secret.is_none() {
+                return Err(format!(
+                    "`idp.tokenEndpointAuthMethod` {method} needs `idp.clientSecret`"
+                ));
+            }
+        }
+        if idp.id_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err("`idp.idToken` must not be empty (leave it out to ask the host)".into());
+        }
+        Ok(())
+    }
 }
 
 fn is_default(g: &Grant) -> bool {
@@ -74,6 +210,7 @@ impl fmt::Debug for OAuthSettings {
             .field("grant", &self.grant)
             .field("private_key_pem", &secret(&self.private_key_pem))
             .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp)
             .finish()
     }
 }
@@ -106,5 +243,206 @@ impl fmt::Debug for OAuthHandler {
         f.debug_struct("OAuthHandler")
             .field("redirect_uri", &self.redirect_uri)
             .finish_non_exhaustive()
+    }
+}
+
+/// What the host is asked for under the `enterprise_managed` grant: a current ID token for the
+/// signed-in user, issued by `idp_issuer` to `idp_client_id` (typically from the host's single
+/// sign-on session, renewed as needed).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdTokenRequest {
+    pub server_id: String,
+    pub server_name: String,
+    pub idp_issuer: String,
+    pub idp_client_id: String,
+    /// The identity provider refused the token given before (expired, revoked, or it wants the
+    /// user to sign in again): answer a new one, not a cached one. Asked at most once per
+    /// authorization.
+    pub rejected: bool,
+}
+
+/// Supplies ID tokens for the enterprise grant; answers the token (a secret: never log it)
+/// or why there is none.
+pub type IdTokenFn = Arc<dyn Fn(IdTokenRequest) -> BoxFuture<Result<String, String>> + Send + Sync>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn enterprise(idp: serde_json::Value) -> serde_json::Value {
+        json!({
+            "grant": "enterprise_managed",
+            "clientId": "mcp-client",
+            "clientSecret": "mcp-secret",
+            "scopes": ["files.read"],
+            "idp": idp,
+        })
+    }
+
+    #[test]
+    fn the_enterprise_grant_reads_from_camel_case_json() {
+        let settings: OAuthSettings = serde_json::from_value(enterprise(json!({
+            "issuer": "https://idp.example",
+            "tokenEndpoint": "https://idp.example/oauth2/token",
+            "clientId": "idp-client",
+            "clientSecret": "idp-secret",
+            "tokenEndpointAuthMethod": "client_secret_post",
+            "idToken": "eyJ.id.token",
+        })))
+        .unwrap();
+        assert_eq!(settings.grant, Grant::EnterpriseManaged);
+        let idp = settings.idp.as_ref().unwrap();
+        assert_eq!(idp.issuer, "https://idp.example");
+        assert_eq!(
+            idp.token_endpoint.as_deref(),
+            Some("https://idp.example/oauth2/token")
+        );
+        assert_eq!(idp.client_id, "idp-client");
+        assert_eq!(idp.client_secret.as_deref(), Some("idp-secret"));
+        assert_eq!(
+            idp.token_endpoint_auth_method.as_deref(),
+            Some("client_secret_post")
+        );
+        assert_eq!(idp.id_token.as_deref(), Some("eyJ.id.token"));
+        settings.validate().unwrap();
+        // Written back the same way, under the canonical grant name.
+        let back = serde_json::to_value(&settings).unwrap();
+        assert_eq!(back["grant"], "enterprise_managed");
+        assert_eq!(back["idp"]["tokenEndpointAuthMethod"], "client_secret_post");
+        assert_eq!(
+            serde_json::from_value::<OAuthSettings>(back).unwrap(),
+            settings
+        );
+
+        // The short name, and the least an identity provider needs (the ID token can come
+        // from the host, the token endpoint from the issuer's metadata).
+        let short: OAuthSettings = serde_json::from_value(json!({
+            "grant": "enterprise",
+            "clientId": "mcp-client",
+            "idp": {"issuer": "https://idp.example", "clientId": "idp-client"},
+        }))
+        .unwrap();
+        assert_eq!(short.grant, Grant::EnterpriseManaged);
+        short.validate().unwrap();
+    }
+
+    #[test]
+    fn enterprise_settings_reject_unknown_and_missing_fields() {
+        let typo = serde_json::from_value::<OAuthSettings>(enterprise(json!({
+            "issuer": "https://idp.example", "clientId": "c", "id_token": "t",
+        })));
+        assert!(
+            typo.unwrap_err()
+                .to_string()
+                .contains("unknown field `id_token`")
+        );
+        let missing = serde_json::from_value::<OAuthSettings>(enterprise(json!({
+            "issuer": "https://idp.example",
+        })));
+        assert!(
+            missing
+                .unwrap_err()
+                .to_string()
+                .contains("missing field `clientId`")
+        );
+    }
+
+    #[test]
+    fn enterprise_settings_are_checked() {
+        let idp = || IdpSettings {
+            issuer: "https://idp.example".into(),
+            client_id: "idp-client".into(),
+            ..Default::default()
+        };
+        let good = OAuthSettings {
+            grant: Grant::EnterpriseManaged,
+            client_id: Some("mcp-client".into()),
+            idp: Some(idp()),
+            ..Default::default()
+        };
+        good.validate().unwrap();
+        let check = |f: &dyn Fn(&mut OAuthSettings), expected: &str| {
+            let mut s = good.clone();
+            f(&mut s);
+            let e = s.validate().unwrap_err();
+            assert!(e.contains(expected), "{e:?} should say {expected:?}");
+        };
+        check(&|s| s.idp = None, "needs `idp`");
+        check(&|s| s.client_id = None, "needs a `clientId`");
+        check(&|s| s.client_id = Some(" ".into()), "needs a `clientId`");
+        check(&|s| s.private_key_pem = Some("pem".into()), "privateKeyPem");
+        check(
+            &|s| s.idp.as_mut().unwrap().issuer = "idp.example".into(),
+            "`idp.issuer` must be an http(s) URL",
+        );
+        check(
+            &|s| s.idp.as_mut().unwrap().token_endpoint = Some("ftp://idp/token".into()),
+            "`idp.tokenEndpoint` must be an http(s) URL",
+        );
+        check(
+            &|s| s.idp.as_mut().unwrap().client_id = String::new(),
+            "`idp.clientId` must not be empty",
+        );
+        check(
+            &|s| s.idp.as_mut().unwrap().token_endpoint_auth_method = Some("jwt".into()),
+            "must be one of client_secret_basic, client_secret_post, none",
+        );
+        check(
+            &|s| {
+                s.idp.as_mut().unwrap().token_endpoint_auth_method =
+                    Some("client_secret_basic".into())
+            },
+            "needs `idp.clientSecret`",
+        );
+        check(
+            &|s| s.idp.as_mut().unwrap().id_token = Some("".into()),
+            "`idp.idToken` must not be empty",
+        );
+        check(
+            &|s| s.grant = Grant::AuthorizationCode,
+            "only used by the enterprise_managed grant",
+        );
+        // Other grants are not checked here (as before).
+        OAuthSettings {
+            grant: Grant::ClientCredentials,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+    }
+
+    #[test]
+    fn debug_output_hides_the_id_token_and_secrets() {
+        let settings: OAuthSettings = serde_json::from_value(enterprise(json!({
+            "issuer": "https://idp.example",
+            "clientId": "idp-client",
+            "clientSecret": "idp-secret-value",
+            "idToken": "id-token-value",
+        })))
+        .unwrap();
+        let shown = format!("{settings:?}");
+        assert!(shown.contains("idp-client") && shown.contains("https://idp.example"));
+        for secret in ["idp-secret-value", "id-token-value", "mcp-secret"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+    }
+
+    #[test]
+    fn a_server_with_an_unusable_enterprise_grant_is_refused() {
+        let input: crate::ServerInput = serde_json::from_value(json!({
+            "name": "files",
+            "config": {
+                "url": "https://mcp.example/mcp",
+                "oauth": {"grant": "enterprise_managed", "clientId": "mcp-client"},
+            },
+        }))
+        .unwrap();
+        let e = input.into_record().unwrap_err().to_string();
+        assert!(
+            e.contains("server 'files': config.oauth: the enterprise_managed grant needs `idp`"),
+            "{e}"
+        );
     }
 }

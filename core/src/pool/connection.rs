@@ -144,8 +144,14 @@ impl Connection {
                     // and connect again with the tokens.
                     Err(e) if e.is_authorization_required() => {
                         let challenge = e.auth_challenge().map(str::to_string);
-                        let (manager, redirect_uri) =
-                            crate::auth::authorize(record, challenge, store, oauth.clone()).await?;
+                        let (manager, redirect_uri) = crate::auth::authorize(
+                            record,
+                            challenge,
+                            store,
+                            oauth.clone(),
+                            shared.host.id_token_provider(),
+                        )
+                        .await?;
                         let transport = http::open_authorized(
                             record,
                             max_message,

@@ -18,6 +18,15 @@ impl Pool {
         self.inner.host.set_oauth_handler(handler);
     }
 
+    /// Supplies the signed-in user's ID token (from the host's single sign-on) to servers
+    /// whose `config.oauth.grant` is `enterprise_managed` and whose `idp` gives no `idToken`.
+    /// It is asked each time such a server needs a new access token, with `rejected` set when
+    /// the identity provider refused the previous answer. `None` (the default): only tokens
+    /// from the config are used.
+    pub fn set_id_token_provider(&self, provider: Option<crate::auth::IdTokenFn>) {
+        self.inner.host.set_id_token_provider(provider);
+    }
+
     /// Where OAuth tokens live (by default `<config>.tokens.json`, mode 0600).
     pub fn set_token_store(&self, store: std::sync::Arc<dyn crate::auth::TokenStore>) {
         self.inner.host.set_token_store(store);

@@ -6,7 +6,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcpmux::auth::{AuthorizationPrompt, Grant, OAuthHandler, OAuthSettings};
+use mcpmux::auth::{
+    AuthorizationPrompt, Grant, IdTokenFn, IdTokenRequest, IdpSettings, OAuthHandler, OAuthSettings,
+};
 use mcpmux::model::{ElicitResult, ElicitationAction};
 use mcpmux::{
     ElicitationHandler, HostRequest, Pool, PoolOptions, ServerConfig, ServerInput, TransportType,
@@ -58,27 +60,57 @@ fn headless_authorization() -> OAuthHandler {
     }
 }
 
-/// The OAuth settings a host would configure for this server, from what the suite passes
-/// in `MCP_CONFORMANCE_CONTEXT` (pre-registered credentials, a signing key).
-fn oauth_settings(scenario: &str) -> OAuthSettings {
-    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+/// What the suite passes in `MCP_CONFORMANCE_CONTEXT` (credentials, a signing key, an
+/// identity provider and the user's ID token).
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The host's single sign-on, for the enterprise-managed grant: it hands out the signed-in
+/// user's ID token (here the one the suite's identity provider issued).
+fn single_sign_on() -> IdTokenFn {
+    let token = context()["idp_id_token"].as_str().map(str::to_string);
+    Arc::new(move |req: IdTokenRequest| {
+        let token = token.clone();
+        Box::pin(async move {
+            token.ok_or_else(|| format!("no user is signed in to {}", req.idp_issuer))
+        })
+    })
+}
+
+/// The OAuth settings a host would configure for this server, from what the suite passes
+/// in `MCP_CONFORMANCE_CONTEXT`.
+fn oauth_settings(scenario: &str) -> OAuthSettings {
+    let context = context();
     let text = |k: &str| context[k].as_str().map(str::to_string);
+    // An enterprise identity provider: cross-app access (the ID token comes from the host).
+    let idp = text("idp_issuer").map(|issuer| IdpSettings {
+        issuer,
+        token_endpoint: text("idp_token_endpoint"),
+        client_id: text("idp_client_id").unwrap_or_default(),
+        client_secret: text("idp_client_secret"),
+        token_endpoint_auth_method: None,
+        id_token: None,
+    });
     OAuthSettings {
         client_id: text("client_id"),
         client_secret: text("client_secret"),
         client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
         scopes: Vec::new(),
         // A machine client (no user): the scenarios for the client-credentials grant.
-        grant: if scenario.starts_with("auth/client-credentials") {
+        grant: if idp.is_some() {
+            Grant::EnterpriseManaged
+        } else if scenario.starts_with("auth/client-credentials") {
             Grant::ClientCredentials
         } else {
             Grant::AuthorizationCode
         },
         private_key_pem: text("private_key_pem"),
         signing_algorithm: text("signing_algorithm"),
+        idp,
     }
 }
 
@@ -114,6 +146,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     pool.set_elicitation_handler(Some(accept_with_defaults()));
     pool.set_oauth_handler(Some(headless_authorization()));
+    pool.set_id_token_provider(Some(single_sign_on()));
     pool.set_token_store(Arc::new(mcpmux::auth::MemoryTokenStore::default()));
     let mut input = ServerInput {
         name: "server".into(),

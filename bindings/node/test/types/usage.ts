@@ -137,8 +137,14 @@ async function hostAndAgent(pool: Pool): Promise<void> {
   pool.setSamplingHandler(null);
 
   const oauth: OAuthSettings = { clientId: 'app', clientSecret: 's', scopes: ['read'], grant: 'client_credentials' };
+  const enterprise: OAuthSettings = {
+    grant: 'enterprise_managed',
+    clientId: 'app',
+    idp: { issuer: 'https://idp.example', clientId: 'idp-app', idToken: 'id-token' },
+  };
+  void enterprise;
   await pool.addServer({ name: 'remote', config: { url: 'https://mcp.example.com/mcp', strictTransport: true, oauth } });
-  // @ts-expect-error: grant is one of two strings
+  // @ts-expect-error: grant is one of three strings
   const badGrant: OAuthSettings = { grant: 'password' };
   console.log(badGrant);
   pool.setOAuthHandler(

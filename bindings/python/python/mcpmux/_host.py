@@ -235,19 +235,37 @@ _OAUTH_KEYS = {
     "signing_algorithm",
 }
 
+_IDP_KEYS = {
+    "issuer",
+    "token_endpoint",
+    "client_id",
+    "client_secret",
+    "token_endpoint_auth_method",
+    "id_token",
+}
+
+
+def _camel_keys(settings: Any, keys: set[str], what: str) -> dict[str, Any]:
+    settings = _plain(settings)
+    if not isinstance(settings, Mapping):
+        raise InvalidArgumentError(f"{what} must be a dict of settings, not {type(settings).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        name = camel(key) if key in keys else key
+        if name in out:
+            raise InvalidArgumentError(f"{what} setting {name!r} is given twice")
+        out[name] = value
+    return out
+
 
 def oauth_json(settings: Any) -> dict[str, Any]:
     """OAuth settings (snake_case or camelCase keys) as the core's camelCase object; the core
     rejects unknown keys."""
-    settings = _plain(settings)
-    if not isinstance(settings, Mapping):
-        raise InvalidArgumentError(f"oauth must be a dict of settings, not {type(settings).__name__}")
-    out: dict[str, Any] = {}
-    for key, value in settings.items():
-        name = camel(key) if key in _OAUTH_KEYS else key
-        if name in out:
-            raise InvalidArgumentError(f"oauth setting {name!r} is given twice")
-        out[name] = list(value) if name == "scopes" and not isinstance(value, str) else value
+    out = _camel_keys(settings, _OAUTH_KEYS, "oauth")
+    if "scopes" in out and not isinstance(out["scopes"], str):
+        out["scopes"] = list(out["scopes"])
+    if out.get("idp") is not None:
+        out["idp"] = _camel_keys(out["idp"], _IDP_KEYS, "oauth idp")
     return out
 
 

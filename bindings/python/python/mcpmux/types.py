@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol, TypedDict, TypeVar, Union
 
 __all__ = [
     "OAuthSettings",
+    "IdpSettings",
     "AuthorizationPrompt",
     "TokenStore",
     "ServerConfig",
@@ -108,9 +109,12 @@ class OAuthSettings(TypedDict, total=False):
     an HTTPS URL of this client's metadata document (its client id where the authorization
     server supports that); ``scopes``: the scopes to ask for (else the server's challenge or
     metadata decides); ``grant``: ``"authorization_code"`` (a user signs in, the default) or
-    ``"client_credentials"`` (machine to machine); ``private_key_pem`` and
-    ``signing_algorithm`` (``RS256`` by default, ``ES256``, ...): ``private_key_jwt`` client
-    authentication for the client-credentials grant."""
+    ``"client_credentials"`` (machine to machine) or ``"enterprise_managed"`` (cross-app
+    access: the user's enterprise ID token is exchanged at ``idp`` for an ID-JAG that
+    ``client_id``/``client_secret`` redeem at the server's authorization server);
+    ``private_key_pem`` and ``signing_algorithm`` (``RS256`` by default, ``ES256``, ...):
+    ``private_key_jwt`` client authentication for the client-credentials grant; ``idp``: the
+    :class:`IdpSettings` of the enterprise grant."""
 
     client_id: str
     clientId: str
@@ -119,11 +123,34 @@ class OAuthSettings(TypedDict, total=False):
     client_metadata_url: str
     clientMetadataUrl: str
     scopes: list[str]
-    grant: Literal["authorization_code", "client_credentials"]
+    grant: Literal["authorization_code", "client_credentials", "enterprise_managed"]
     private_key_pem: str
     privateKeyPem: str
     signing_algorithm: str
     signingAlgorithm: str
+    idp: IdpSettings
+
+
+class IdpSettings(TypedDict, total=False):
+    """The enterprise identity provider of the ``enterprise_managed`` grant (``oauth.idp``),
+    keys in snake_case or camelCase: ``issuer`` and ``client_id`` (this client's registration
+    there) are required; ``token_endpoint`` (else read from the issuer's metadata);
+    ``client_secret`` and ``token_endpoint_auth_method`` (``client_secret_basic`` by default
+    with a secret, ``client_secret_post``, ``none``); ``id_token``: the signed-in user's ID
+    token from that provider (short-lived: update the server's config with a new one when it
+    expires)."""
+
+    issuer: str
+    token_endpoint: str
+    tokenEndpoint: str
+    client_id: str
+    clientId: str
+    client_secret: str
+    clientSecret: str
+    token_endpoint_auth_method: str
+    tokenEndpointAuthMethod: str
+    id_token: str
+    idToken: str
 
 
 @dataclass(frozen=True, kw_only=True)
