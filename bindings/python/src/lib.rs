@@ -3,6 +3,9 @@
 
 mod agent;
 mod callbacks;
+#[cfg(unix)]
+mod completion;
+mod convert;
 mod errors;
 mod events;
 mod oauth;
@@ -15,6 +18,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(errors::_register_errors, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::_register_result_types, m)?)?;
     m.add_function(wrap_pyfunction!(pool::open_pool, m)?)?;
     m.add_function(wrap_pyfunction!(pool::default_options, m)?)?;
     m.add("EVENT_NAMES", mcpmux::EVENT_NAMES.to_vec())?;

@@ -216,26 +216,19 @@ impl NativePool {
     /// Calls a tool. `timeout` is in seconds; `on_progress(progress, total, message)` runs on
     /// the calling event loop's thread. Cancelling the awaitable cancels the call in core,
     /// which tells the server (`notifications/cancelled`).
-    #[pyo3(signature = (tool_id, arguments_json, timeout=None, on_progress=None))]
+    #[pyo3(signature = (tool_id, arguments, timeout=None, on_progress=None))]
     fn call_tool<'py>(
         &self,
         py: Python<'py>,
         tool_id: String,
-        arguments_json: String,
+        arguments: &Bound<'py, PyAny>,
         timeout: Option<f64>,
         on_progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
-        let arguments: serde_json::Value = from_json("tool arguments", &arguments_json)?;
-        let timeout = match timeout {
-            None => None,
-            Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
-            Some(t) => {
-                return Err(invalid(format!(
-                    "timeout must be a positive number of seconds, not {t}"
-                )));
-            }
-        };
+        let arguments = crate::convert::arguments(arguments)?;
+        let timeout = timeout_of(timeout)?;
+        let with_progress = on_progress.is_some();
         let on_progress = match on_progress {
             None => None,
             Some(callback) => {
@@ -254,17 +247,39 @@ impl NativePool {
             }
         };
         let cancel = CancellationToken::new();
-        // Dropped when the awaitable is cancelled (pyo3-async-runtimes drops the future).
+        // Dropped when the awaitable is cancelled (the future is dropped).
         let guard = cancel.clone().drop_guard();
-        awaitable(py, async move {
+        let call = async move {
             let _guard = guard;
             let options = CallOptions {
                 timeout,
                 on_progress,
                 cancel: Some(cancel),
             };
-            json_result(pool.call_tool(&tool_id, arguments, options).await)
-        })
+            let result = pool.call_tool(&tool_id, arguments, options).await;
+            // The Python object is built on the loop thread, which holds the GIL already.
+            Box::new(move |py: Python<'_>| match result {
+                Ok(r) => crate::convert::call_tool_result(py, &r).map(Bound::unbind),
+                Err(e) => Err(to_py(e)),
+            }) as crate::runtime::Deliver
+        };
+        #[cfg(unix)]
+        {
+            if with_progress {
+                // Polled as a tokio task, as before: core's rmcp path routes a progress
+                // notification from a task of its own, which a call polled on the loop can
+                // outrun (the last notification would find the route gone).
+                crate::completion::future_on_runtime(py, call)
+            } else {
+                crate::completion::future_on_loop(py, call)
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            crate::runtime::legacy_awaitable(py, async move {
+                Ok(crate::runtime::Delivered(call.await))
+            })
+        }
     }
 
     #[pyo3(signature = (server=None))]

@@ -128,9 +128,48 @@ impl ContextExt for MuxRuntime {
     }
 }
 
-/// Turns a Rust future into an asyncio awaitable of the running loop. Cancelling the awaitable
-/// drops the Rust future.
+/// What a finished call hands to the event loop's thread: builds the Python result there.
+pub type Deliver = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+
+/// A `Deliver` run when pyo3-async-runtimes converts the result.
+pub struct Delivered(pub Deliver);
+
+impl<'py> IntoPyObject<'py> for Delivered {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        (self.0)(py).map(|v| v.into_bound(py))
+    }
+}
+
+/// Turns a Rust future into an asyncio awaitable of the running loop, run as a tokio task and
+/// completed through the loop's completer (see `completion`). Cancelling the awaitable drops
+/// the Rust future.
 pub fn awaitable<F, T>(py: Python<'_>, fut: F) -> PyResult<Bound<'_, PyAny>>
+where
+    F: Future<Output = PyResult<T>> + Send + 'static,
+    T: for<'py> IntoPyObject<'py> + Send + 'static,
+{
+    #[cfg(unix)]
+    {
+        crate::completion::future_on_runtime(py, async move {
+            let result = fut.await;
+            Box::new(move |py: Python<'_>| {
+                result.and_then(|v| pyo3::IntoPyObjectExt::into_py_any(v, py))
+            }) as Deliver
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        legacy_awaitable(py, fut)
+    }
+}
+
+/// pyo3-async-runtimes' awaitable: each result is handed to Python from a blocking thread.
+/// For loops that cannot watch a file descriptor.
+pub fn legacy_awaitable<F, T>(py: Python<'_>, fut: F) -> PyResult<Bound<'_, PyAny>>
 where
     F: Future<Output = PyResult<T>> + Send + 'static,
     T: for<'py> IntoPyObject<'py> + Send + 'static,

@@ -72,6 +72,7 @@ OAuthCallback = Callable[[AuthorizationPrompt], Any]
 ProgressCallback = Callable[[Progress], Any]
 
 _DEFAULT_OPTIONS: dict[str, Any] = json.loads(_native.default_options())
+_native._register_result_types(CallToolResult)
 #: Keyword options of ``Pool.open`` (snake_case) -> the core's ``PoolOptions`` keys.
 OPTION_NAMES: dict[str, str] = {snake(k): k for k in _DEFAULT_OPTIONS if k != "configPath"}
 
@@ -487,16 +488,16 @@ class Pool:
             def callback(progress: float, total: float | None, message: str | None) -> None:
                 _deliver(loop, user, Progress(progress, total, message))
 
-        # Anything but a mapping goes to the core as is, which explains what it wants.
-        payload = dict(args) if isinstance(args, Mapping) else args
-        try:
-            arguments = json.dumps(payload if payload is not None else {})
-        except (TypeError, ValueError) as e:
-            raise InvalidArgumentError(f"tool arguments are not JSON: {e}") from None
-        return _one(
-            CallToolResult,
-            await self._native.call_tool(tool_id, arguments, timeout, callback),
-        )
+        # Anything but a mapping goes to the core as is, which explains what it wants. The
+        # native side converts the arguments directly (json.dumps for what it does not
+        # cover) and answers a CallToolResult built on this loop's thread.
+        if type(args) is not dict:
+            if args is None:
+                args = {}
+            elif isinstance(args, Mapping):
+                args = dict(args)
+        result: CallToolResult = await self._native.call_tool(tool_id, args, timeout, callback)
+        return result
 
     # --- resources ---------------------------------------------------------------------
 

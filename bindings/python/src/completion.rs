@@ -1,0 +1,426 @@
+//! Awaitables completed through one wake-up channel per event loop.
+//!
+//! Every awaitable the module returns is a plain `asyncio.Future` of the running loop. What
+//! finishes it never touches Python from a tokio thread: each loop gets one `Completer`, a
+//! queue of calls ready to make progress plus a socket pair whose read end the loop watches
+//! (`loop.add_reader`, registered once). A tokio thread that completes a call (or wakes one)
+//! pushes it on the queue and writes one byte, and only if no byte is pending: 32 calls
+//! finishing together cost one wake-up of the loop. The loop thread then drains the queue,
+//! builds the Python results and sets them, already holding the GIL.
+//!
+//! A call runs one of two ways:
+//! - *on the loop* ([`future_on_loop`]): the Rust future is polled on the loop thread (with
+//!   the GIL released) when it is created and whenever its waker fires. A tool call sends its
+//!   request from the caller's thread, with no task to spawn and no thread to wake first.
+//! - *on the runtime* ([`future_on_runtime`]): the future runs as a tokio task and only its
+//!   outcome comes back through the queue. For futures that may do slow synchronous work.
+//!
+//! Cancelling the asyncio future (the task awaiting it being cancelled) drops the Rust
+//! future, which is how the core learns that a call was cancelled. Loops where `add_reader`
+//! is missing (Windows' proactor loop) and non-Unix platforms use pyo3-async-runtimes instead.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+
+use crate::runtime::{Deliver, Delivered, runtime};
+
+type BoxFuture = Pin<Box<dyn Future<Output = Deliver> + Send>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One event loop's queue of calls to run, and the socket pair that wakes the loop.
+struct Completer {
+    /// The process that made it: a forked child gets its own.
+    pid: u32,
+    ready: Mutex<Vec<Arc<Call>>>,
+    /// A byte is on its way (or unread): no need to write another.
+    signalled: AtomicBool,
+    tx: UnixStream,
+    rx: UnixStream,
+}
+
+impl Completer {
+    fn new() -> std::io::Result<Completer> {
+        let (tx, rx) = UnixStream::pair()?;
+        tx.set_nonblocking(true)?;
+        rx.set_nonblocking(true)?;
+        Ok(Completer {
+            pid: std::process::id(),
+            ready: Mutex::new(Vec::new()),
+            signalled: AtomicBool::new(false),
+            tx,
+            rx,
+        })
+    }
+
+    /// Queues `call` to run on the loop thread; wakes the loop unless a wake-up is pending.
+    fn schedule(&self, call: Arc<Call>) {
+        lock(&self.ready).push(call);
+        if !self.signalled.swap(true, Ordering::AcqRel) {
+            // A full buffer (never in practice: one byte per drain) means the loop is awake.
+            let _ = (&self.tx).write(&[1]);
+        }
+    }
+
+    /// Runs on the loop thread when the read end is readable.
+    fn drain(&self, py: Python<'_>) {
+        let mut buf = [0u8; 64];
+        while let Ok(n) = (&self.rx).read(&mut buf) {
+            if n < buf.len() {
+                break;
+            }
+        }
+        // Cleared before taking the queue: a call queued after the take writes a new byte.
+        self.signalled.store(false, Ordering::SeqCst);
+        let calls = std::mem::take(&mut *lock(&self.ready));
+        for call in calls {
+            call.run(py);
+        }
+    }
+}
+
+/// The loop's reader callback.
+#[pyclass(frozen, module = "mcpmux._native")]
+struct Drainer {
+    completer: Arc<Completer>,
+}
+
+#[pymethods]
+impl Drainer {
+    fn __call__(&self, py: Python<'_>) {
+        self.completer.drain(py);
+    }
+}
+
+enum Work {
+    /// Polled on the loop thread.
+    Poll(BoxFuture),
+    /// Running as a tokio task.
+    Running(tokio::task::AbortHandle),
+    /// The outcome of a tokio task, to deliver.
+    Finished(Deliver),
+    /// Delivered or cancelled.
+    Gone,
+}
+
+struct Slot {
+    /// The asyncio future, and the done callback that cancels the call.
+    future: Option<(Py<PyAny>, Py<PyAny>)>,
+    work: Work,
+}
+
+/// One awaitable in progress.
+struct Call {
+    completer: Arc<Completer>,
+    queued: AtomicBool,
+    /// Only the loop thread polls or delivers; a tokio task stores its outcome here.
+    slot: Mutex<Slot>,
+}
+
+impl Wake for Call {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.queued.swap(true, Ordering::AcqRel) {
+            self.completer.schedule(self.clone());
+        }
+    }
+}
+
+impl Call {
+    /// Polls the future (if it runs on the loop) or takes the task's outcome, and delivers it
+    /// once there is one. On the loop thread, attached.
+    fn run(self: &Arc<Self>, py: Python<'_>) {
+        // Cleared first: a wake-up during the poll queues the call again.
+        self.queued.store(false, Ordering::Release);
+        let mut slot = lock(&self.slot);
+        let deliver = match std::mem::replace(&mut slot.work, Work::Gone) {
+            Work::Poll(mut future) => {
+                let waker = Waker::from(self.clone());
+                match poll_detached(py, &mut future, &waker) {
+                    Poll::Pending => {
+                        slot.work = Work::Poll(future);
+                        return;
+                    }
+                    Poll::Ready(deliver) => {
+                        // The finished future may own connections: dropped in the runtime.
+                        py.detach(|| {
+                            let _ctx = runtime().enter();
+                            drop(future);
+                        });
+                        deliver
+                    }
+                }
+            }
+            Work::Finished(deliver) => deliver,
+            other => {
+                slot.work = other;
+                return;
+            }
+        };
+        let target = slot.future.take();
+        drop(slot);
+        if let Some((future, on_done)) = target {
+            deliver_to(py, future.bind(py), on_done.bind(py), deliver);
+        }
+    }
+
+    /// The asyncio future finished without us: it was cancelled. Stops the Rust side.
+    fn cancel(&self, py: Python<'_>) {
+        let mut slot = lock(&self.slot);
+        let target = slot.future.take();
+        let work = std::mem::replace(&mut slot.work, Work::Gone);
+        drop(slot);
+        drop(target);
+        match work {
+            Work::Poll(future) => py.detach(|| {
+                let _ctx = runtime().enter();
+                drop(future);
+            }),
+            Work::Running(handle) => handle.abort(),
+            Work::Finished(_) | Work::Gone => {}
+        }
+    }
+}
+
+/// Polls on the loop thread with the GIL released (core code may take locks that a thread
+/// waiting for the GIL holds) and inside the runtime's context (timers, spawned tasks).
+fn poll_detached(py: Python<'_>, future: &mut BoxFuture, waker: &Waker) -> Poll<Deliver> {
+    py.detach(|| {
+        let _ctx = runtime().enter();
+        let mut cx = Context::from_waker(waker);
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+            Ok(p) => p,
+            Err(panic) => Poll::Ready(panicked(panic)),
+        }
+    })
+}
+
+fn panicked(panic: Box<dyn std::any::Any + Send>) -> Deliver {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown error".into());
+    Box::new(move |_py| {
+        Err(pyo3_async_runtimes::err::RustPanic::new_err(format!(
+            "rust future panicked: {message}"
+        )))
+    })
+}
+
+/// Sets the result (or exception) `deliver` builds on `future`, unless it was cancelled.
+fn deliver_to(
+    py: Python<'_>,
+    future: &Bound<'_, PyAny>,
+    on_done: &Bound<'_, PyAny>,
+    deliver: Deliver,
+) {
+    let outcome = deliver(py);
+    let done = future
+        .call_method0(intern!(py, "done"))
+        .and_then(|d| d.is_truthy())
+        .unwrap_or(true);
+    if done {
+        return;
+    }
+    // Our own callback would only find nothing to cancel: spare the loop running it.
+    let _ = future.call_method1(intern!(py, "remove_done_callback"), (on_done,));
+    let set = match outcome {
+        Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
+        Err(e) => future.call_method1(intern!(py, "set_exception"), (e.into_value(py),)),
+    };
+    if let Err(e) = set {
+        e.write_unraisable(py, Some(future));
+    }
+}
+
+/// The asyncio future's done callback: cancels the call when the future was cancelled.
+#[pyclass(frozen, module = "mcpmux._native")]
+struct OnDone {
+    call: Arc<Call>,
+}
+
+#[pymethods]
+impl OnDone {
+    fn __call__(&self, py: Python<'_>, _future: &Bound<'_, PyAny>) {
+        self.call.cancel(py);
+    }
+}
+
+thread_local! {
+    /// The loop this thread last used, and its completer.
+    static CURRENT: RefCell<Option<(Py<PyAny>, Arc<Completer>)>> = const { RefCell::new(None) };
+}
+
+/// `loop -> Drainer` for every loop with a completer (a `weakref.WeakKeyDictionary`).
+static REGISTRY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `asyncio.get_running_loop()`.
+pub fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    GET_RUNNING_LOOP
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("asyncio")?.getattr("get_running_loop")?.unbind())
+        })?
+        .bind(py)
+        .call0()
+}
+
+/// The completer of `event_loop`, made and registered with the loop on first use; `None`
+/// where the loop cannot watch a file descriptor.
+fn completer_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> Option<Arc<Completer>> {
+    let pid = std::process::id();
+    let cached = CURRENT.with_borrow(|c| match c {
+        Some((l, completer)) if l.is(event_loop) && completer.pid == pid => Some(completer.clone()),
+        _ => None,
+    });
+    if cached.is_some() {
+        return cached;
+    }
+    let completer = registered(py, event_loop, pid)?;
+    let previous =
+        CURRENT.with_borrow_mut(|c| c.replace((event_loop.clone().unbind(), completer.clone())));
+    drop(previous);
+    Some(completer)
+}
+
+fn registered(py: Python<'_>, event_loop: &Bound<'_, PyAny>, pid: u32) -> Option<Arc<Completer>> {
+    let registry = REGISTRY
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                py.import("weakref")?
+                    .call_method0("WeakKeyDictionary")?
+                    .unbind(),
+            )
+        })
+        .ok()?
+        .bind(py);
+    let existing = registry
+        .call_method1(intern!(py, "get"), (event_loop,))
+        .ok()
+        .and_then(|d| d.cast_into::<Drainer>().ok());
+    if let Some(drainer) = &existing {
+        let completer = &drainer.get().completer;
+        if completer.pid == pid {
+            return Some(completer.clone());
+        }
+        // Made by the parent of this forked process: its socket is shared with the parent.
+        let _ = event_loop.call_method1("remove_reader", (completer.rx.as_raw_fd(),));
+    }
+    let completer = Arc::new(Completer::new().ok()?);
+    let fd = completer.rx.as_raw_fd();
+    let drainer = Bound::new(
+        py,
+        Drainer {
+            completer: completer.clone(),
+        },
+    )
+    .ok()?;
+    // The loop keeps the drainer (and the socket) for as long as it watches the socket: the
+    // socket is closed only once the loop has forgotten it.
+    event_loop.call_method1("add_reader", (fd, &drainer)).ok()?;
+    if registry.set_item(event_loop, &drainer).is_err() {
+        let _ = event_loop.call_method1("remove_reader", (fd,));
+        return None;
+    }
+    Some(completer)
+}
+
+/// Starts a call on the running loop. `None`: this loop needs the fallback.
+#[allow(clippy::type_complexity)]
+fn start(
+    py: Python<'_>,
+    work: impl FnOnce(&Arc<Call>) -> Work,
+) -> PyResult<Option<(Bound<'_, PyAny>, Arc<Call>)>> {
+    let event_loop = running_loop(py)?;
+    let Some(completer) = completer_for(py, &event_loop) else {
+        return Ok(None);
+    };
+    let future = event_loop.call_method0(intern!(py, "create_future"))?;
+    let call = Arc::new(Call {
+        completer,
+        queued: AtomicBool::new(false),
+        slot: Mutex::new(Slot {
+            future: None,
+            work: Work::Gone,
+        }),
+    });
+    let on_done = Bound::new(py, OnDone { call: call.clone() })?.into_any();
+    future.call_method1(intern!(py, "add_done_callback"), (&on_done,))?;
+    {
+        let mut slot = lock(&call.slot);
+        slot.future = Some((future.clone().unbind(), on_done.unbind()));
+        slot.work = work(&call);
+    }
+    Ok(Some((future, call)))
+}
+
+/// An asyncio future of the running loop whose Rust future is polled on the loop thread.
+/// The first poll happens here: a call's request goes out before this returns.
+pub fn future_on_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Deliver> + Send + 'static,
+{
+    let mut fut = Some(fut);
+    let started = start(py, |_| {
+        Work::Poll(Box::pin(fut.take().expect("taken once")))
+    })?;
+    match started {
+        Some((future, call)) => {
+            call.run(py);
+            Ok(future)
+        }
+        None => fallback(py, fut.take().expect("not taken on fallback")),
+    }
+}
+
+/// An asyncio future of the running loop whose Rust future runs as a tokio task.
+pub fn future_on_runtime<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Deliver> + Send + 'static,
+{
+    let mut fut = Some(fut);
+    let started = start(py, |call| {
+        let fut = fut.take().expect("taken once");
+        let call = call.clone();
+        let handle = runtime().spawn(async move {
+            let deliver = fut.await;
+            let mut slot = lock(&call.slot);
+            if let Work::Running(_) = slot.work {
+                slot.work = Work::Finished(deliver);
+                drop(slot);
+                call.wake_by_ref();
+            }
+        });
+        Work::Running(handle.abort_handle())
+    })?;
+    match started {
+        Some((future, _)) => Ok(future),
+        None => fallback(py, fut.take().expect("not taken on fallback")),
+    }
+}
+
+/// pyo3-async-runtimes: a tokio task, its result handed over through a blocking thread.
+fn fallback<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Deliver> + Send + 'static,
+{
+    crate::runtime::legacy_awaitable(py, async move { Ok(Delivered(fut.await)) })
+}

@@ -1,0 +1,193 @@
+"""How awaitables complete: through one wake-up channel per event loop, calls polled on the
+loop's thread, results built there. Many calls at once, cancellation, several loops and
+threads, arguments converted without JSON text, and results equal to what JSON would give."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import mcpmux
+
+from conftest import POOL_OPTIONS
+
+
+async def test_many_calls_in_flight_each_get_their_own_result(tpool: mcpmux.Pool) -> None:
+    texts = [f"call {i} ✓" for i in range(400)]
+    results = await asyncio.gather(*(tpool.call_tool("mcp__t__echo", {"text": t}) for t in texts))
+    assert [r.text for r in results] == texts
+    assert all(isinstance(r, mcpmux.CallToolResult) and not r.is_error for r in results)
+    # Errors and results completing together keep their own outcome too.
+    mixed = await asyncio.gather(
+        *(
+            tpool.call_tool("mcp__t__add", {"a": i, "b": 1}) if i % 3 else tpool.call_tool("mcp__t__nope")
+            for i in range(60)
+        ),
+        return_exceptions=True,
+    )
+    for i, r in enumerate(mixed):
+        if i % 3:
+            assert isinstance(r, mcpmux.CallToolResult) and r.text == str(i + 1)
+        else:
+            assert isinstance(r, mcpmux.NotFoundError), r
+    assert tpool.in_flight == 0
+
+
+async def test_results_are_what_the_json_gives(tpool: mcpmux.Pool) -> None:
+    r = await tpool.call_tool("mcp__t__structured")
+    again = mcpmux.CallToolResult.from_dict(r.to_dict())
+    assert r == again
+    assert r.structured_content == again.structured_content and r.structured_content
+    assert r.meta is None and r.is_error is False
+    assert json.loads(json.dumps(r.to_dict())) == r.to_dict()
+    failed = await tpool.call_tool("mcp__t__fail")
+    assert failed.is_error is True and failed == mcpmux.CallToolResult.from_dict(failed.to_dict())
+    assert "CallToolResult(" in repr(failed)
+
+
+async def _cancelled_count(pool: mcpmux.Pool) -> int:
+    return int((await pool.call_tool("mcp__t__cancelled")).text)
+
+
+async def test_cancelling_a_call_reaches_the_server(tpool: mcpmux.Pool) -> None:
+    before = await _cancelled_count(tpool)
+    task = asyncio.create_task(tpool.call_tool("mcp__t__sleep", {"ms": 10_000}))
+    await asyncio.sleep(0.3)
+    assert tpool.in_flight == 1
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 1.0
+    deadline = time.monotonic() + 5
+    while (tpool.in_flight or await _cancelled_count(tpool) != before + 1) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert tpool.in_flight == 0
+    assert await _cancelled_count(tpool) == before + 1
+    # Cancelled before the task ever ran: nothing reaches the server, nothing is left.
+    task = asyncio.create_task(tpool.call_tool("mcp__t__hang", {"ms": 10_000}))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert tpool.in_flight == 0
+    # Many cancelled at once, others finishing beside them.
+    sleepers = [asyncio.create_task(tpool.call_tool("mcp__t__hang", {"ms": 10_000})) for _ in range(20)]
+    echoes = [asyncio.create_task(tpool.call_tool("mcp__t__echo", {"text": str(i)})) for i in range(20)]
+    await asyncio.sleep(0.2)
+    for s in sleepers:
+        s.cancel()
+    assert [r.text for r in await asyncio.gather(*echoes)] == [str(i) for i in range(20)]
+    assert all(r is not None for r in await asyncio.gather(*sleepers, return_exceptions=True))
+    deadline = time.monotonic() + 5
+    while tpool.in_flight and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert tpool.in_flight == 0
+    assert (await tpool.call_tool("mcp__t__echo", {"text": "after"})).text == "after"
+
+
+def test_one_pool_across_event_loops_and_threads(config_path: str, test_server: str) -> None:
+    async def setup() -> mcpmux.Pool:
+        pool = await mcpmux.Pool.open(config_path, **POOL_OPTIONS)
+        await pool.add_server("t", command=test_server)
+        return pool
+
+    first = asyncio.new_event_loop()
+    pool = first.run_until_complete(setup())
+    try:
+        # A new loop on this thread each time (the last one closed in between).
+        for i in range(3):
+            assert asyncio.run(pool.call_tool("mcp__t__echo", {"text": f"run {i}"})).text == f"run {i}"
+        # The first loop, not closed, still gets its results.
+        assert first.run_until_complete(pool.call_tool("mcp__t__add", {"a": 1, "b": 2})).text == "3"
+
+        # Loops on several threads at once.
+        results: dict[int, list[str]] = {}
+        errors: list[BaseException] = []
+
+        def worker(n: int) -> None:
+            async def many() -> list[str]:
+                rs = await asyncio.gather(*(pool.call_tool("mcp__t__add", {"a": n, "b": j}) for j in range(100)))
+                return [r.text for r in rs]
+
+            try:
+                results[n] = asyncio.run(many())
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        # Meanwhile, calls on the first loop.
+        async def echoes() -> list[mcpmux.CallToolResult]:
+            return await asyncio.gather(*(pool.call_tool("mcp__t__echo", {"text": str(i)}) for i in range(100)))
+
+        texts = first.run_until_complete(echoes())
+        for t in threads:
+            t.join(30)
+        assert not errors, errors
+        assert [r.text for r in texts] == [str(i) for i in range(100)]
+        assert results == {n: [str(n + j) for j in range(100)] for n in range(4)}
+    finally:
+        first.run_until_complete(pool.close())
+        first.close()
+
+
+def test_a_call_needs_a_running_loop() -> None:
+    # The native awaitable belongs to the running loop; outside any there is a clear error.
+    from mcpmux import _native
+
+    with pytest.raises(RuntimeError, match="no running event loop"):
+        _native.open_pool("{}")
+
+
+class Color(enum.IntEnum):
+    RED = 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {},
+        {"s": "héllo ✓\u0000", "i": -(2**63), "u": 2**64 - 1, "f": 1.5, "whole": 2.0, "t": True, "n": None},
+        {"nested": {"list": [1, [2, {"x": (3, 4.25)}]], "empty": {}, "tuple": ()}},
+        # Beyond the direct conversion: json.dumps decides, as it always did.
+        {"big": 2**70},
+        {1: "int key", None: "none key", 2.5: "float key", True: "bool key"},
+        {"ordered": collections.OrderedDict([("b", 1), ("a", 2)])},
+        {"enum": Color.RED},
+        {"deep": json.loads("[" * 100 + "]" * 100)},
+    ],
+)
+async def test_arguments_reach_tools_as_json_dumps_writes_them(pool: mcpmux.Pool, args: dict[Any, Any]) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def record(**kwargs: Any) -> str:
+        seen.append(kwargs)
+        return "ok"
+
+    pool.register_tool("record", {"type": "object"}, record)
+    assert (await pool.call_tool("record", args)).text == "ok"
+    assert seen == [json.loads(json.dumps(args))]
+
+
+async def test_arguments_json_cannot_write(pool: mcpmux.Pool) -> None:
+    pool.register_tool("record", {"type": "object"}, lambda **kw: "ok")
+    with pytest.raises(mcpmux.InvalidArgumentError, match="not JSON"):
+        await pool.call_tool("record", {"set": {1, 2}})
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(mcpmux.InvalidArgumentError, match="not JSON"):
+        await pool.call_tool("record", {"cycle": cyclic})
+    # NaN is written by json.dumps but is not JSON: the core refuses it.
+    with pytest.raises(mcpmux.InvalidArgumentError):
+        await pool.call_tool("record", {"x": float("nan")})
+    with pytest.raises(mcpmux.InvalidArgumentError, match="JSON object"):
+        await pool.call_tool("record", (1, 2))  # type: ignore[arg-type]
+    assert (await pool.call_tool("record", None)).text == "ok"
