@@ -320,6 +320,32 @@ async function cancellable(nativePool, signal, fn) {
   }
 }
 
+/** Runs `start(id)`, a native call whose promise rejects with McpmuxErrors, cancellable
+ * through `signal` (the id comes from `beginCall`). */
+async function withSignal(nativePool, signal, start) {
+  const id = nativePool.beginCall();
+  const onAbort = () => nativePool.cancelCall(id);
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await start(id);
+  } catch (err) {
+    const mapped = fromNative(err);
+    if (mapped instanceof CancelledError && signal.aborted && mapped.cause === undefined) {
+      mapped.cause = signal.reason;
+    }
+    throw mapped;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+const NO_OPTIONS = Object.freeze({});
+
+/** Makes the error a native call rejects with from the addon's message (`initCalls`). */
+function makeError(message) {
+  return fromNative(new Error(message));
+}
+
 /**
  * A pool of MCP server connections over one config file. Create it with `Pool.open()`.
  * Emits every core event under its `type` (`'connection:state'`, `'tool:called'`, ...), and
@@ -338,6 +364,7 @@ class Pool extends EventEmitter {
     super();
     this.#native = nativePool;
     NATIVE.set(this, nativePool);
+    nativePool.initCalls(makeError);
     // The callback is a weak thread-safe function: delivering events never keeps the process
     // alive. `ref()` is the opt-in for that.
     nativePool.onEvent((json) => {
@@ -464,35 +491,51 @@ class Pool extends EventEmitter {
     return callJson(() => this.#native.knownTools());
   }
 
-  async callTool(toolId, args, options = {}) {
-    requireString('toolId', toolId);
-    if (args !== undefined && args !== null) requireObject('args', args);
-    requireObject('options', options);
-    const { signal, timeoutMs, onProgress } = options;
-    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
-      throw new InvalidArgumentError(`timeoutMs must be a positive number, not ${describe(timeoutMs)}`);
-    }
-    if (onProgress !== undefined && typeof onProgress !== 'function') {
-      throw new InvalidArgumentError(`onProgress must be a function, not ${describe(onProgress)}`);
-    }
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
-    }
-    if (signal?.aborted) {
-      throw new CancelledError('cancelled before the call started', { cause: signal.reason });
-    }
-    const argsJson = toJson('args', args ?? {});
-    const progress = onProgress && ((json) => {
-      try {
-        onProgress(JSON.parse(json));
-      } catch (err) {
-        // A throwing callback must not take the process down from inside the addon's
-        // callback; it is reported as a warning instead.
-        process.emitWarning(err instanceof Error ? err : String(err), 'McpmuxWarning');
+  callTool(toolId, args, options) {
+    // Not `async`: the promise of the native call is returned as it is (its rejections are
+    // already McpmuxErrors, made by `makeError`), which saves a wrapper per call.
+    let argsJson, signal, timeoutMs, progress;
+    try {
+      requireString('toolId', toolId);
+      if (args !== undefined && args !== null) requireObject('args', args);
+      if (options === undefined) options = NO_OPTIONS;
+      else requireObject('options', options);
+      let onProgress;
+      ({ signal, timeoutMs, onProgress } = options);
+      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
+        throw new InvalidArgumentError(`timeoutMs must be a positive number, not ${describe(timeoutMs)}`);
       }
-    });
+      if (onProgress !== undefined && typeof onProgress !== 'function') {
+        throw new InvalidArgumentError(`onProgress must be a function, not ${describe(onProgress)}`);
+      }
+      if (signal !== undefined && !(signal instanceof AbortSignal)) {
+        throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
+      }
+      if (signal?.aborted) {
+        throw new CancelledError('cancelled before the call started', { cause: signal.reason });
+      }
+      argsJson = args === undefined || args === null ? '{}' : toJson('args', args);
+      progress = onProgress && ((json) => {
+        try {
+          onProgress(JSON.parse(json));
+        } catch (err) {
+          // A throwing callback must not take the process down from inside the addon's
+          // callback; it is reported as a warning instead.
+          process.emitWarning(err instanceof Error ? err : String(err), 'McpmuxWarning');
+        }
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const nativePool = this.#native;
-    return cancellable(nativePool, signal, (id) => nativePool.callTool(id, toolId, argsJson, timeoutMs, progress));
+    if (signal === undefined) {
+      try {
+        return nativePool.callTool(toolId, argsJson, null, timeoutMs, progress);
+      } catch (err) {
+        return Promise.reject(fromNative(err));
+      }
+    }
+    return withSignal(nativePool, signal, (id) => nativePool.callTool(toolId, argsJson, id, timeoutMs, progress));
   }
 
   // --- resources ------------------------------------------------------------------------------

@@ -165,6 +165,55 @@ test('500 concurrent calls', async (t) => {
   assert.equal(pool.inFlight, 0);
 });
 
+test('many calls in flight settle with their own results and errors', async (t) => {
+  // Results come back to JS in batches (one wake-up of the JS thread settles every call that
+  // finished meanwhile): each promise must still get its own result or error.
+  const pool = await poolWithServer(t);
+  await pool.addServer(testServerInput('u'));
+  const calls = [];
+  for (let i = 0; i < 2000; i++) {
+    const server = i % 2 ? 't' : 'u';
+    if (i % 7 === 3) calls.push(pool.callTool(`mcp__${server}__nope`, {}).catch((err) => err));
+    else if (i % 11 === 5) calls.push(pool.callTool(`mcp__${server}__fail`, {}));
+    else calls.push(pool.callTool(`mcp__${server}__echo`, { text: `call ${i} ✓` }));
+  }
+  const results = await Promise.all(calls);
+  results.forEach((r, i) => {
+    if (i % 7 === 3) {
+      assert.ok(r instanceof NotFoundError, `${i}: ${r}`);
+      assert.equal(r.code, 'not_found');
+    } else if (i % 11 === 5) {
+      assert.equal(r.isError, true, `${i}`);
+    } else {
+      assert.deepEqual(r.content, [{ type: 'text', text: `call ${i} ✓` }], `${i}`);
+    }
+  });
+  assert.equal(pool.inFlight, 0);
+  // Sequential calls after a burst still complete (the completion queue is not stuck).
+  for (let i = 0; i < 50; i++) {
+    assert.equal(text(await pool.callTool('mcp__t__add', { a: i, b: 1 })), String(i + 1));
+  }
+});
+
+test('aborting one call in flight cancels it alone', async (t) => {
+  const pool = await poolWithServer(t);
+  const controller = new AbortController();
+  const slow = pool.callTool('mcp__t__sleep', { ms: 10_000 }, { signal: controller.signal });
+  const others = [];
+  for (let i = 0; i < 100; i++) others.push(pool.callTool('mcp__t__add', { a: i, b: 2 }));
+  const reason = new Error('stop');
+  setTimeout(() => controller.abort(reason), 100);
+  const started = Date.now();
+  await assert.rejects(slow, (err) => {
+    assert.ok(err instanceof CancelledError, String(err));
+    assert.equal(err.cause, reason);
+    return true;
+  });
+  assert.ok(Date.now() - started < 5_000);
+  (await Promise.all(others)).forEach((r, i) => assert.equal(text(r), String(i + 2)));
+  assert.equal(pool.inFlight, 0);
+});
+
 test('resources: list, templates, read, subscribe errors', async (t) => {
   const pool = await poolWithServer(t);
   const resources = await pool.listResources();

@@ -24,6 +24,13 @@ test('an open, idle pool does not keep the process alive', async () => {
   assert.match(r.stdout, /left open/);
 });
 
+test('a call in flight keeps the process alive until it settles', async () => {
+  const r = await runNode([exitScript, 'awaiting']);
+  assert.equal(r.timedOut, false, `still running: ${r.stdout}${r.stderr}`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /slept ok/);
+});
+
 test('ref() keeps the process alive until unref()', async () => {
   const r = await runNode([exitScript, 'ref']);
   assert.equal(r.timedOut, false, `still running: ${r.stdout}${r.stderr}`);
