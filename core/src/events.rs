@@ -186,6 +186,11 @@ impl EventBus {
         let _ = self.tx.send(event);
     }
 
+    /// Whether anyone subscribes now (lets the per-call path skip even timing itself).
+    pub fn listening(&self) -> bool {
+        self.tx.receiver_count() > 0
+    }
+
     /// Emits the event `make` builds, building it only when someone listens: events on the
     /// per-call path would otherwise cost allocations on every call.
     pub fn emit_with(&self, make: impl FnOnce() -> Event) {

@@ -21,7 +21,7 @@ use crate::events::Event;
 use crate::handler::{ClientSide, ProgressFn};
 use crate::local::LOCAL_SERVER;
 use crate::tools::{ToolInfo, describe, server_prefix};
-use crate::transport::direct::Reply;
+use crate::transport::direct::{Reply, TypedReply};
 
 /// How many `input_required` rounds a call may take before it is abandoned.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -95,6 +95,14 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
 /// Reads a direct `tools/call` reply: a final result, a 2026-07-28 request for input, or the
 /// server's JSON-RPC error. `Err` says what was wrong with a reply that is none of those.
 fn call_reply(line: &[u8]) -> std::result::Result<Result<ServerResult, ServiceError>, String> {
+    // One pass for the usual final result; anything else is read again, more slowly.
+    if let Ok(reply) = serde_json::from_slice::<TypedReply<CallToolResult>>(line) {
+        match (reply.result, reply.error) {
+            (_, Some(error)) => return Ok(Err(ServiceError::McpError(error))),
+            (Some(r), None) => return Ok(Ok(ServerResult::CallToolResult(r))),
+            (None, None) => {}
+        }
+    }
     let reply: Reply =
         serde_json::from_slice(line).map_err(|e| format!("unreadable reply: {e}"))?;
     match (reply.result, reply.error) {
@@ -259,7 +267,7 @@ impl Pool {
             record.name.clone()
         };
         let span = tracing::info_span!("mcpmux.call_tool", server = %server_name, tool = %tool);
-        let started = Instant::now();
+        let started = self.inner.events.listening().then(Instant::now);
         let result = self
             .inner
             .call_on(&slot, server_name, &tool, arguments, options)
@@ -269,7 +277,7 @@ impl Pool {
             server_id: slot.id.clone(),
             tool_name: tool.clone(),
             tool_id: tool_id.to_string(),
-            duration_ms: started.elapsed().as_millis() as u64,
+            duration_ms: started.map_or(0, |s| s.elapsed().as_millis() as u64),
             success: matches!(&result, Ok(r) if r.is_error != Some(true)),
         });
         result
@@ -562,7 +570,13 @@ impl Inner {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        let cancel = options.cancel.unwrap_or_default();
+        let cancel = options.cancel;
+        let cancelled = || async {
+            match &cancel {
+                Some(c) => c.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
         // 2026-07-28 servers ask for sampling, elicitation or roots by answering
         // `input_required`; the host answers and the call is retried with the responses.
         // The direct path has no progress token to route, so calls that want progress (and
@@ -586,7 +600,7 @@ impl Inner {
                     })?;
                     let reply = tokio::select! {
                         r = tokio::time::timeout(timeout, call.reply()) => r,
-                        _ = cancel.cancelled() => return Err(Error::Cancelled),
+                        _ = cancelled() => return Err(Error::Cancelled),
                     };
                     conn.touch();
                     match reply {
@@ -622,7 +636,7 @@ impl Inner {
                     };
                     let response = tokio::select! {
                         r = handle.await_response() => r,
-                        _ = cancel.cancelled() => return Err(Error::Cancelled),
+                        _ = cancelled() => return Err(Error::Cancelled),
                     };
                     guard.disarm();
                     conn.touch();

@@ -264,6 +264,18 @@ impl Connection {
         *self.last_used.lock().unwrap() = Instant::now();
     }
 
+    /// Marks the connection used now if it was used within `limit` (one clock read, one lock:
+    /// this runs on every call).
+    pub fn touch_if_fresh(&self, limit: Duration) -> bool {
+        let now = Instant::now();
+        let mut last = self.last_used.lock().unwrap();
+        let fresh = now.saturating_duration_since(*last) < limit;
+        if fresh {
+            *last = now;
+        }
+        fresh
+    }
+
     pub fn idle_for(&self) -> Duration {
         self.last_used.lock().unwrap().elapsed()
     }

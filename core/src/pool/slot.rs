@@ -154,9 +154,8 @@ impl Slot {
     pub async fn connection(self: &Arc<Self>, inner: &Arc<Inner>) -> Result<Arc<Connection>> {
         if let Some(c) = self.current()
             && c.is_alive()
-            && c.idle_for() < inner.opts.health_idle()
+            && c.touch_if_fresh(inner.opts.health_idle())
         {
-            c.touch();
             return Ok(c);
         }
         let _guard = self.connect_lock.lock().await;

@@ -9,6 +9,7 @@
 //! ids are strings of their own (`"mcpmux-N"`) so they never collide with rmcp's numbers.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -21,10 +22,30 @@ use tokio::sync::{Mutex, oneshot};
 
 const ID_PREFIX: &str = "\"mcpmux-";
 
+/// Ids are a counter: hashing them with SipHash would cost more than the lookup.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Pending = HashMap<u64, oneshot::Sender<Vec<u8>>, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// The direct side of one stdio session: the shared stdin and the replies awaited.
 pub(crate) struct Direct {
     stdin: Arc<Mutex<Option<ChildStdin>>>,
-    pending: std::sync::Mutex<HashMap<u64, oneshot::Sender<Vec<u8>>>>,
+    pending: std::sync::Mutex<Pending>,
     /// Lets the reader skip the id probe while nothing direct is in flight.
     waiting: AtomicUsize,
     next_id: AtomicU64,
@@ -62,6 +83,15 @@ struct Probe<'a> {
     method: Option<IgnoredAny>,
 }
 
+/// A JSON-RPC reply whose result is parsed as `T` in the same pass.
+#[derive(Deserialize)]
+pub(crate) struct TypedReply<T> {
+    #[serde(default = "Option::default")]
+    pub result: Option<T>,
+    #[serde(default)]
+    pub error: Option<rmcp::model::ErrorData>,
+}
+
 /// A JSON-RPC reply, its result left unparsed for the caller's type.
 #[derive(Deserialize)]
 pub(crate) struct Reply<'a> {
@@ -75,7 +105,7 @@ impl Direct {
     pub(crate) fn new(stdin: Arc<Mutex<Option<ChildStdin>>>) -> Arc<Direct> {
         Arc::new(Direct {
             stdin,
-            pending: std::sync::Mutex::new(HashMap::new()),
+            pending: std::sync::Mutex::new(Pending::default()),
             waiting: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
@@ -92,7 +122,7 @@ impl Direct {
         let mut line = Vec::with_capacity(128);
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         line.extend_from_slice(ID_PREFIX.as_bytes());
-        line.extend_from_slice(id.to_string().as_bytes());
+        let _ = write!(line, "{id}");
         line.extend_from_slice(b"\",\"method\":");
         serde_json::to_writer(&mut line, method).map_err(closed)?;
         line.extend_from_slice(b",\"params\":");
@@ -143,18 +173,7 @@ impl Direct {
         if self.waiting.load(Ordering::Acquire) == 0 {
             return false;
         }
-        let Ok(probe) = serde_json::from_slice::<Probe>(line) else {
-            return false;
-        };
-        if probe.method.is_some() {
-            return false;
-        }
-        let Some(id) = probe
-            .id
-            .map(RawValue::get)
-            .and_then(|raw| raw.strip_prefix(ID_PREFIX)?.strip_suffix('"'))
-            .and_then(|n| n.parse::<u64>().ok())
-        else {
+        let Some(id) = reply_id(line) else {
             return false;
         };
         let tx = self.pending.lock().unwrap().remove(&id);
@@ -176,6 +195,30 @@ impl Direct {
         pending.clear();
         self.waiting.store(0, Ordering::Release);
     }
+}
+
+/// The direct id `line` answers, if it is a reply to a direct request.
+fn reply_id(line: &[u8]) -> Option<u64> {
+    // Most servers write `jsonrpc` then `id` first: then the id is read without scanning a
+    // possibly large result.
+    if let Some(rest) = line.strip_prefix(b"{\"jsonrpc\":\"2.0\",\"id\":\"mcpmux-") {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let after = &rest[digits..];
+        if digits > 0
+            && (after.starts_with(b"\",\"result\":") || after.starts_with(b"\",\"error\":"))
+        {
+            return std::str::from_utf8(&rest[..digits]).ok()?.parse().ok();
+        }
+    }
+    let probe = serde_json::from_slice::<Probe>(line).ok()?;
+    if probe.method.is_some() {
+        return None;
+    }
+    probe
+        .id
+        .map(RawValue::get)
+        .and_then(|raw| raw.strip_prefix(ID_PREFIX)?.strip_suffix('"'))
+        .and_then(|n| n.parse::<u64>().ok())
 }
 
 fn closed(e: impl std::fmt::Display) -> DirectError {
@@ -213,5 +256,42 @@ impl Drop for DirectCall {
                 let _ = w.flush().await;
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reply_id;
+
+    #[test]
+    fn replies_to_direct_requests_are_recognised_in_any_field_order() {
+        let cases: &[(&str, Option<u64>)] = &[
+            (
+                r#"{"jsonrpc":"2.0","id":"mcpmux-7","result":{"content":[]}}"#,
+                Some(7),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"mcpmux-12","error":{"code":1,"message":"x"}}"#,
+                Some(12),
+            ),
+            (r#"{"result":{},"id":"mcpmux-3","jsonrpc":"2.0"}"#, Some(3)),
+            (
+                r#"{ "jsonrpc": "2.0", "id": "mcpmux-4", "result": {} }"#,
+                Some(4),
+            ),
+            // rmcp's own requests and the server's requests stay with rmcp.
+            (r#"{"jsonrpc":"2.0","id":5,"result":{}}"#, None),
+            (r#"{"jsonrpc":"2.0","id":"mcpmux-9","method":"ping"}"#, None),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+                None,
+            ),
+            (r#"{"jsonrpc":"2.0","id":"mcpmux-","result":{}}"#, None),
+            (r#"{"jsonrpc":"2.0","id":"other-1","result":{}}"#, None),
+            ("not json", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(reply_id(line.as_bytes()), *want, "{line}");
+        }
     }
 }
