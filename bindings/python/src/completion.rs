@@ -20,12 +20,10 @@
 //! is missing (Windows' proactor loop) and non-Unix platforms use pyo3-async-runtimes instead.
 
 use std::cell::RefCell;
-use std::future::Future;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
@@ -33,10 +31,9 @@ use std::task::{Context, Poll, Wake, Waker};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
 
-use crate::runtime::{Deliver, Delivered, runtime};
-
-type BoxFuture = Pin<Box<dyn Future<Output = Deliver> + Send>>;
+use crate::runtime::{BoxFuture, Deliver, Delivered, runtime};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -59,7 +56,7 @@ impl Completer {
         tx.set_nonblocking(true)?;
         rx.set_nonblocking(true)?;
         Ok(Completer {
-            pid: std::process::id(),
+            pid: crate::runtime::pid(),
             ready: Mutex::new(Vec::new()),
             signalled: AtomicBool::new(false),
             tx,
@@ -264,14 +261,25 @@ impl OnDone {
     }
 }
 
+/// What a thread keeps of the loop it last used.
+struct Current {
+    event_loop: Py<PyAny>,
+    completer: Arc<Completer>,
+    /// `asyncio.Future` with `{"loop": event_loop}` where the loop's `create_future` is
+    /// asyncio's own (a Python-level method around the same call); else `create_future`.
+    new_future: Py<PyAny>,
+    kwargs: Option<Py<PyDict>>,
+}
+
 thread_local! {
-    /// The loop this thread last used, and its completer.
-    static CURRENT: RefCell<Option<(Py<PyAny>, Arc<Completer>)>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
 }
 
 /// `loop -> Drainer` for every loop with a completer (a `weakref.WeakKeyDictionary`).
 static REGISTRY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `asyncio.Future` and `asyncio.BaseEventLoop.create_future`.
+static ASYNCIO_FUTURE: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
 
 /// `asyncio.get_running_loop()`.
 pub fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
@@ -283,22 +291,68 @@ pub fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         .call0()
 }
 
-/// The completer of `event_loop`, made and registered with the loop on first use; `None`
-/// where the loop cannot watch a file descriptor.
-fn completer_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> Option<Arc<Completer>> {
-    let pid = std::process::id();
+/// The completer of `event_loop` (made and registered with the loop on first use) and a new
+/// future of the loop; `None` where the loop cannot watch a file descriptor.
+fn completer_for<'py>(
+    py: Python<'py>,
+    event_loop: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Arc<Completer>, Bound<'py, PyAny>)>> {
+    let pid = crate::runtime::pid();
     let cached = CURRENT.with_borrow(|c| match c {
-        Some((l, completer)) if l.is(event_loop) && completer.pid == pid => Some(completer.clone()),
+        Some(c) if c.event_loop.is(event_loop) && c.completer.pid == pid => Some((
+            c.completer.clone(),
+            c.new_future.clone_ref(py),
+            c.kwargs.as_ref().map(|k| k.clone_ref(py)),
+        )),
         _ => None,
     });
-    if cached.is_some() {
-        return cached;
-    }
-    let completer = registered(py, event_loop, pid)?;
-    let previous =
-        CURRENT.with_borrow_mut(|c| c.replace((event_loop.clone().unbind(), completer.clone())));
-    drop(previous);
-    Some(completer)
+    let (completer, new_future, kwargs) = match cached {
+        Some(c) => c,
+        None => {
+            let Some(completer) = registered(py, event_loop, pid) else {
+                return Ok(None);
+            };
+            let (future_type, asyncio_create) = ASYNCIO_FUTURE.get_or_try_init(py, || {
+                let asyncio = py.import("asyncio")?;
+                Ok::<_, PyErr>((
+                    asyncio.getattr("Future")?.unbind(),
+                    asyncio
+                        .getattr("BaseEventLoop")?
+                        .getattr("create_future")?
+                        .unbind(),
+                ))
+            })?;
+            let own = event_loop
+                .get_type()
+                .getattr(intern!(py, "create_future"))
+                .map(|f| f.is(asyncio_create.bind(py)))
+                .unwrap_or(false);
+            let (new_future, kwargs) = if own {
+                let kwargs = PyDict::new(py);
+                kwargs.set_item(intern!(py, "loop"), event_loop)?;
+                (future_type.clone_ref(py), Some(kwargs.unbind()))
+            } else {
+                (
+                    event_loop.getattr(intern!(py, "create_future"))?.unbind(),
+                    None,
+                )
+            };
+            let current = Current {
+                event_loop: event_loop.clone().unbind(),
+                completer: completer.clone(),
+                new_future: new_future.clone_ref(py),
+                kwargs: kwargs.as_ref().map(|k| k.clone_ref(py)),
+            };
+            let previous = CURRENT.with_borrow_mut(|c| c.replace(current));
+            drop(previous);
+            (completer, new_future, kwargs)
+        }
+    };
+    let future = match kwargs {
+        Some(kwargs) => new_future.bind(py).call((), Some(kwargs.bind(py)))?,
+        None => new_future.bind(py).call0()?,
+    };
+    Ok(Some((completer, future)))
 }
 
 fn registered(py: Python<'_>, event_loop: &Bound<'_, PyAny>, pid: u32) -> Option<Arc<Completer>> {
@@ -350,10 +404,9 @@ fn start(
     work: impl FnOnce(&Arc<Call>) -> Work,
 ) -> PyResult<Option<(Bound<'_, PyAny>, Arc<Call>)>> {
     let event_loop = running_loop(py)?;
-    let Some(completer) = completer_for(py, &event_loop) else {
+    let Some((completer, future)) = completer_for(py, &event_loop)? else {
         return Ok(None);
     };
-    let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let call = Arc::new(Call {
         completer,
         queued: AtomicBool::new(false),
@@ -373,15 +426,11 @@ fn start(
 }
 
 /// An asyncio future of the running loop whose Rust future is polled on the loop thread.
-/// The first poll happens here: a call's request goes out before this returns.
-pub fn future_on_loop<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
-where
-    F: Future<Output = Deliver> + Send + 'static,
-{
+/// The first poll happens here: a call's request goes out before this returns. The future
+/// comes boxed: a call's state machine is large, and every move would copy it.
+pub fn future_on_loop(py: Python<'_>, fut: BoxFuture) -> PyResult<Bound<'_, PyAny>> {
     let mut fut = Some(fut);
-    let started = start(py, |_| {
-        Work::Poll(Box::pin(fut.take().expect("taken once")))
-    })?;
+    let started = start(py, |_| Work::Poll(fut.take().expect("taken once")))?;
     match started {
         Some((future, call)) => {
             call.run(py);
@@ -392,10 +441,7 @@ where
 }
 
 /// An asyncio future of the running loop whose Rust future runs as a tokio task.
-pub fn future_on_runtime<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
-where
-    F: Future<Output = Deliver> + Send + 'static,
-{
+pub fn future_on_runtime(py: Python<'_>, fut: BoxFuture) -> PyResult<Bound<'_, PyAny>> {
     let mut fut = Some(fut);
     let started = start(py, |call| {
         let fut = fut.take().expect("taken once");
@@ -418,9 +464,6 @@ where
 }
 
 /// pyo3-async-runtimes: a tokio task, its result handed over through a blocking thread.
-fn fallback<'py, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
-where
-    F: Future<Output = Deliver> + Send + 'static,
-{
+fn fallback(py: Python<'_>, fut: BoxFuture) -> PyResult<Bound<'_, PyAny>> {
     crate::runtime::legacy_awaitable(py, async move { Ok(Delivered(fut.await)) })
 }

@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    runtime::watch_forks();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(errors::_register_errors, m)?)?;
     m.add_function(wrap_pyfunction!(convert::_register_result_types, m)?)?;

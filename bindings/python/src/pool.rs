@@ -29,7 +29,7 @@ pub struct NativePool {
 
 impl Drop for NativePool {
     fn drop(&mut self) {
-        if self.pid == std::process::id() {
+        if self.pid == crate::runtime::pid() {
             // Connections stop their tasks on drop, which needs the runtime's context.
             let _ctx = runtime().enter();
             // SAFETY: dropped once, here, and never used again.
@@ -58,7 +58,7 @@ pub fn open_pool(py: Python<'_>, options_json: String) -> PyResult<Bound<'_, PyA
         let pool = Pool::open(options).await.map_err(to_py)?;
         Ok(NativePool {
             pool: ManuallyDrop::new(pool),
-            pid: std::process::id(),
+            pid: crate::runtime::pid(),
             closed: CancellationToken::new(),
         })
     })
@@ -73,7 +73,7 @@ pub fn default_options() -> PyResult<String> {
 impl NativePool {
     /// The pool, unless this is a forked child of the process that opened it.
     pub(crate) fn pool(&self) -> PyResult<Pool> {
-        if self.pid != std::process::id() {
+        if self.pid != crate::runtime::pid() {
             return Err(error(
                 "invalid_argument",
                 format!(
@@ -249,7 +249,8 @@ impl NativePool {
         let cancel = CancellationToken::new();
         // Dropped when the awaitable is cancelled (the future is dropped).
         let guard = cancel.clone().drop_guard();
-        let call = async move {
+        // Boxed at once: the call's state machine is large, and every move would copy it.
+        let call: crate::runtime::BoxFuture = Box::pin(async move {
             let _guard = guard;
             let options = CallOptions {
                 timeout,
@@ -262,7 +263,7 @@ impl NativePool {
                 Ok(r) => crate::convert::call_tool_result(py, &r).map(Bound::unbind),
                 Err(e) => Err(to_py(e)),
             }) as crate::runtime::Deliver
-        };
+        });
         #[cfg(unix)]
         {
             if with_progress {

@@ -54,9 +54,48 @@ tokio::task_local! {
     static TASK_LOCALS: OnceCell<TaskLocals>;
 }
 
+/// This process's id, cached: `getpid` is a system call, and the hot path asks several times
+/// per call. A forked child clears the cache (`pthread_atfork`, registered at import).
+static PID: AtomicU32 = AtomicU32::new(0);
+
+#[cfg(unix)]
+extern "C" fn forked_child() {
+    PID.store(0, Ordering::Relaxed);
+}
+
+/// Registers the fork handler that keeps `pid()` right; called once when the module loads.
+pub fn watch_forks() {
+    #[cfg(unix)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        ONCE.call_once(|| unsafe {
+            libc::pthread_atfork(None, None, Some(forked_child));
+        });
+    }
+}
+
+/// The id of this process.
+pub fn pid() -> u32 {
+    #[cfg(unix)]
+    {
+        let cached = PID.load(Ordering::Relaxed);
+        if cached != 0 {
+            return cached;
+        }
+        let pid = std::process::id();
+        PID.store(pid, Ordering::Relaxed);
+        pid
+    }
+    #[cfg(not(unix))]
+    {
+        std::process::id()
+    }
+}
+
 /// The runtime of this process.
 pub fn runtime() -> &'static Runtime {
-    let pid = std::process::id();
+    let pid = pid();
     if RUNTIME_PID.load(Ordering::Acquire) == pid {
         // SAFETY: the pointer was published with this pid by `build` below and is never freed.
         return unsafe { &*RUNTIME.load(Ordering::Acquire) };
@@ -131,6 +170,9 @@ impl ContextExt for MuxRuntime {
 /// What a finished call hands to the event loop's thread: builds the Python result there.
 pub type Deliver = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
 
+/// A future whose outcome is delivered to Python.
+pub type BoxFuture = Pin<Box<dyn Future<Output = Deliver> + Send>>;
+
 /// A `Deliver` run when pyo3-async-runtimes converts the result.
 pub struct Delivered(pub Deliver);
 
@@ -154,12 +196,15 @@ where
 {
     #[cfg(unix)]
     {
-        crate::completion::future_on_runtime(py, async move {
-            let result = fut.await;
-            Box::new(move |py: Python<'_>| {
-                result.and_then(|v| pyo3::IntoPyObjectExt::into_py_any(v, py))
-            }) as Deliver
-        })
+        crate::completion::future_on_runtime(
+            py,
+            Box::pin(async move {
+                let result = fut.await;
+                Box::new(move |py: Python<'_>| {
+                    result.and_then(|v| pyo3::IntoPyObjectExt::into_py_any(v, py))
+                }) as Deliver
+            }),
+        )
     }
     #[cfg(not(unix))]
     {
@@ -193,7 +238,7 @@ impl<T> InRuntime<T> {
     pub fn new(value: T) -> Self {
         InRuntime {
             value: std::mem::ManuallyDrop::new(value),
-            pid: std::process::id(),
+            pid: pid(),
         }
     }
 }
@@ -207,7 +252,7 @@ impl<T> std::ops::Deref for InRuntime<T> {
 
 impl<T> Drop for InRuntime<T> {
     fn drop(&mut self) {
-        if self.pid == std::process::id() {
+        if self.pid == pid() {
             let _ctx = runtime().enter();
             // SAFETY: dropped once, here, and never used again.
             unsafe { std::mem::ManuallyDrop::drop(&mut self.value) };
