@@ -5,7 +5,7 @@
     reason = "server logging (SEP-2577) is deprecated but still sent"
 )]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -32,11 +32,22 @@ pub struct Progress {
 /// A per-call progress callback.
 pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// Progress updates kept for calls whose route is not registered yet.
+const EARLY_PROGRESS: usize = 64;
+
+/// Where each progress token's updates go.
+#[derive(Default)]
+struct ProgressRoutes {
+    map: HashMap<ProgressToken, ProgressFn>,
+    /// Updates for tokens nobody routes (yet), oldest first.
+    early: VecDeque<(ProgressToken, Progress)>,
+}
+
 /// State a server's connections share with the pool; outlives any one connection.
 pub(crate) struct ServerShared {
     pub server_id: Arc<str>,
     pub events: EventBus,
-    progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
+    progress: Mutex<ProgressRoutes>,
     /// Bumped by `notifications/tools/list_changed`; a cached list fetched under an older
     /// generation is stale.
     pub tools_generation: AtomicU64,
@@ -58,19 +69,72 @@ impl ServerShared {
             on_tools_changed: std::sync::OnceLock::new(),
             server_id: server_id.into(),
             events,
-            progress: Mutex::new(HashMap::new()),
+            progress: Mutex::new(ProgressRoutes::default()),
             tools_generation: AtomicU64::new(0),
             client_name,
         })
     }
 
-    /// Routes progress for `token` to `f` until the returned guard drops.
+    /// Routes progress for `token` to `f` until the returned guard drops. Updates that came
+    /// in before the route (a fast server answers while the request is still being sent) are
+    /// given to `f` first.
     pub fn route_progress(self: &Arc<Self>, token: ProgressToken, f: ProgressFn) -> ProgressRoute {
-        self.progress.lock().unwrap().insert(token.clone(), f);
+        let early: Vec<Progress> = {
+            let mut routes = self.progress.lock().unwrap();
+            routes.map.insert(token.clone(), f.clone());
+            let mut mine = Vec::new();
+            routes.early.retain(|(t, p)| {
+                if *t == token {
+                    mine.push(p.clone());
+                    false
+                } else {
+                    true
+                }
+            });
+            mine
+        };
+        for p in early {
+            f(p);
+        }
         ProgressRoute {
             shared: self.clone(),
             token,
         }
+    }
+
+    /// A progress notification as it is read off the transport, before anything read after
+    /// it: the call's callback sees every update before the call returns. (rmcp runs its
+    /// notification handlers as spawned tasks, which can lose the race with the reply.)
+    pub fn progress_arrived(&self, params: &ProgressNotificationParam) {
+        let progress = Progress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message.clone(),
+        };
+        let callback = {
+            let mut routes = self.progress.lock().unwrap();
+            match routes.map.get(&params.progress_token) {
+                Some(f) => Some(f.clone()),
+                None => {
+                    if routes.early.len() == EARLY_PROGRESS {
+                        routes.early.pop_front();
+                    }
+                    routes
+                        .early
+                        .push_back((params.progress_token.clone(), progress.clone()));
+                    None
+                }
+            }
+        };
+        if let Some(f) = callback {
+            f(progress);
+        }
+    }
+
+    /// A new connection: its progress tokens start over, so updates kept from the last one
+    /// must not reach its calls.
+    pub fn connection_opened(&self) {
+        self.progress.lock().unwrap().early.clear();
     }
 
     pub fn tools_changed(&self) {
@@ -97,8 +161,8 @@ pub(crate) struct ProgressRoute {
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        if let Ok(mut map) = self.shared.progress.lock() {
-            map.remove(&self.token);
+        if let Ok(mut routes) = self.shared.progress.lock() {
+            routes.map.remove(&self.token);
         }
     }
 }
@@ -226,20 +290,7 @@ impl ClientHandler for ClientSide {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let callback = self
-            .shared
-            .progress
-            .lock()
-            .unwrap()
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(f) = callback {
-            f(Progress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message.clone(),
-            });
-        }
+        // The per-call callback already ran: `ServerShared::progress_arrived`, from the transport.
         self.shared.events.emit(Event::Progress {
             server_id: self.shared.server_id.to_string(),
             progress_token: serde_json::to_value(&params.progress_token).unwrap_or_default(),

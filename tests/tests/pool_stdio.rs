@@ -317,6 +317,33 @@ async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_sent_right_before_the_reply_reaches_the_callback_before_the_call_returns() {
+    // rmcp hands notifications to spawned tasks: without routing them as they are read, the
+    // last updates could land after the reply (and the call's callback) were gone.
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    for round in 0..40 {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let r = pool
+            .call_tool(
+                "mcp__t__sleep",
+                json!({"ms": 0, "burst": 5}),
+                CallOptions {
+                    on_progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p.progress))),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "slept");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen, vec![1.0, 2.0, 3.0, 4.0, 5.0], "round {round}");
+    }
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_call_returns_at_once_and_keeps_the_connection() {
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::handler::{ClientSide, ServerShared};
 use crate::record::{ServerRecord, TransportType};
 use crate::transport::direct::Direct;
+use crate::transport::in_order::InOrder;
 use crate::transport::stdio::ChildProcess;
 use crate::transport::{http, sse, stdio, websocket};
 
@@ -81,7 +82,10 @@ impl Connection {
                 let (transport, mut child) =
                     stdio::spawn(record, shared.events.clone(), max_message)?;
                 direct = Some(transport.direct());
-                match handler().serve_with_lifecycle(transport, lifecycle()).await {
+                match handler()
+                    .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
+                    .await
+                {
                     Ok(s) => (s, Some(child)),
                     Err(e) if answers_anything(&e) => {
                         child.terminate(Duration::from_millis(200)).await;
@@ -89,7 +93,10 @@ impl Connection {
                             stdio::spawn(record, shared.events.clone(), max_message)?;
                         direct = Some(transport.direct());
                         match legacy_handler()
-                            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                            .serve_with_lifecycle(
+                                InOrder::new(transport, &shared),
+                                ClientLifecycleMode::Initialize,
+                            )
                             .await
                         {
                             Ok(s) => (s, Some(child)),
@@ -123,11 +130,15 @@ impl Connection {
                             redirect_uri,
                             oauth.clone(),
                         )?;
-                        handler().serve_with_lifecycle(transport, lifecycle()).await
+                        handler()
+                            .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
+                            .await
                     }
                     None => {
                         let transport = http::open(record, max_message)?;
-                        handler().serve_with_lifecycle(transport, lifecycle()).await
+                        handler()
+                            .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
+                            .await
                     }
                 };
                 match first {
@@ -135,7 +146,10 @@ impl Connection {
                     Err(e) if answers_anything(&e) => {
                         let transport = http::open(record, max_message)?;
                         let service = legacy_handler()
-                            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                            .serve_with_lifecycle(
+                                InOrder::new(transport, &shared),
+                                ClientLifecycleMode::Initialize,
+                            )
                             .await
                             .map_err(failed)?;
                         (service, None)
@@ -160,7 +174,7 @@ impl Connection {
                             oauth,
                         )?;
                         let service = handler()
-                            .serve_with_lifecycle(transport, lifecycle())
+                            .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                             .await
                             .map_err(failed)?;
                         (service, None)
@@ -171,7 +185,7 @@ impl Connection {
                     Err(e) => match sse::open(record, shared.events.clone(), max_message).await {
                         Ok(transport) => {
                             let service = handler()
-                                .serve_with_lifecycle(transport, lifecycle())
+                                .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                                 .await
                                 .map_err(failed)?;
                             shared.events.emit(crate::Event::Log {
@@ -192,7 +206,7 @@ impl Connection {
             TransportType::Sse => {
                 let transport = sse::open(record, shared.events.clone(), max_message).await?;
                 let service = handler()
-                    .serve_with_lifecycle(transport, lifecycle())
+                    .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                     .await
                     .map_err(failed)?;
                 (service, None)
@@ -200,7 +214,7 @@ impl Connection {
             TransportType::Websocket => {
                 let transport = websocket::open(record, shared.events.clone(), max_message).await?;
                 let service = handler()
-                    .serve_with_lifecycle(transport, lifecycle())
+                    .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                     .await
                     .map_err(failed)?;
                 (service, None)

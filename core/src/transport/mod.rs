@@ -3,6 +3,7 @@
 
 pub(crate) mod direct;
 pub(crate) mod http;
+pub(crate) mod in_order;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 pub(crate) mod websocket;

@@ -162,6 +162,15 @@ struct SleepArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ProgressSleepArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+    /// Progress notifications sent back to back just before the reply.
+    #[serde(default)]
+    burst: u32,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct SpawnArgs {
     /// Let the grandchild inherit this server's stdin/stdout/stderr. That is the
     /// nasty real-world case (e.g. `npx` starting `node`): the pipes then stay open
@@ -232,12 +241,13 @@ impl TestServer {
 
     #[tool(
         description = "Sleep for `ms` milliseconds, then return \"slept\". Sends a progress \
-                       notification every 100 ms when the request carries a progress token; \
-                       stops early when the request is cancelled."
+                       notification every 100 ms when the request carries a progress token, \
+                       and `burst` more right before the reply; stops early when the request \
+                       is cancelled."
     )]
     async fn sleep(
         &self,
-        Parameters(SleepArgs { ms }): Parameters<SleepArgs>,
+        Parameters(ProgressSleepArgs { ms, burst }): Parameters<ProgressSleepArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<String, ErrorData> {
         let token = context.meta.get_progress_token();
@@ -270,6 +280,17 @@ impl TestServer {
                         ProgressNotificationParam::new(token.clone(), done)
                             .with_total(ms as f64)
                             .with_message(format!("slept {done} of {ms} ms")),
+                    )
+                    .await;
+            }
+        }
+        if let Some(token) = &token {
+            for i in 1..=burst {
+                let _ = context
+                    .peer
+                    .notify_progress(
+                        ProgressNotificationParam::new(token.clone(), f64::from(i))
+                            .with_total(f64::from(burst)),
                     )
                     .await;
             }
