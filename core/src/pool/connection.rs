@@ -271,7 +271,10 @@ impl Connection {
     }
 
     pub fn is_alive(&self) -> bool {
-        !self.ended.is_cancelled() && !self.peer.is_transport_closed()
+        // The direct path hears of the end first: its caller must not find this alive.
+        !self.ended.is_cancelled()
+            && !self.peer.is_transport_closed()
+            && !self.direct.as_ref().is_some_and(|d| d.is_closed())
     }
 
     pub fn touch(&self) {

@@ -188,6 +188,11 @@ impl Direct {
         true
     }
 
+    /// Whether the session has ended (the reader saw the end before rmcp's session task did).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// The session ended: every waiting caller gets an error now.
     pub(crate) fn close(&self) {
         let mut pending = self.pending.lock().unwrap();
