@@ -833,7 +833,7 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
     })
     .await
     .unwrap();
-    let hits = again.search_tools("sleep milliseconds progress", 3);
+    let hits = again.search_tools("sleep milliseconds progress slept", 3);
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
     assert_eq!(again.known_tools().len(), 13);
     assert!(
@@ -900,7 +900,7 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
     let found = conv
         .call(
             "search_tools",
-            json!({"query": "sleep milliseconds"}),
+            json!({"query": "sleep milliseconds slept"}),
             Default::default(),
         )
         .await
