@@ -35,7 +35,11 @@ step "mcpmux Node binding (release addon)"
 cargo build --quiet --release --lib --manifest-path bindings/node/Cargo.toml --target-dir "$target"
 mkdir -p "$node_dir"
 cp "$target/release/libmcpmux_node.so" "$node_dir/mcpmux.linux-x64-gnu.node"
-# The binding's JavaScript layer needs nothing from node_modules at run time.
+# The binding's JavaScript layer beside it, with a loader in place of the native.js that
+# `napi build` writes into bindings/node (absent in a fresh clone); it needs nothing from
+# node_modules at run time.
+cp bindings/node/index.js "$node_dir/index.js"
+echo "module.exports = require('./mcpmux.linux-x64-gnu.node');" > "$node_dir/native.js"
 
 step "TypeScript SDK (bench/package-lock.json)"
 (cd bench && if [[ ! -d node_modules/@modelcontextprotocol/sdk ]] ||

@@ -4,7 +4,8 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { Pool } = require('../../bindings/node/index.js');
+// The release build bench/setup.sh puts under .deps/bench-node (the binding's index.js beside it).
+const { Pool } = require('../../.deps/bench-node/index.js');
 const { args, measure, report, now } = require('./bench_common.js');
 
 async function main() {

@@ -132,9 +132,7 @@ impl Paths {
             }
             "mcpmux-node" => {
                 need(&self.node_addon)?;
-                let mut c = script(Path::new("node"), "mcpmux_node.js");
-                c.env("NAPI_RS_NATIVE_LIBRARY_PATH", &self.node_addon);
-                Ok(c)
+                Ok(script(Path::new("node"), "mcpmux_node.js"))
             }
             rust => {
                 let mut c = Command::new(std::env::current_exe().unwrap());
