@@ -115,6 +115,12 @@ impl ServerShared {
             let mut routes = self.progress.lock().unwrap();
             match routes.map.get(&params.progress_token) {
                 Some(f) => Some(f.clone()),
+                // Direct requests' progress is the pool's own (`transport::direct`).
+                None if matches!(&params.progress_token.0,
+                    rmcp::model::NumberOrString::String(s) if s.starts_with("mcpmux-")) =>
+                {
+                    None
+                }
                 None => {
                     if routes.early.len() == EARLY_PROGRESS {
                         routes.early.pop_front();

@@ -313,6 +313,19 @@ async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
     let seen = seen.lock().unwrap().clone();
     assert!(seen.len() >= 5, "{seen:?}");
     assert_eq!(seen[0].total, Some(1500.0));
+    // Without a progress callback too (the direct stdio path): progress still resets it.
+    let r = pool
+        .call_tool(
+            "mcp__t__sleep",
+            json!({"ms": 1_200}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(500)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "slept");
     pool.close().await;
 }
 

@@ -21,7 +21,7 @@ use crate::events::Event;
 use crate::handler::{ClientSide, ProgressFn};
 use crate::local::LOCAL_SERVER;
 use crate::tools::{ToolInfo, describe, server_prefix};
-use crate::transport::direct::{Reply, TypedReply};
+use crate::transport::direct::{Direct, DirectError, Reply, TypedReply};
 
 /// How many `input_required` rounds a call may take before it is abandoned.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -588,28 +588,38 @@ impl Inner {
         for _round in 0..MAX_INPUT_ROUNDS {
             let response = match &direct {
                 Some(direct) => {
+                    let id = direct.reserve();
+                    let mine = params.meta.get_or_insert_default();
                     if let Some(meta) = &conn.request_meta {
-                        let mine = params.meta.get_or_insert_default();
                         for (k, v) in meta.iter() {
                             mine.insert(k.clone(), v.clone());
                         }
                     }
-                    let call = direct.request("tools/call", &params).await.map_err(|e| {
-                        slot.connection_failed(self, &conn);
-                        self.closing_or(Error::connection(&name, format!("tools/call: {e}")))
-                    })?;
+                    // As through rmcp: the server may report progress, which keeps the call
+                    // from timing out.
+                    mine.insert(
+                        "progressToken".into(),
+                        serde_json::Value::String(Direct::progress_token(id)),
+                    );
+                    let call = direct
+                        .request(id, "tools/call", &params)
+                        .await
+                        .map_err(|e| {
+                            slot.connection_failed(self, &conn);
+                            self.closing_or(Error::connection(&name, format!("tools/call: {e}")))
+                        })?;
                     let reply = tokio::select! {
-                        r = tokio::time::timeout(timeout, call.reply()) => r,
+                        r = call.reply(timeout) => r,
                         _ = cancelled() => return Err(Error::Cancelled),
                     };
                     conn.touch();
                     match reply {
-                        Ok(Ok(line)) => call_reply(&line).map_err(|message| Error::Protocol {
+                        Ok(line) => call_reply(&line).map_err(|message| Error::Protocol {
                             server: name.clone(),
                             message: format!("tools/call: {message}"),
                         })?,
-                        Ok(Err(_)) => Err(ServiceError::TransportClosed),
-                        Err(_) => Err(ServiceError::Timeout { timeout }),
+                        Err(DirectError::TimedOut) => Err(ServiceError::Timeout { timeout }),
+                        Err(DirectError::Closed(_)) => Err(ServiceError::TransportClosed),
                     }
                 }
                 None => {

@@ -12,9 +12,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
@@ -40,7 +40,14 @@ impl std::hash::Hasher for IdHasher {
     }
 }
 
-type Pending = HashMap<u64, oneshot::Sender<Vec<u8>>, std::hash::BuildHasherDefault<IdHasher>>;
+/// A request waiting for its reply.
+struct Entry {
+    tx: oneshot::Sender<Vec<u8>>,
+    /// When the server last reported progress on it (its progress token is its id).
+    progressed: Option<Instant>,
+}
+
+type Pending = HashMap<u64, Entry, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// The direct side of one stdio session: the shared stdin and the replies awaited.
 pub(crate) struct Direct {
@@ -57,12 +64,15 @@ pub(crate) struct Direct {
 pub(crate) enum DirectError {
     /// The session ended (or stdin was closed) before the reply came.
     Closed(String),
+    /// No reply, nor progress, within the timeout.
+    TimedOut,
 }
 
 impl std::fmt::Display for DirectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DirectError::Closed(m) => f.write_str(m),
+            DirectError::TimedOut => f.write_str("no reply within the timeout"),
         }
     }
 }
@@ -79,8 +89,26 @@ pub(crate) struct DirectCall {
 struct Probe<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
-    #[serde(default)]
-    method: Option<IgnoredAny>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ProgressProbe<'a> {
+    #[serde(borrow, rename = "progressToken")]
+    progress_token: &'a RawValue,
+}
+
+/// What a line from the server is to the direct side.
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// The reply to direct request N.
+    Reply(u64),
+    /// Progress on direct request N.
+    Progress(u64),
+    Other,
 }
 
 /// A JSON-RPC reply whose result is parsed as `T` in the same pass.
@@ -112,13 +140,24 @@ impl Direct {
         })
     }
 
-    /// Writes `method` with `params` and returns the call whose reply to await.
+    /// The id of the next request, reserved; its progress token is `progress_token(id)`.
+    pub(crate) fn reserve(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The progress token that reports on request `id`.
+    pub(crate) fn progress_token(id: u64) -> String {
+        format!("mcpmux-{id}")
+    }
+
+    /// Writes `method` with `params` as request `id` (from `reserve`) and returns the call
+    /// whose reply to await.
     pub(crate) async fn request(
         self: &Arc<Self>,
+        id: u64,
         method: &str,
         params: &impl serde::Serialize,
     ) -> Result<DirectCall, DirectError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut line = Vec::with_capacity(128);
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         line.extend_from_slice(ID_PREFIX.as_bytes());
@@ -135,7 +174,13 @@ impl Direct {
             if self.closed.load(Ordering::Acquire) {
                 return Err(DirectError::Closed("the connection is closed".into()));
             }
-            pending.insert(id, tx);
+            pending.insert(
+                id,
+                Entry {
+                    tx,
+                    progressed: None,
+                },
+            );
             self.waiting.fetch_add(1, Ordering::AcqRel);
         }
         let call = DirectCall {
@@ -173,19 +218,31 @@ impl Direct {
         if self.waiting.load(Ordering::Acquire) == 0 {
             return false;
         }
-        let Some(id) = reply_id(line) else {
-            return false;
+        let id = match classify(line) {
+            Kind::Reply(id) => id,
+            Kind::Progress(id) => {
+                if let Some(entry) = self.pending.lock().unwrap().get_mut(&id) {
+                    entry.progressed = Some(Instant::now());
+                }
+                // rmcp still sees it: listeners get their `progress` event.
+                return false;
+            }
+            Kind::Other => return false,
         };
-        let tx = self.pending.lock().unwrap().remove(&id);
-        match tx {
-            Some(tx) => {
+        let entry = self.pending.lock().unwrap().remove(&id);
+        match entry {
+            Some(entry) => {
                 self.waiting.fetch_sub(1, Ordering::AcqRel);
-                let _ = tx.send(std::mem::take(line));
+                let _ = entry.tx.send(std::mem::take(line));
             }
             // A reply to a call given up on (timed out, cancelled): nobody waits for it.
             None => line.clear(),
         }
         true
+    }
+
+    fn progressed(&self, id: u64) -> Option<Instant> {
+        self.pending.lock().unwrap().get(&id)?.progressed
     }
 
     /// Whether the session has ended (the reader saw the end before rmcp's session task did).
@@ -202,8 +259,8 @@ impl Direct {
     }
 }
 
-/// The direct id `line` answers, if it is a reply to a direct request.
-fn reply_id(line: &[u8]) -> Option<u64> {
+/// Whether `line` is a reply to, or progress on, a direct request.
+fn classify(line: &[u8]) -> Kind {
     // Most servers write `jsonrpc` then `id` first: then the id is read without scanning a
     // possibly large result.
     if let Some(rest) = line.strip_prefix(b"{\"jsonrpc\":\"2.0\",\"id\":\"mcpmux-") {
@@ -211,19 +268,37 @@ fn reply_id(line: &[u8]) -> Option<u64> {
         let after = &rest[digits..];
         if digits > 0
             && (after.starts_with(b"\",\"result\":") || after.starts_with(b"\",\"error\":"))
+            && let Some(id) = std::str::from_utf8(&rest[..digits])
+                .ok()
+                .and_then(|d| d.parse().ok())
         {
-            return std::str::from_utf8(&rest[..digits]).ok()?.parse().ok();
+            return Kind::Reply(id);
         }
     }
-    let probe = serde_json::from_slice::<Probe>(line).ok()?;
-    if probe.method.is_some() {
-        return None;
+    let Ok(probe) = serde_json::from_slice::<Probe>(line) else {
+        return Kind::Other;
+    };
+    match probe.method.as_deref() {
+        None => probe
+            .id
+            .and_then(direct_id)
+            .map_or(Kind::Other, Kind::Reply),
+        Some("notifications/progress") => probe
+            .params
+            .and_then(|p| serde_json::from_str::<ProgressProbe>(p.get()).ok())
+            .and_then(|p| direct_id(p.progress_token))
+            .map_or(Kind::Other, Kind::Progress),
+        Some(_) => Kind::Other,
     }
-    probe
-        .id
-        .map(RawValue::get)
-        .and_then(|raw| raw.strip_prefix(ID_PREFIX)?.strip_suffix('"'))
-        .and_then(|n| n.parse::<u64>().ok())
+}
+
+/// N, where `raw` is the JSON string `"mcpmux-N"`.
+fn direct_id(raw: &RawValue) -> Option<u64> {
+    raw.get()
+        .strip_prefix(ID_PREFIX)?
+        .strip_suffix('"')?
+        .parse()
+        .ok()
 }
 
 fn closed(e: impl std::fmt::Display) -> DirectError {
@@ -231,14 +306,36 @@ fn closed(e: impl std::fmt::Display) -> DirectError {
 }
 
 impl DirectCall {
-    /// The reply's bytes (a whole JSON-RPC message).
-    pub(crate) async fn reply(mut self) -> Result<Vec<u8>, DirectError> {
-        let rx = self.rx.as_mut().expect("reply is awaited once");
-        let line = rx
-            .await
-            .map_err(|_| DirectError::Closed("the connection closed before the reply".into()));
-        self.rx = None;
-        line
+    /// The reply's bytes (a whole JSON-RPC message), unless `timeout` passes with neither the
+    /// reply nor progress on the request (progress restarts the timeout, as rmcp's
+    /// `reset_timeout_on_progress` does).
+    pub(crate) async fn reply(mut self, timeout: Duration) -> Result<Vec<u8>, DirectError> {
+        let sleep = tokio::time::sleep(timeout);
+        tokio::pin!(sleep);
+        loop {
+            let step = {
+                let rx = self.rx.as_mut().expect("reply is awaited once");
+                tokio::select! {
+                    r = rx => Some(r),
+                    _ = &mut sleep => None,
+                }
+            };
+            match step {
+                Some(r) => {
+                    self.rx = None;
+                    return r.map_err(|_| {
+                        DirectError::Closed("the connection closed before the reply".into())
+                    });
+                }
+                None => match self.direct.progressed(self.id) {
+                    Some(at) if at + timeout > Instant::now() => {
+                        sleep.as_mut().reset((at + timeout).into());
+                    }
+                    // Still pending: dropping `self` tells the server it was cancelled.
+                    _ => return Err(DirectError::TimedOut),
+                },
+            }
+        }
     }
 }
 
@@ -266,37 +363,54 @@ impl Drop for DirectCall {
 
 #[cfg(test)]
 mod tests {
-    use super::reply_id;
+    use super::{Kind, classify};
 
     #[test]
     fn replies_to_direct_requests_are_recognised_in_any_field_order() {
-        let cases: &[(&str, Option<u64>)] = &[
+        use Kind::{Other, Progress, Reply};
+        let cases: &[(&str, Kind)] = &[
             (
                 r#"{"jsonrpc":"2.0","id":"mcpmux-7","result":{"content":[]}}"#,
-                Some(7),
+                Reply(7),
             ),
             (
                 r#"{"jsonrpc":"2.0","id":"mcpmux-12","error":{"code":1,"message":"x"}}"#,
-                Some(12),
+                Reply(12),
             ),
-            (r#"{"result":{},"id":"mcpmux-3","jsonrpc":"2.0"}"#, Some(3)),
+            (r#"{"result":{},"id":"mcpmux-3","jsonrpc":"2.0"}"#, Reply(3)),
             (
                 r#"{ "jsonrpc": "2.0", "id": "mcpmux-4", "result": {} }"#,
-                Some(4),
+                Reply(4),
             ),
             // rmcp's own requests and the server's requests stay with rmcp.
-            (r#"{"jsonrpc":"2.0","id":5,"result":{}}"#, None),
-            (r#"{"jsonrpc":"2.0","id":"mcpmux-9","method":"ping"}"#, None),
+            (r#"{"jsonrpc":"2.0","id":5,"result":{}}"#, Other),
+            (
+                r#"{"jsonrpc":"2.0","id":"mcpmux-9","method":"ping"}"#,
+                Other,
+            ),
             (
                 r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
-                None,
+                Other,
             ),
-            (r#"{"jsonrpc":"2.0","id":"mcpmux-","result":{}}"#, None),
-            (r#"{"jsonrpc":"2.0","id":"other-1","result":{}}"#, None),
-            ("not json", None),
+            (r#"{"jsonrpc":"2.0","id":"mcpmux-","result":{}}"#, Other),
+            (r#"{"jsonrpc":"2.0","id":"other-1","result":{}}"#, Other),
+            ("not json", Other),
+            // Progress on a direct request: noted, and left for rmcp (the progress event).
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"mcpmux-8","progress":1}}"#,
+                Progress(8),
+            ),
+            (
+                r#"{"method":"notifications/progress","params":{"progress":2,"progressToken":"mcpmux-21"},"jsonrpc":"2.0"}"#,
+                Progress(21),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1}}"#,
+                Other,
+            ),
         ];
         for (line, want) in cases {
-            assert_eq!(reply_id(line.as_bytes()), *want, "{line}");
+            assert_eq!(classify(line.as_bytes()), *want, "{line}");
         }
     }
 }
