@@ -116,8 +116,9 @@ impl ServerShared {
             match routes.map.get(&params.progress_token) {
                 Some(f) => Some(f.clone()),
                 // Direct requests' progress is the pool's own (`transport::direct`).
-                None if matches!(&params.progress_token.0,
-                    rmcp::model::NumberOrString::String(s) if s.starts_with("mcpmux-")) =>
+                None if crate::transport::direct::Direct::is_direct_token(
+                    &params.progress_token,
+                ) =>
                 {
                     None
                 }

@@ -20,6 +20,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, oneshot};
 
+/// Direct ids, and the progress tokens of direct requests, are `"mcpmux-N"`.
+const TOKEN_PREFIX: &str = "mcpmux-";
+/// The same, as it starts in JSON.
 const ID_PREFIX: &str = "\"mcpmux-";
 
 /// Ids are a counter: hashing them with SipHash would cost more than the lookup.
@@ -147,7 +150,12 @@ impl Direct {
 
     /// The progress token that reports on request `id`.
     pub(crate) fn progress_token(id: u64) -> String {
-        format!("mcpmux-{id}")
+        format!("{TOKEN_PREFIX}{id}")
+    }
+
+    /// Whether `token` reports on a direct request (whose progress the pool handles itself).
+    pub(crate) fn is_direct_token(token: &rmcp::model::ProgressToken) -> bool {
+        matches!(&token.0, rmcp::model::NumberOrString::String(s) if s.starts_with(TOKEN_PREFIX))
     }
 
     /// Writes `method` with `params` as request `id` (from `reserve`) and returns the call
@@ -351,7 +359,7 @@ impl Drop for DirectCall {
         let id = self.id;
         rt.spawn(async move {
             let line = format!(
-                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"mcpmux-{id}\",\"reason\":\"cancelled by the client\"}}}}\n"
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{TOKEN_PREFIX}{id}\",\"reason\":\"cancelled by the client\"}}}}\n"
             );
             if let Some(w) = direct.stdin.lock().await.as_mut() {
                 let _ = w.write_all(line.as_bytes()).await;
