@@ -6,19 +6,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::record::now_ms;
 use crate::store::{lock_beside, write_atomic};
+use crate::stored_tool::StoredTool;
+use crate::tools::ToolList;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Entry {
     server_name: String,
     fetched_at: u64,
-    tools: Vec<Tool>,
+    tools: Vec<StoredTool>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -33,7 +34,7 @@ type Pending = HashMap<String, Option<Entry>>;
 /// The catalog of one config file.
 pub(crate) struct Catalog {
     path: PathBuf,
-    tools: RwLock<HashMap<String, Arc<Vec<Tool>>>>,
+    tools: RwLock<HashMap<String, ToolList>>,
     /// One writer at a time takes every change queued here: fifty servers listed at once
     /// make a couple of writes of the file, not fifty read-modify-writes racing for its lock.
     pending: Arc<Mutex<(Pending, bool)>>,
@@ -109,13 +110,13 @@ impl Catalog {
         });
     }
 
-    pub fn get(&self, server_id: &str) -> Option<Arc<Vec<Tool>>> {
+    pub fn get(&self, server_id: &str) -> Option<ToolList> {
         self.tools.read().unwrap().get(server_id).cloned()
     }
 
     /// Records a server's fresh list; returns whether it differs from what was known, in
     /// which case the file is rewritten (in the background).
-    pub fn put(&self, server_id: &str, server_name: &str, tools: Arc<Vec<Tool>>) -> bool {
+    pub fn put(&self, server_id: &str, server_name: &str, tools: ToolList) -> bool {
         {
             let mut map = self.tools.write().unwrap();
             if map.get(server_id).is_some_and(|known| *known == tools) {
@@ -169,7 +170,7 @@ fn update(path: &Path, f: impl FnOnce(&mut CatalogFile)) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn tool(name: &str) -> Tool {
+    fn tool(name: &str) -> StoredTool {
         serde_json::from_value(serde_json::json!({
             "name": name, "inputSchema": {"type": "object"}
         }))
@@ -197,6 +198,6 @@ mod tests {
         assert_eq!(file.servers.len(), 49);
         assert!(!file.servers.contains_key("s7"));
         // A new catalog on the same file knows them all.
-        assert_eq!(Catalog::open(&config).get("s42").unwrap()[0].name, "t42");
+        assert_eq!(Catalog::open(&config).get("s42").unwrap()[0].name(), "t42");
     }
 }

@@ -22,6 +22,7 @@ pub mod recipes;
 pub mod record;
 pub mod search;
 pub mod store;
+mod stored_tool;
 pub mod tools;
 pub mod transport;
 

@@ -4,6 +4,11 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::stored_tool::StoredTool;
+
+/// A server's tools as last listed, shared by its cache entry and the catalog.
+pub(crate) type ToolList = std::sync::Arc<Vec<StoredTool>>;
+
 /// LLM APIs reject function names longer than this.
 pub const MAX_TOOL_ID_LEN: usize = 64;
 
@@ -28,63 +33,28 @@ pub struct ToolInfo {
     pub annotations: Option<serde_json::Value>,
 }
 
-impl ToolInfo {
-    pub(crate) fn from_rmcp(
-        tool: &rmcp::model::Tool,
-        id: String,
-        server_id: &str,
-        server_name: &str,
-    ) -> ToolInfo {
-        ToolInfo {
-            id,
-            server_id: server_id.to_string(),
-            server_name: server_name.to_string(),
-            name: tool.name.to_string(),
-            title: tool
-                .title
-                .clone()
-                .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone())),
-            description: tool.description.as_ref().map(|d| d.to_string()),
-            input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
-            output_schema: tool
-                .output_schema
-                .as_ref()
-                .map(|s| serde_json::Value::Object((**s).clone())),
-            annotations: tool
-                .annotations
-                .as_ref()
-                .and_then(|a| serde_json::to_value(a).ok()),
-        }
-    }
-}
-
 /// Describes the tools of a set of servers under pool-unique ids. Servers are taken in
 /// creation order, so ids stay stable as servers are added; disabled tools are left out.
-pub(crate) fn describe(
-    mut lists: Vec<(
-        crate::record::ServerRecord,
-        std::sync::Arc<Vec<rmcp::model::Tool>>,
-    )>,
-) -> Vec<ToolInfo> {
+pub(crate) fn describe(mut lists: Vec<(crate::record::ServerRecord, ToolList)>) -> Vec<ToolInfo> {
     lists.sort_by(|(a, _), (b, _)| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
     let entries: Vec<_> = lists
         .iter()
         .flat_map(|(record, tools)| {
             tools
                 .iter()
-                .filter(|t| !record.disabled_tools.iter().any(|d| d == t.name.as_ref()))
+                .filter(|t| !record.disabled_tools.iter().any(|d| d == t.name()))
                 .map(move |t| (record, t))
         })
         .collect();
     let ids = assign_ids(
         entries
             .iter()
-            .map(|(r, t)| (r.id.as_str(), r.name.as_str(), t.name.as_ref())),
+            .map(|(r, t)| (r.id.as_str(), r.name.as_str(), t.name())),
     );
     entries
         .into_iter()
         .zip(ids)
-        .map(|((r, t), id)| ToolInfo::from_rmcp(t, id, &r.id, &r.name))
+        .map(|((r, t), id)| t.info(id, &r.id, &r.name))
         .collect()
 }
 

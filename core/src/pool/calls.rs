@@ -459,7 +459,7 @@ impl Inner {
     pub(super) async fn server_tools(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
-    ) -> Result<Arc<Vec<rmcp::model::Tool>>> {
+    ) -> Result<crate::tools::ToolList> {
         let generation = slot
             .shared
             .tools_generation
@@ -475,7 +475,7 @@ impl Inner {
             slot.connection_failed(self, &conn);
             service_error(&slot.name(), "tools/list", e)
         })?;
-        let tools = Arc::new(tools);
+        let tools = Arc::new(crate::stored_tool::store(&tools));
         if self.catalog.put(&slot.id, &slot.name(), tools.clone()) {
             self.tools_changed();
         }

@@ -18,7 +18,7 @@ use crate::record::ServerRecord;
 
 /// A server's tool list as last fetched.
 pub(crate) struct CachedTools {
-    pub tools: Arc<Vec<rmcp::model::Tool>>,
+    pub tools: crate::tools::ToolList,
     pub fetched: Instant,
     pub generation: u64,
 }
