@@ -175,7 +175,10 @@ impl SearchIndex {
     /// The best `limit` tools for `query`, best first; ties go to the lower id.
     pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
         let n = self.docs.len() as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        // Dense scores: a common term touches thousands of tools, and indexing an array is
+        // several times cheaper than a hash map entry per posting.
+        let mut scores = vec![0f32; self.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for term in tokenize(query) {
             // An exact term scores fully; a prefix of longer terms (a word being typed)
             // scores half, through each term it starts.
@@ -202,11 +205,19 @@ impl SearchIndex {
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
                 for &(doc, tf) in list {
                     let norm = K1 * (1.0 - B + B * self.doc_len[doc as usize] / self.avg_len);
-                    *scores.entry(doc).or_default() += factor * idf * tf * (K1 + 1.0) / (tf + norm);
+                    let score = &mut scores[doc as usize];
+                    if *score == 0.0 {
+                        touched.push(doc);
+                    }
+                    // BM25 terms are positive, so a touched doc never returns to zero.
+                    *score += factor * idf * tf * (K1 + 1.0) / (tf + norm);
                 }
             }
         }
-        let mut ranked: Vec<(u32, f32)> = scores.into_iter().collect();
+        let mut ranked: Vec<(u32, f32)> = touched
+            .into_iter()
+            .map(|doc| (doc, scores[doc as usize]))
+            .collect();
         let by_score = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1)
                 .then_with(|| self.docs[a.0 as usize].id.cmp(&self.docs[b.0 as usize].id))
