@@ -246,16 +246,14 @@ impl NativePool {
                 Some(f)
             }
         };
-        let cancel = CancellationToken::new();
-        // Dropped when the awaitable is cancelled (the future is dropped).
-        let guard = cancel.clone().drop_guard();
         // Boxed at once: the call's state machine is large, and every move would copy it.
+        // Cancelling the awaitable drops this future, and dropping a call in flight is what
+        // sends the server `notifications/cancelled`: no cancellation token is needed.
         let call: crate::runtime::BoxFuture = Box::pin(async move {
-            let _guard = guard;
             let options = CallOptions {
                 timeout,
                 on_progress,
-                cancel: Some(cancel),
+                cancel: None,
             };
             let result = pool.call_tool(&tool_id, arguments, options).await;
             // The Python object is built on the loop thread, which holds the GIL already.
