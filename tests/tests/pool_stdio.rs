@@ -781,6 +781,36 @@ async fn both_protocol_eras_connect_and_pass_health_checks_on_reuse() {
     pool.close().await;
 }
 
+/// rmcp gives up on the `server/discover` probe after 10 s and sends `initialize`; a legacy
+/// server slow to start answers the probe after that (seen with `npx` server-everything in a
+/// busy CI run), which failed the handshake. The pool connects again with `initialize` alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_server_answering_the_probe_after_its_timeout_still_connects() {
+    let pool = pool().await;
+    add_test_server(&pool, "slow", &["--slow-discover", "10500"]).await;
+    pool.connect("slow").await.unwrap();
+    let state = pool
+        .server_states()
+        .into_iter()
+        .find(|s| s.name == "slow")
+        .unwrap();
+    assert!(
+        state.protocol_version.as_deref() < Some("2026-07-28"),
+        "{:?}",
+        state.protocol_version
+    );
+    let result = pool
+        .call_tool(
+            "mcp__slow__echo",
+            json!({"text": "late"}),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "late");
+    pool.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[allow(
     deprecated,

@@ -43,11 +43,19 @@ pub(crate) struct Connection {
 /// Why a connection ended without being asked to.
 pub(crate) type OnLost = Box<dyn FnOnce(String) + Send + 'static>;
 
-/// A server up to 2025-11-25 that answers `server/discover` with a result instead of "method
-/// not found" (some answer every unknown method with `{}`): rmcp cannot take that as legacy,
-/// so the handshake is run again with `initialize` alone.
-fn answers_anything(e: &ClientInitializeError) -> bool {
-    matches!(e, ClientInitializeError::ExpectedInitResult(_))
+/// Handshakes run again with `initialize` alone, on a new transport:
+/// - a server up to 2025-11-25 that answers `server/discover` with a result instead of
+///   "method not found" (some answer every unknown method with `{}`): rmcp cannot take that as
+///   legacy;
+/// - a legacy server that answered the probe after rmcp's 10 s probe timeout (slow to start,
+///   e.g. `npx` on a busy machine): rmcp had sent `initialize` by then, and the late error to
+///   the probe fails that handshake as an uncorrelated response.
+fn retry_with_initialize(e: &ClientInitializeError) -> bool {
+    matches!(
+        e,
+        ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::UncorrelatedErrorResponse { .. }
+    )
 }
 
 impl Connection {
@@ -87,7 +95,7 @@ impl Connection {
                     .await
                 {
                     Ok(s) => (s, Some(child)),
-                    Err(e) if answers_anything(&e) => {
+                    Err(e) if retry_with_initialize(&e) => {
                         child.terminate(Duration::from_millis(200)).await;
                         let (transport, mut child) =
                             stdio::spawn(record, shared.events.clone(), max_message)?;
@@ -143,7 +151,7 @@ impl Connection {
                 };
                 match first {
                     Ok(s) => (s, None),
-                    Err(e) if answers_anything(&e) => {
+                    Err(e) if retry_with_initialize(&e) => {
                         let transport = http::open(record, max_message)?;
                         let service = legacy_handler()
                             .serve_with_lifecycle(

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] [--stderr-lines N]
-//!                    [--name NAME] [--legacy]
+//!                    [--name NAME] [--legacy] [--slow-discover MS]
 //! ```
 //!
 //! * default: MCP over stdio (newline-delimited JSON-RPC).
@@ -22,6 +22,8 @@
 //! * `--name NAME`: server name reported in `serverInfo` (to tell instances apart).
 //! * `--legacy`: answer `server/discover` with -32601 "method not found", as servers
 //!   from before protocol 2026-07-28 do, so clients fall back to `initialize`.
+//! * `--slow-discover MS`: like `--legacy`, but the answer to `server/discover` comes MS
+//!   milliseconds late (a server slow to start, later than the client's probe timeout).
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`. Resources:
@@ -89,11 +91,12 @@ struct Options {
     stderr_lines: u64,
     name: String,
     legacy: bool,
+    slow_discover: Option<Duration>,
 }
 
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
-     [--stderr-lines N] [--name NAME] [--legacy]"
+     [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS]"
 }
 
 /// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
@@ -106,6 +109,7 @@ fn parse_args() -> Result<Options, String> {
         stderr_lines: 0,
         name: "mcpmux-test-server".to_owned(),
         legacy: false,
+        slow_discover: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -123,6 +127,12 @@ fn parse_args() -> Result<Options, String> {
                 options.stderr_lines = n.parse().map_err(|_| format!("bad count {n:?}"))?;
             }
             "--name" => options.name = value("--name")?,
+            "--slow-discover" => {
+                let ms = value("--slow-discover")?;
+                let ms = ms.parse().map_err(|_| format!("bad delay {ms:?}"))?;
+                options.legacy = true;
+                options.slow_discover = Some(Duration::from_millis(ms));
+            }
             "-h" | "--help" => {
                 println!("{}", usage());
                 std::process::exit(0);
@@ -210,6 +220,7 @@ struct TestServer {
     prompt_router: PromptRouter<Self>,
     name: String,
     legacy: bool,
+    slow_discover: Option<Duration>,
 }
 
 /// `sleep` calls ended by `notifications/cancelled` (the process serves one client).
@@ -222,6 +233,7 @@ impl TestServer {
             prompt_router: Self::prompt_router(),
             name: options.name.clone(),
             legacy: options.legacy,
+            slow_discover: options.slow_discover,
         }
     }
 }
@@ -483,6 +495,9 @@ impl ServerHandler for TestServer {
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
+        if let Some(delay) = self.slow_discover {
+            tokio::time::sleep(delay).await;
+        }
         if self.legacy {
             // What real pre-2026 servers answer (server-everything 2026.8.31 and
             // mcp-server-time without request _meta both say -32601). Only discover
