@@ -228,33 +228,15 @@ impl Pool {
             }
         };
         if self.inner.local.contains(tool_id) {
-            let started = Instant::now();
-            let call = self.inner.local.call(
-                tool_id,
-                arguments.map(serde_json::Value::Object).unwrap_or_default(),
-            );
-            // Host tools get the same limits as server tools: dropping the handler's
-            // future is how the binding learns it was cancelled.
-            let cancel = options.cancel.clone().unwrap_or_default();
-            let limit = options.timeout.unwrap_or(self.inner.opts.request_timeout());
-            let result = tokio::select! {
-                r = call => r,
-                _ = cancel.cancelled() => Err(Error::Cancelled),
-                _ = tokio::time::sleep(limit) => Err(Error::Timeout {
-                    what: format!("host tool '{tool_id}'"),
-                    after: limit,
-                }),
-            };
-            self.inner.events.emit(Event::ToolCalled {
-                server_id: LOCAL_SERVER.into(),
-                tool_name: tool_id.to_string(),
-                tool_id: tool_id.to_string(),
-                duration_ms: started.elapsed().as_millis() as u64,
-                success: matches!(&result, Ok(r) if r.is_error != Some(true)),
-            });
-            return result;
+            // Boxed, like every path but the common one below, so that a server tool call's
+            // future stays small: it is moved into its task or binding on every call.
+            return Box::pin(self.call_local(tool_id, arguments, options)).await;
         }
-        let (slot, tool) = self.inner.resolve_tool(tool_id).await?;
+        let (slot, tool) = match self.inner.find_tool(tool_id) {
+            Some(hit) => hit,
+            None => Box::pin(self.inner.resolve_tool(tool_id)).await?,
+        };
+
         // Under the lock rather than a copy of the whole record: this runs on every call.
         let server_name = {
             let record = slot.record.read().unwrap();
@@ -278,6 +260,40 @@ impl Pool {
             tool_name: tool.clone(),
             tool_id: tool_id.to_string(),
             duration_ms: started.map_or(0, |s| s.elapsed().as_millis() as u64),
+            success: matches!(&result, Ok(r) if r.is_error != Some(true)),
+        });
+        result
+    }
+
+    /// A call of a host (local) tool.
+    async fn call_local(
+        &self,
+        tool_id: &str,
+        arguments: Option<JsonObject>,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        let started = Instant::now();
+        let call = self.inner.local.call(
+            tool_id,
+            arguments.map(serde_json::Value::Object).unwrap_or_default(),
+        );
+        // Host tools get the same limits as server tools: dropping the handler's
+        // future is how the binding learns it was cancelled.
+        let cancel = options.cancel.clone().unwrap_or_default();
+        let limit = options.timeout.unwrap_or(self.inner.opts.request_timeout());
+        let result = tokio::select! {
+            r = call => r,
+            _ = cancel.cancelled() => Err(Error::Cancelled),
+            _ = tokio::time::sleep(limit) => Err(Error::Timeout {
+                what: format!("host tool '{tool_id}'"),
+                after: limit,
+            }),
+        };
+        self.inner.events.emit(Event::ToolCalled {
+            server_id: LOCAL_SERVER.into(),
+            tool_name: tool_id.to_string(),
+            tool_id: tool_id.to_string(),
+            duration_ms: started.elapsed().as_millis() as u64,
             success: matches!(&result, Ok(r) if r.is_error != Some(true)),
         });
         result
@@ -490,19 +506,20 @@ impl Inner {
         Ok(tools)
     }
 
+    /// The server and tool a pool id names, if the index knows it.
+    pub(super) fn find_tool(&self, tool_id: &str) -> Option<(Arc<Slot>, String)> {
+        let (server_id, tool) = self.tool_index.read().unwrap().get(tool_id).cloned()?;
+        let slot = self.slots.read().unwrap().get(&server_id).cloned()?;
+        Some((slot, tool))
+    }
+
     /// Finds which server and tool a pool id names, listing the servers it could belong to
     /// when the index does not know it yet.
     pub(super) async fn resolve_tool(
         self: &Arc<Self>,
         tool_id: &str,
     ) -> Result<(Arc<Slot>, String)> {
-        let lookup = |inner: &Inner| {
-            let hit = inner.tool_index.read().unwrap().get(tool_id).cloned();
-            hit.and_then(|(server_id, tool)| {
-                let slot = inner.slots.read().unwrap().get(&server_id).cloned();
-                slot.map(|s| (s, tool))
-            })
-        };
+        let lookup = |inner: &Inner| inner.find_tool(tool_id);
         if let Some(hit) = lookup(self) {
             return Ok(hit);
         }
@@ -561,7 +578,10 @@ impl Inner {
         arguments: Option<JsonObject>,
         options: CallOptions,
     ) -> Result<CallToolResult> {
-        let conn = slot.connection(self).await?;
+        let conn = match slot.ready_connection(self) {
+            Some(c) => c,
+            None => Box::pin(slot.connection(self)).await?,
+        };
         let timeout = options
             .timeout
             .or(slot.record.read().unwrap().timeouts.request())
@@ -623,34 +643,38 @@ impl Inner {
                     }
                 }
                 None => {
-                    let request =
-                        ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-                    let handle = conn
-                        .peer
-                        .send_request_with_option(
-                            request,
-                            PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress(),
-                        )
-                        .await
-                        .map_err(|e| {
-                            slot.connection_failed(self, &conn);
-                            self.closing_or(service_error(&name, "tools/call", e))
-                        })?;
-                    let _route = options
-                        .on_progress
-                        .clone()
-                        .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
-                    let mut guard = CancelOnDrop {
-                        peer: Some(conn.peer.clone()),
-                        id: handle.id.clone(),
-                    };
-                    let response = tokio::select! {
-                        r = handle.await_response() => r,
-                        _ = cancelled() => return Err(Error::Cancelled),
-                    };
-                    guard.disarm();
-                    conn.touch();
-                    response
+                    Box::pin(async {
+                        let request =
+                            ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+                        let handle = conn
+                            .peer
+                            .send_request_with_option(
+                                request,
+                                PeerRequestOptions::with_timeout(timeout)
+                                    .reset_timeout_on_progress(),
+                            )
+                            .await
+                            .map_err(|e| {
+                                slot.connection_failed(self, &conn);
+                                self.closing_or(service_error(&name, "tools/call", e))
+                            })?;
+                        let _route = options
+                            .on_progress
+                            .clone()
+                            .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
+                        let mut guard = CancelOnDrop {
+                            peer: Some(conn.peer.clone()),
+                            id: handle.id.clone(),
+                        };
+                        let response = tokio::select! {
+                            r = handle.await_response() => r,
+                            _ = cancelled() => return Err(Error::Cancelled),
+                        };
+                        guard.disarm();
+                        conn.touch();
+                        Ok(response)
+                    })
+                    .await?
                 }
             };
             match response {
@@ -661,8 +685,7 @@ impl Inner {
                         server_name: name.clone(),
                         legacy: false,
                     };
-                    let responses = client
-                        .fulfil(r.input_requests.unwrap_or_default())
+                    let responses = Box::pin(client.fulfil(r.input_requests.unwrap_or_default()))
                         .await
                         .map_err(|e| Error::Tool {
                             tool: tool.to_string(),

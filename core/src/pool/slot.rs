@@ -152,10 +152,7 @@ impl Slot {
     /// A live connection, connecting on first use. A connection idle for a while is
     /// health-checked before reuse and rebuilt if it fails.
     pub async fn connection(self: &Arc<Self>, inner: &Arc<Inner>) -> Result<Arc<Connection>> {
-        if let Some(c) = self.current()
-            && c.is_alive()
-            && c.touch_if_fresh(inner.opts.health_idle())
-        {
+        if let Some(c) = self.ready_connection(inner) {
             return Ok(c);
         }
         let _guard = self.connect_lock.lock().await;
@@ -177,6 +174,12 @@ impl Slot {
             }
         }
         self.connect_locked(inner, None).await
+    }
+
+    /// The live connection, when it needs neither a connect nor a health check.
+    pub fn ready_connection(&self, inner: &Inner) -> Option<Arc<Connection>> {
+        self.current()
+            .filter(|c| c.is_alive() && c.touch_if_fresh(inner.opts.health_idle()))
     }
 
     /// Connects; the caller holds `connect_lock`.
