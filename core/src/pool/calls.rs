@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
-    ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptResult, JsonObject, ReadResourceRequestParams, ReadResourceResult, RequestId,
+    ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -14,6 +14,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::reply::call_reply;
 use super::slot::{CachedTools, Slot};
 use super::{Inner, Pool};
 use crate::error::{Error, Result};
@@ -21,7 +22,7 @@ use crate::events::Event;
 use crate::handler::{ClientSide, ProgressFn};
 use crate::local::LOCAL_SERVER;
 use crate::tools::{ToolInfo, describe, server_prefix};
-use crate::transport::direct::{Direct, DirectError, Reply, TypedReply};
+use crate::transport::direct::{Direct, DirectError};
 
 /// How many `input_required` rounds a call may take before it is abandoned.
 const MAX_INPUT_ROUNDS: usize = 8;
@@ -89,32 +90,6 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
             server: server.to_string(),
             message: format!("{method}: {other}"),
         },
-    }
-}
-
-/// Reads a direct `tools/call` reply: a final result, a 2026-07-28 request for input, or the
-/// server's JSON-RPC error. `Err` says what was wrong with a reply that is none of those.
-fn call_reply(line: &[u8]) -> std::result::Result<Result<ServerResult, ServiceError>, String> {
-    // One pass for the usual final result; anything else is read again, more slowly.
-    if let Ok(reply) = serde_json::from_slice::<TypedReply<CallToolResult>>(line) {
-        match (reply.result, reply.error) {
-            (_, Some(error)) => return Ok(Err(ServiceError::McpError(error))),
-            (Some(r), None) => return Ok(Ok(ServerResult::CallToolResult(r))),
-            (None, None) => {}
-        }
-    }
-    let reply: Reply =
-        serde_json::from_slice(line).map_err(|e| format!("unreadable reply: {e}"))?;
-    match (reply.result, reply.error) {
-        (_, Some(error)) => Ok(Err(ServiceError::McpError(error))),
-        (Some(raw), None) => match serde_json::from_str::<CallToolResult>(raw.get()) {
-            Ok(r) => Ok(Ok(ServerResult::CallToolResult(r))),
-            Err(e) => match serde_json::from_str::<InputRequiredResult>(raw.get()) {
-                Ok(r) => Ok(Ok(ServerResult::InputRequiredResult(r))),
-                Err(_) => Err(format!("not a tool result: {e}")),
-            },
-        },
-        (None, None) => Err("a reply with neither result nor error".into()),
     }
 }
 

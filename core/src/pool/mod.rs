@@ -5,6 +5,7 @@ mod connection;
 mod discovery;
 mod host;
 mod options;
+mod reply;
 mod search;
 mod servers;
 mod slot;

@@ -1,0 +1,135 @@
+//! Reading direct `tools/call` replies.
+
+use rmcp::model::{CallToolResult, ContentBlock, InputRequiredResult, ResultType, ServerResult};
+use rmcp::service::ServiceError;
+use serde::Deserialize;
+
+use crate::transport::direct::{Reply, TypedReply};
+
+/// Reads a direct `tools/call` reply: a final result, a 2026-07-28 request for input, or the
+/// server's JSON-RPC error. `Err` says what was wrong with a reply that is none of those.
+pub(super) fn call_reply(
+    line: &[u8],
+) -> std::result::Result<Result<ServerResult, ServiceError>, String> {
+    if let Some(r) = plain_text_result(line) {
+        return Ok(Ok(ServerResult::CallToolResult(r)));
+    }
+    // One pass for the usual final result; anything else is read again, more slowly.
+    if let Ok(reply) = serde_json::from_slice::<TypedReply<CallToolResult>>(line) {
+        match (reply.result, reply.error) {
+            (_, Some(error)) => return Ok(Err(ServiceError::McpError(error))),
+            (Some(r), None) => return Ok(Ok(ServerResult::CallToolResult(r))),
+            (None, None) => {}
+        }
+    }
+    let reply: Reply =
+        serde_json::from_slice(line).map_err(|e| format!("unreadable reply: {e}"))?;
+    match (reply.result, reply.error) {
+        (_, Some(error)) => Ok(Err(ServiceError::McpError(error))),
+        (Some(raw), None) => match serde_json::from_str::<CallToolResult>(raw.get()) {
+            Ok(r) => Ok(Ok(ServerResult::CallToolResult(r))),
+            Err(e) => match serde_json::from_str::<InputRequiredResult>(raw.get()) {
+                Ok(r) => Ok(Ok(ServerResult::InputRequiredResult(r))),
+                Err(_) => Err(format!("not a tool result: {e}")),
+            },
+        },
+        (None, None) => Err("a reply with neither result nor error".into()),
+    }
+}
+
+/// The most common result, text content and nothing else, read without rmcp's content enum:
+/// it is internally tagged, so serde buffers every block into a generic tree before reading
+/// it again. Anything with more in it (other content types, annotations, `_meta`,
+/// `structuredContent`) makes the strict shape below fail and takes the general path.
+fn plain_text_result(line: &[u8]) -> Option<CallToolResult> {
+    #[derive(Deserialize)]
+    enum Text {
+        #[serde(rename = "text")]
+        Text,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct TextBlock {
+        #[serde(rename = "type")]
+        _kind: Text,
+        text: String,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct PlainText {
+        content: Vec<TextBlock>,
+        #[serde(default)]
+        is_error: Option<bool>,
+        #[serde(default)]
+        result_type: Option<ResultType>,
+    }
+    let reply = serde_json::from_slice::<TypedReply<PlainText>>(line).ok()?;
+    let plain = match (reply.result, reply.error) {
+        (Some(plain), None) => plain,
+        _ => return None,
+    };
+    if plain.result_type.as_ref().is_some_and(|t| !t.is_complete()) {
+        return None;
+    }
+    let mut r = CallToolResult::default();
+    r.result_type = plain.result_type;
+    r.content = plain
+        .content
+        .into_iter()
+        .map(|b| ContentBlock::text(b.text))
+        .collect();
+    r.is_error = plain.is_error;
+    Some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What rmcp's own reading makes of a reply's result.
+    fn general(line: &str) -> CallToolResult {
+        let reply: serde_json::Value = serde_json::from_str(line).unwrap();
+        serde_json::from_value(reply["result"].clone()).unwrap()
+    }
+
+    #[test]
+    fn plain_text_results_read_as_rmcp_reads_them() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[{"type":"text","text":"a"},{"text":"b\n\u00e9","type":"text"}],"isError":true}}"#,
+            r#"{"result":{"isError":false,"content":[],"resultType":"complete"},"jsonrpc":"2.0","id":"mcpmux-2"}"#,
+        ] {
+            let fast = plain_text_result(line.as_bytes()).expect(line);
+            assert_eq!(fast, general(line), "{line}");
+            match call_reply(line.as_bytes()) {
+                Ok(Ok(ServerResult::CallToolResult(r))) => assert_eq!(r, fast),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn anything_more_than_plain_text_takes_the_general_path() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[],"_meta":{"k":1}}}"#,
+        ] {
+            assert!(plain_text_result(line.as_bytes()).is_none(), "{line}");
+            match call_reply(line.as_bytes()) {
+                Ok(Ok(ServerResult::CallToolResult(r))) => assert_eq!(r, general(line)),
+                other => panic!("{other:?}"),
+            }
+        }
+        // Not a final result at all.
+        let input = r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"resultType":"input_required","inputRequests":{}}}"#;
+        assert!(plain_text_result(input.as_bytes()).is_none());
+        let error = r#"{"jsonrpc":"2.0","id":"mcpmux-1","error":{"code":-32602,"message":"bad"}}"#;
+        assert!(plain_text_result(error.as_bytes()).is_none());
+        assert!(matches!(
+            call_reply(error.as_bytes()),
+            Ok(Err(ServiceError::McpError(_)))
+        ));
+    }
+}
