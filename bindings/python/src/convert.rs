@@ -135,13 +135,52 @@ pub fn _register_result_types(py: Python<'_>, call_tool_result: Bound<'_, PyType
 
 /// A tool's result as `CallToolResult.from_dict(raw)` makes it (without its per-field
 /// lookups), or the raw dict before the class is registered.
+/// The JSON dict of a result that holds only plain text blocks (the usual answer), built
+/// without going through a `serde_json::Value` tree first; `None` for anything else. Keys
+/// come in the order the general path gives them (sorted, as serde_json's map keeps them).
+fn plain_text_raw<'py>(
+    py: Python<'py>,
+    result: &mcpmux::model::CallToolResult,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    use mcpmux::model::ContentBlock;
+    if result.structured_content.is_some() || result.meta.is_some() {
+        return Ok(None);
+    }
+    let content = PyList::empty(py);
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) if t.meta.is_none() && t.annotations.is_none() => {
+                let item = PyDict::new(py);
+                item.set_item(pyo3::intern!(py, "text"), &t.text)?;
+                item.set_item(pyo3::intern!(py, "type"), pyo3::intern!(py, "text"))?;
+                content.append(item)?;
+            }
+            _ => return Ok(None),
+        }
+    }
+    let raw = PyDict::new(py);
+    raw.set_item(pyo3::intern!(py, "content"), content)?;
+    if let Some(is_error) = result.is_error {
+        raw.set_item(pyo3::intern!(py, "isError"), is_error)?;
+    }
+    if let Some(t) = &result.result_type {
+        raw.set_item(pyo3::intern!(py, "resultType"), t.as_str())?;
+    }
+    Ok(Some(raw))
+}
+
 pub fn call_tool_result<'py>(
     py: Python<'py>,
     result: &mcpmux::model::CallToolResult,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let value = serde_json::to_value(result)
-        .map_err(|e| crate::errors::invalid(format!("cannot encode result: {e}")))?;
-    let raw = json_to_py(py, &value)?.cast_into::<PyDict>()?;
+    let raw = match plain_text_raw(py, result)? {
+        Some(raw) => raw,
+        None => {
+            let value = serde_json::to_value(result)
+                .map_err(|e| crate::errors::invalid(format!("cannot encode result: {e}")))?;
+            json_to_py(py, &value)?.cast_into::<PyDict>()?
+        }
+    };
     let Some(class) = CALL_TOOL_RESULT.get(py) else {
         return Ok(raw.into_any());
     };

@@ -26,6 +26,13 @@ async def test_list_and_call_tools(tpool: mcpmux.Pool) -> None:
     assert isinstance(r, mcpmux.CallToolResult)
     assert r.text == "héllo ✓" and not r.is_error
     assert r.content == [{"type": "text", "text": "héllo ✓"}]
+    # Built directly for plain text results: the same JSON view, keys in the same (sorted)
+    # order, as results built through core's JSON.
+    raw = r.to_dict()
+    assert list(raw) == sorted(raw) and set(raw) <= {"content", "isError", "resultType"}
+    assert raw["content"] == r.content and raw.get("isError") is r.is_error
+    assert raw.get("resultType", "complete") == "complete"
+    assert [list(block) for block in raw["content"]] == [["text", "type"]]
     assert (await tpool.call_tool("mcp__t__add", {"a": 2, "b": 40})).text == "42"
 
 
