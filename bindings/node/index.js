@@ -365,12 +365,29 @@ class Pool extends EventEmitter {
     this.#native = nativePool;
     NATIVE.set(this, nativePool);
     nativePool.initCalls(makeError);
-    // The callback is a weak thread-safe function: delivering events never keeps the process
-    // alive. `ref()` is the opt-in for that.
-    nativePool.onEvent((json) => {
+    // Events are forwarded only while this pool has listeners: core then builds no event for
+    // each tool call, and nothing crosses to this thread for events nobody hears. The callback
+    // is a weak thread-safe function: delivering events never keeps the process alive.
+    // `ref()` is the opt-in for that.
+    const forward = (json) => {
       const event = JSON.parse(json);
       this.emit(event.type, event);
       this.emit('event', event);
+    };
+    let forwarding = false;
+    const heard = () =>
+      this.eventNames().some((n) => n !== 'newListener' && n !== 'removeListener' && this.listenerCount(n) > 0);
+    this.on('newListener', (name) => {
+      if (!forwarding && name !== 'newListener' && name !== 'removeListener' && !this.#closed) {
+        forwarding = true;
+        nativePool.onEvent(forward);
+      }
+    });
+    this.on('removeListener', () => {
+      if (forwarding && !heard()) {
+        forwarding = false;
+        nativePool.offEvents();
+      }
     });
   }
 

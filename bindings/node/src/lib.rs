@@ -101,6 +101,7 @@ pub async fn open_pool(options: String) -> napi::Result<NativePool> {
             calls: Mutex::new(HashMap::new()),
             next_call: AtomicU32::new(1),
             stop_events: CancellationToken::new(),
+            forwarding: Mutex::new(None),
             bridge: Arc::default(),
             host_tools: Mutex::default(),
             canvas_listeners: Mutex::new(Some(std::collections::HashSet::new())),
@@ -134,6 +135,8 @@ pub(crate) struct Shared {
     next_call: AtomicU32,
     /// Ends the event forwarding task.
     stop_events: CancellationToken,
+    /// Ends the forwarding `onEvent` started, for `offEvents`.
+    forwarding: Mutex<Option<CancellationToken>>,
     /// JS callbacks waiting for their answers.
     pub(crate) bridge: Arc<bridge::Bridge>,
     /// Host tools registered from JS: unregistered at close, which releases their JS functions.
@@ -208,11 +211,17 @@ impl NativePool {
         self.shared.pool.clone()
     }
 
-    /// Forwards every pool event, as JSON, to `callback` until the pool closes.
+    /// Forwards every pool event, as JSON, to `callback` until `offEvents` or the pool closes
+    /// (replacing an earlier `onEvent`). The JS `Pool` forwards only while it has listeners:
+    /// with none, core builds no per-call events at all.
     #[napi(ts_args_type = "callback: (json: string) => void")]
     pub fn on_event(&self, callback: JsonCallback) {
+        // Subscribed here, synchronously: no event after this call is missed.
         let mut events = self.shared.pool.events();
-        let stop = self.shared.stop_events.clone();
+        let stop = self.shared.stop_events.child_token();
+        if let Some(previous) = self.shared.forwarding.lock().unwrap().replace(stop.clone()) {
+            previous.cancel();
+        }
         runtime().spawn(async move {
             loop {
                 let event = tokio::select! {
@@ -229,6 +238,14 @@ impl NativePool {
                 }
             }
         });
+    }
+
+    /// Stops what `onEvent` started; nothing happens without it.
+    #[napi]
+    pub fn off_events(&self) {
+        if let Some(token) = self.shared.forwarding.lock().unwrap().take() {
+            token.cancel();
+        }
     }
 
     #[napi]

@@ -191,6 +191,28 @@ test('a closed pool refuses new work with ShuttingDownError', async (t) => {
   await pool.close(); // idempotent
 });
 
+test('events reach listeners added after every earlier one went away', async (t) => {
+  // The pool forwards core's events only while it has listeners: the last one leaving stops
+  // the forwarding, and the next one starts it again.
+  const pool = await open(t);
+  await pool.addServer(testServerInput('t'));
+  const echoed = (e) => e.toolName === 'echo';
+  const [first] = await Promise.all([waitEvent(pool, 'tool:called', echoed), pool.callTool('mcp__t__echo', { text: 'a' })]);
+  assert.equal(first.toolId, 'mcp__t__echo');
+  assert.equal(pool.listenerCount('tool:called'), 0);
+  await pool.callTool('mcp__t__add', { a: 1, b: 2 });
+  const [second] = await Promise.all([waitEvent(pool, 'tool:called', echoed), pool.callTool('mcp__t__echo', { text: 'b' })]);
+  assert.equal(second.success, true);
+  // `once` listeners count too, and leave like any other. (Events do not keep Node alive:
+  // `ref()` does while this waits for one.)
+  pool.ref();
+  const once = new Promise((resolve) => pool.once('tool:called', resolve));
+  await pool.callTool('mcp__t__add', { a: 1, b: 2 });
+  assert.equal((await once).toolName, 'add');
+  pool.unref();
+  assert.equal(pool.listenerCount('tool:called'), 0);
+});
+
 test("log events carry a stdio server's stderr; 'event' gets every event", async (t) => {
   const pool = await open(t);
   const all = [];
