@@ -365,30 +365,68 @@ class Pool extends EventEmitter {
     this.#native = nativePool;
     NATIVE.set(this, nativePool);
     nativePool.initCalls(makeError);
-    // Events are forwarded only while this pool has listeners: core then builds no event for
-    // each tool call, and nothing crosses to this thread for events nobody hears. The callback
-    // is a weak thread-safe function: delivering events never keeps the process alive.
-    // `ref()` is the opt-in for that.
-    const forward = (json) => {
+  }
+
+  // Core's events are forwarded only while this pool has listeners: core then builds no event
+  // for each tool call, and nothing crosses to this thread for events nobody hears. The
+  // EventEmitter methods that add and remove listeners are wrapped (rather than listening to
+  // 'newListener', which `removeAllListeners()` would remove); `once` and
+  // `prependOnceListener` go through `on` and `prependListener`. The native callback is a weak
+  // thread-safe function: delivering events never keeps the process alive (`ref()` does).
+  #forwarding = false;
+
+  #listen(name) {
+    if (this.#forwarding || this.#closed || name === 'newListener' || name === 'removeListener') return;
+    this.#forwarding = true;
+    this.#native.onEvent((json) => {
       const event = JSON.parse(json);
       this.emit(event.type, event);
       this.emit('event', event);
-    };
-    let forwarding = false;
-    const heard = () =>
-      this.eventNames().some((n) => n !== 'newListener' && n !== 'removeListener' && this.listenerCount(n) > 0);
-    this.on('newListener', (name) => {
-      if (!forwarding && name !== 'newListener' && name !== 'removeListener' && !this.#closed) {
-        forwarding = true;
-        nativePool.onEvent(forward);
-      }
     });
-    this.on('removeListener', () => {
-      if (forwarding && !heard()) {
-        forwarding = false;
-        nativePool.offEvents();
-      }
-    });
+  }
+
+  #settle() {
+    if (!this.#forwarding) return;
+    const heard = this.eventNames().some(
+      (n) => n !== 'newListener' && n !== 'removeListener' && this.listenerCount(n) > 0,
+    );
+    if (!heard) {
+      this.#forwarding = false;
+      this.#native.offEvents();
+    }
+  }
+
+  addListener(name, listener) {
+    this.#listen(name);
+    return super.addListener(name, listener);
+  }
+
+  on(name, listener) {
+    this.#listen(name);
+    return super.on(name, listener);
+  }
+
+  prependListener(name, listener) {
+    this.#listen(name);
+    return super.prependListener(name, listener);
+  }
+
+  removeListener(name, listener) {
+    super.removeListener(name, listener);
+    this.#settle();
+    return this;
+  }
+
+  off(name, listener) {
+    super.off(name, listener);
+    this.#settle();
+    return this;
+  }
+
+  removeAllListeners(...names) {
+    super.removeAllListeners(...names);
+    this.#settle();
+    return this;
   }
 
   /** Opens a pool; nothing connects until a server is used. */

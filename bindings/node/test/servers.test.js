@@ -211,6 +211,11 @@ test('events reach listeners added after every earlier one went away', async (t)
   assert.equal((await once).toolName, 'add');
   pool.unref();
   assert.equal(pool.listenerCount('tool:called'), 0);
+  // Clean-up code that removes every listener does not stop later ones from hearing.
+  pool.on('log', () => {});
+  pool.removeAllListeners();
+  const [third] = await Promise.all([waitEvent(pool, 'tool:called', echoed), pool.callTool('mcp__t__echo', { text: 'c' })]);
+  assert.equal(third.toolId, 'mcp__t__echo');
 });
 
 test("log events carry a stdio server's stderr; 'event' gets every event", async (t) => {
