@@ -68,7 +68,7 @@ impl StoredTool {
             server_id: server_id.to_string(),
             server_name: server_name.to_string(),
             name: self.name.to_string(),
-            title: d.title.clone().or_else(annotation_title),
+            title: d.title.or_else(annotation_title),
             description: d.description,
             input_schema: d.input_schema,
             output_schema: d.output_schema,

@@ -708,6 +708,50 @@ async fn connect_all_connects_in_parallel_and_one_failure_fails_alone() {
     pool.close().await;
 }
 
+// A current-thread runtime runs the tool fetch that a connect starts in the background only
+// once the caller awaits, i.e. after `disconnect` has taken the connection: that fetch must not
+// connect the server again, and the state must say what the connection is.
+#[tokio::test(flavor = "current_thread")]
+async fn disconnect_right_after_connect_stays_disconnected_until_the_next_connect() {
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    for _ in 0..3 {
+        let mut events = pool.events();
+        assert_eq!(
+            pool.connect("t").await.unwrap().state,
+            ConnectionState::Connected
+        );
+        pool.disconnect("t").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let [st] = &pool.server_states()[..] else {
+            panic!()
+        };
+        assert_eq!(st.state, ConnectionState::Disconnected, "{st:?}");
+        assert_eq!(st.pid, None, "{st:?}");
+        let after: Vec<_> = drain(&mut events)
+            .into_iter()
+            .skip_while(|e| {
+                !matches!(
+                    e,
+                    Event::ConnectionState {
+                        phase: ConnectionPhase::Closed,
+                        ..
+                    }
+                )
+            })
+            .filter(|e| matches!(e, Event::ServerConnected { .. }))
+            .collect();
+        assert!(
+            after.is_empty(),
+            "connected again after disconnect: {after:?}"
+        );
+        let states = pool.connect_all().await;
+        assert_eq!(states[0].state, ConnectionState::Connected, "{states:?}");
+        pool.disconnect("t").await.unwrap();
+    }
+    pool.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_servers_are_seen_only_from_their_project() {
     let dir = tempfile::tempdir().unwrap();

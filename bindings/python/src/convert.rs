@@ -133,8 +133,6 @@ pub fn _register_result_types(py: Python<'_>, call_tool_result: Bound<'_, PyType
     let _ = CALL_TOOL_RESULT.set(py, call_tool_result.unbind());
 }
 
-/// A tool's result as `CallToolResult.from_dict(raw)` makes it (without its per-field
-/// lookups), or the raw dict before the class is registered.
 /// The JSON dict of a result that holds only plain text blocks (the usual answer), built
 /// without going through a `serde_json::Value` tree first; `None` for anything else. Keys
 /// come in the order the general path gives them (sorted, as serde_json's map keeps them).
@@ -169,6 +167,8 @@ fn plain_text_raw<'py>(
     Ok(Some(raw))
 }
 
+/// A tool's result as `CallToolResult.from_dict(raw)` makes it (without its per-field
+/// lookups), or the raw dict before the class is registered.
 pub fn call_tool_result<'py>(
     py: Python<'py>,
     result: &mcpmux::model::CallToolResult,

@@ -211,7 +211,6 @@ impl Pool {
             Some(hit) => hit,
             None => Box::pin(self.inner.resolve_tool(tool_id)).await?,
         };
-
         // Under the lock rather than a copy of the whole record: this runs on every call.
         let server_name = {
             let record = slot.record.read().unwrap();
@@ -462,8 +461,19 @@ impl Inner {
             return Ok(c.tools.clone());
         }
         let conn = slot.connection(self).await?;
+        self.fetch_tools(slot, &conn, generation).await
+    }
+
+    /// Lists a server's tools on `conn` and stores them in the cache, the catalog and search.
+    /// `generation` is the server's `list_changed` count read before the request was sent.
+    pub(super) async fn fetch_tools(
+        self: &Arc<Self>,
+        slot: &Arc<Slot>,
+        conn: &Arc<super::connection::Connection>,
+        generation: u64,
+    ) -> Result<crate::tools::ToolList> {
         let tools = conn.peer.list_all_tools().await.map_err(|e| {
-            slot.connection_failed(self, &conn);
+            slot.connection_failed(self, conn);
             service_error(&slot.name(), "tools/list", e)
         })?;
         let tools = Arc::new(crate::stored_tool::store(&tools));
@@ -494,8 +504,7 @@ impl Inner {
         self: &Arc<Self>,
         tool_id: &str,
     ) -> Result<(Arc<Slot>, String)> {
-        let lookup = |inner: &Inner| inner.find_tool(tool_id);
-        if let Some(hit) = lookup(self) {
+        if let Some(hit) = self.find_tool(tool_id) {
             return Ok(hit);
         }
         let candidates: Vec<_> = self
@@ -522,7 +531,7 @@ impl Inner {
             }
         }
         self.index_group(&group, None).await?;
-        if let Some(hit) = lookup(self) {
+        if let Some(hit) = self.find_tool(tool_id) {
             return Ok(hit);
         }
         // Disabled tools are not indexed; say so rather than "not found".

@@ -92,13 +92,19 @@ impl Slot {
 
     /// Fetches the tool list in the background if connected, so the cache, the catalog and
     /// search follow a (re)connect or a `list_changed` without waiting for a caller.
+    ///
+    /// The fetch uses the connection that is live when it starts and never connects: a
+    /// `disconnect` right after a connect must not be undone by this task.
     pub fn refresh_tools(self: &Arc<Self>, inner: &Arc<Inner>) {
         if self.live_connection().is_none() || inner.closing.load(Ordering::SeqCst) {
             return;
         }
         let (slot, inner) = (self.clone(), inner.clone());
         tokio::spawn(async move {
-            let _ = inner.server_tools(&slot).await;
+            let generation = slot.shared.tools_generation.load(Ordering::SeqCst);
+            if let Some(conn) = slot.live_connection() {
+                let _ = inner.fetch_tools(&slot, &conn, generation).await;
+            }
         });
     }
 
@@ -147,6 +153,36 @@ impl Slot {
             error,
             attempt,
         });
+    }
+
+    /// Sets a state saying the server has no connection, unless a connection became current
+    /// meanwhile (a connect that finished while the old one closed): the state then stays
+    /// what that connection made it. Returns whether it was set.
+    fn set_down(
+        &self,
+        inner: &Inner,
+        state: ConnectionState,
+        phase: ConnectionPhase,
+        error: Option<String>,
+        attempt: Option<u32>,
+    ) -> bool {
+        {
+            let mut live = self.live.lock().unwrap();
+            if live.conn.is_some() {
+                return false;
+            }
+            live.state = state;
+            live.error = error.clone();
+        }
+        inner.events.emit(Event::ConnectionState {
+            server_id: self.id.clone(),
+            server_name: self.name(),
+            state,
+            phase,
+            error,
+            attempt,
+        });
+        true
     }
 
     /// A live connection, connecting on first use. A connection idle for a while is
@@ -294,11 +330,13 @@ impl Slot {
     }
 
     /// Forgets a connection that is already dead, if it is still the current one.
-    fn forget(&self, conn: &Arc<Connection>) {
+    fn forget(&self, conn: &Arc<Connection>) -> bool {
         let mut live = self.live.lock().unwrap();
-        if live.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+        let current = live.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn));
+        if current {
             live.conn = None;
         }
+        current
     }
 
     /// Closes `conn` on purpose and reports why.
@@ -309,14 +347,18 @@ impl Slot {
         phase: ConnectionPhase,
         error: Option<String>,
     ) {
-        self.forget(conn);
+        if !self.forget(conn) {
+            // Already replaced or dropped; whoever did that reported the state.
+            conn.close(Duration::from_secs(2)).await;
+            return;
+        }
         conn.close(Duration::from_secs(2)).await;
         let state = if error.is_some() {
             ConnectionState::Error
         } else {
             ConnectionState::Disconnected
         };
-        self.set_state(inner, state, phase, error, None);
+        self.set_down(inner, state, phase, error, None);
     }
 
     /// Closes the current connection, if any (disconnect, update, remove, shutdown).
@@ -324,7 +366,7 @@ impl Slot {
         let conn = self.live.lock().unwrap().conn.take();
         if let Some(conn) = conn {
             conn.close(Duration::from_secs(2)).await;
-            self.set_state(
+            self.set_down(
                 inner,
                 ConnectionState::Disconnected,
                 ConnectionPhase::Closed,
@@ -360,7 +402,7 @@ fn on_lost(slot: Weak<Slot>, pool: Weak<Inner>, generation: u64, reason: String)
         }
     }
     tracing::warn!(server = %slot.name(), %reason, "connection lost");
-    slot.set_state(
+    slot.set_down(
         &inner,
         ConnectionState::Disconnected,
         ConnectionPhase::Lost,
@@ -387,7 +429,7 @@ pub(crate) fn spawn_reconnect(slot: Arc<Slot>, inner: Arc<Inner>) {
         while attempt < max {
             let delay = backoff(attempt);
             if let Some(inner) = weak.upgrade() {
-                slot.set_state(
+                slot.set_down(
                     &inner,
                     ConnectionState::Disconnected,
                     ConnectionPhase::Backoff,
