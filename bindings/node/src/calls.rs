@@ -1,30 +1,34 @@
-//! The hot path of `pool.callTool()`: one promise made on the JS thread, one task on the
-//! runtime, and completions handed back to the JS thread in batches through one threadsafe
-//! function per pool.
+//! The hot path of `pool.callTool()`: one promise made on the JS thread, the call's future
+//! polled on the JS thread, and wake-ups handed to the JS thread in batches through one
+//! threadsafe function per pool.
 //!
 //! napi's own `spawn_future` creates a threadsafe function (a libuv async handle) for every
 //! promise, spawns two tasks and wakes the JS thread once per completion. Here each pool owns a
-//! single [`Port`]: a finished call pushes its result onto the port's queue and wakes the JS
-//! thread only when the queue was empty, and the JS thread then settles every queued promise in
-//! one callback. The port is weak (it does not keep Node alive) while no call is in flight and
-//! strong while one is, so an awaited call keeps the process running as before.
+//! single [`Port`]. A call's future is polled first inside `callTool` (its request is on its way
+//! before `callTool` returns); when something wakes it (its reply arrived, a timer fired), the
+//! call is pushed onto the port's queue, and the JS thread, woken only when the queue was
+//! empty, polls every queued call in one callback and settles those that finished. No task is
+//! spawned per call and the runtime thread only reads replies: on a small machine the runtime
+//! thread, the JS thread and the server compete for the same cores, and this costs the least
+//! CPU per call. The futures are polled inside the runtime's context and never block (core
+//! moves blocking work to tokio's blocking pool).
+//!
+//! The port is weak (it does not keep Node alive) while no call is in flight and strong while
+//! one is, so an awaited call keeps the process running as before.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 
 use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::{Env, sys};
 
-/// A finished call: a value to resolve with (converted to JS on the JS thread), or an addon
+/// How a call ends: a value to resolve with (converted to JS on the JS thread), or an addon
 /// error (`mcpmux:<code>:<message>`) to reject with.
-///
-/// Converting core's result straight into JS objects (napi's serde serializer) measured about
-/// 1.8× the in-flight throughput of serializing it to JSON on the runtime and `JSON.parse`-ing
-/// it on the JS thread: the runtime thread, not the JS thread, is the busier one.
 pub(crate) enum Outcome {
     Value(Box<dyn ValueFn>),
     Err(napi::Error),
@@ -42,16 +46,22 @@ impl<T: serde::Serialize + Send> ValueFn for T {
     }
 }
 
+/// A call's work, from its arguments to its outcome.
+pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
 /// A `napi_deferred`; only ever used on the JS thread that made it.
 struct Deferred(sys::napi_deferred);
 
 // SAFETY: the pointer is only carried through the queue; it is dereferenced (resolved or
-// rejected) by `settle_batch`, which runs on the JS thread of the environment that made it.
+// rejected) by `settle`, which runs on the JS thread of the environment that made it.
 unsafe impl Send for Deferred {}
 
-struct Done {
-    deferred: Deferred,
-    outcome: Outcome,
+/// What the JS thread has to do for a call.
+enum Item {
+    /// Something woke the call: poll it.
+    Poll(Arc<Call>),
+    /// The call was dropped unfinished (nothing can wake it any more): reject its promise.
+    Reject(Deferred),
 }
 
 struct State {
@@ -62,7 +72,7 @@ struct State {
     released: bool,
     /// A wake-up of the JS thread is pending: pushing more needs no other.
     scheduled: bool,
-    queue: Vec<Done>,
+    queue: Vec<Item>,
 }
 
 struct PortShared {
@@ -80,7 +90,7 @@ struct PortShared {
 unsafe impl Send for PortShared {}
 unsafe impl Sync for PortShared {}
 
-/// The completion queue of one pool; cloned into every call in flight.
+/// The wake-up queue of one pool; cloned into every call in flight.
 #[derive(Clone)]
 pub(crate) struct Port(Arc<PortOwner>);
 
@@ -161,8 +171,9 @@ impl Port {
         Ok(Port(Arc::new(PortOwner(shared))))
     }
 
-    /// A new promise for a call starting now; on the JS thread.
-    pub(crate) fn begin(&self, env: &Env) -> napi::Result<(Pending, sys::napi_value)> {
+    /// Starts a call on the JS thread: makes its promise and polls `fut` a first time (a
+    /// request is then on its way without waiting for the runtime thread to wake up).
+    pub(crate) fn start(&self, env: &Env, fut: CallFuture) -> napi::Result<sys::napi_value> {
         let shared = &self.0.0;
         let mut deferred = ptr::null_mut();
         let mut promise = ptr::null_mut();
@@ -174,6 +185,16 @@ impl Port {
                 &mut promise,
             ))?;
         }
+        let call = Arc::new(Call {
+            port: self.clone(),
+            queued: AtomicBool::new(false),
+            slot: Mutex::new(CallSlot {
+                fut: Some(fut),
+                deferred: Some(Deferred(deferred)),
+            }),
+        });
+        // Counted before the first poll: a wake-up during it may already queue the call, and
+        // the callback that settles it decrements.
         if shared.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
             let state = shared.state.lock().unwrap();
             if !state.closed {
@@ -181,50 +202,22 @@ impl Port {
                 unsafe { sys::napi_ref_threadsafe_function(env.raw(), state.tsfn) };
             }
         }
-        Ok((
-            Pending {
-                port: self.clone(),
-                deferred: Some(Deferred(deferred)),
-            },
-            promise,
-        ))
-    }
-}
-
-/// A promise to settle: settled with [`Pending::settle`], or rejected as cancelled when
-/// dropped unsettled (the runtime shutting down dropped its task).
-pub(crate) struct Pending {
-    port: Port,
-    deferred: Option<Deferred>,
-}
-
-impl Pending {
-    pub(crate) fn settle(mut self, outcome: Outcome) {
-        if let Some(deferred) = self.deferred.take() {
-            self.port.push(Done { deferred, outcome });
+        if call.run(env, shared) {
+            shared.settled(env, 1);
         }
+        Ok(promise)
     }
-}
 
-impl Drop for Pending {
-    fn drop(&mut self) {
-        if let Some(deferred) = self.deferred.take() {
-            self.port.push(Done {
-                deferred,
-                outcome: Outcome::Err(crate::error("cancelled", "the call was dropped")),
-            });
-        }
-    }
-}
-
-impl Port {
-    fn push(&self, done: Done) {
+    fn push(&self, item: Item) {
         let mut state = self.0.0.state.lock().unwrap();
         if state.closed {
-            // The environment is gone, and its promises with it.
+            // The environment is gone, and its promises with it. The item is dropped outside
+            // the lock (dropping a call may push).
+            drop(state);
+            drop(item);
             return;
         }
-        state.queue.push(done);
+        state.queue.push(item);
         if !state.scheduled {
             state.scheduled = true;
             // SAFETY: not finalized (checked under the lock), and the owner has not released it
@@ -238,6 +231,103 @@ impl Port {
             }
         }
     }
+}
+
+impl PortShared {
+    /// `count` promises were settled: the port goes weak when none is left in flight.
+    fn settled(&self, env: &Env, count: usize) {
+        if count > 0 && self.in_flight.fetch_sub(count, Ordering::Relaxed) == count {
+            let state = self.state.lock().unwrap();
+            if !state.closed {
+                // SAFETY: JS thread, not finalized.
+                unsafe { sys::napi_unref_threadsafe_function(env.raw(), state.tsfn) };
+            }
+        }
+    }
+}
+
+/// One call in flight: its future until it finishes, and its promise until settled.
+struct Call {
+    port: Port,
+    /// On the port's queue already: another wake-up needs no second entry.
+    queued: AtomicBool,
+    slot: Mutex<CallSlot>,
+}
+
+struct CallSlot {
+    fut: Option<CallFuture>,
+    deferred: Option<Deferred>,
+}
+
+impl Wake for Call {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.queued.swap(true, Ordering::AcqRel) {
+            self.port.push(Item::Poll(self.clone()));
+        }
+    }
+}
+
+impl Call {
+    /// Polls the call on the JS thread, inside the runtime's context; settles its promise when
+    /// it finished. Returns whether it settled.
+    fn run(self: &Arc<Self>, env: &Env, shared: &PortShared) -> bool {
+        // Cleared first: a wake-up during the poll queues the call again.
+        self.queued.store(false, Ordering::Release);
+        let mut slot = self.slot.lock().unwrap();
+        let Some(mut fut) = slot.fut.take() else {
+            return false;
+        };
+        let _entered = crate::runtime().enter();
+        let waker = Waker::from(self.clone());
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            fut.as_mut().poll(&mut Context::from_waker(&waker))
+        }));
+        let outcome = match polled {
+            Ok(Poll::Pending) => {
+                slot.fut = Some(fut);
+                return false;
+            }
+            Ok(Poll::Ready(outcome)) => outcome,
+            Err(panic) => Outcome::Err(crate::error("internal", panic_message(&panic))),
+        };
+        let deferred = slot.deferred.take();
+        drop(slot);
+        // The finished future may own connections: dropped in the runtime's context (entered).
+        drop(fut);
+        match deferred {
+            Some(deferred) => {
+                settle(env, shared, deferred, outcome);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        let slot = self.slot.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(fut) = slot.fut.take() {
+            let _entered = crate::runtime().enter();
+            drop(fut);
+        }
+        if let Some(deferred) = slot.deferred.take() {
+            self.port.push(Item::Reject(deferred));
+        }
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown error".into());
+    format!("the call panicked: {what}")
 }
 
 fn check(status: sys::napi_status) -> napi::Result<()> {
@@ -260,7 +350,8 @@ unsafe extern "C" fn finalize(
     let shared = unsafe { Arc::from_raw(data as *const PortShared) };
     let mut state = shared.state.lock().unwrap();
     state.closed = true;
-    // Promises of a finished environment can no longer be settled.
+    // Promises of a finished environment can no longer be settled; dropping the calls here
+    // would push onto this queue again.
     std::mem::forget(std::mem::take(&mut state.queue));
 }
 
@@ -283,35 +374,41 @@ unsafe extern "C" fn call_js(
         std::mem::take(&mut state.queue)
     };
     let env = Env::from_raw(env);
-    let count = batch.len();
-    settle_batch(&env, shared, batch);
-    if count > 0 && shared.in_flight.fetch_sub(count, Ordering::Relaxed) == count {
-        let state = shared.state.lock().unwrap();
-        if !state.closed {
-            // SAFETY: JS thread, not finalized.
-            unsafe { sys::napi_unref_threadsafe_function(env.raw(), state.tsfn) };
+    let mut count = 0;
+    for item in batch {
+        match item {
+            Item::Poll(call) => {
+                if call.run(&env, shared) {
+                    count += 1;
+                }
+            }
+            Item::Reject(deferred) => {
+                let e = crate::error("cancelled", "the call was dropped");
+                settle(&env, shared, deferred, Outcome::Err(e));
+                count += 1;
+            }
         }
     }
+    shared.settled(&env, count);
 }
 
-fn settle_batch(env: &Env, shared: &PortShared, batch: Vec<Done>) {
+/// Resolves or rejects a call's promise; on the JS thread.
+fn settle(env: &Env, shared: &PortShared, deferred: Deferred, outcome: Outcome) {
     let raw = env.raw();
-    for done in batch {
-        let mut scope = ptr::null_mut();
-        // SAFETY: JS thread; every value made for this item lives in its own handle scope.
-        unsafe { sys::napi_open_handle_scope(raw, &mut scope) };
-        let value = match done.outcome {
-            Outcome::Value(f) => f.make(env).map_err(|e| error_value(env, shared, e)),
-            Outcome::Err(e) => Err(error_value(env, shared, e)),
+    let mut scope = ptr::null_mut();
+    // SAFETY: JS thread; every value made for this call lives in its own handle scope.
+    unsafe { sys::napi_open_handle_scope(raw, &mut scope) };
+    let value = match outcome {
+        Outcome::Value(f) => f.make(env).map_err(|e| error_value(env, shared, e)),
+        Outcome::Err(e) => Err(error_value(env, shared, e)),
+    };
+    // SAFETY: the deferred was made on this thread and is settled once, here.
+    unsafe {
+        match value {
+            Ok(v) => sys::napi_resolve_deferred(raw, deferred.0, v),
+            Err(e) => sys::napi_reject_deferred(raw, deferred.0, e),
         };
-        // SAFETY: the deferred was made on this thread and is settled once, here.
-        unsafe {
-            match value {
-                Ok(v) => sys::napi_resolve_deferred(raw, done.deferred.0, v),
-                Err(e) => sys::napi_reject_deferred(raw, done.deferred.0, e),
-            };
-            sys::napi_close_handle_scope(raw, scope);
-        }
+        sys::napi_close_handle_scope(raw, scope);
     }
 }
 
@@ -340,70 +437,6 @@ fn error_value(env: &Env, shared: &PortShared, e: napi::Error) -> sys::napi_valu
                 sys::napi_create_error(env.raw(), ptr::null_mut(), msg, &mut error);
                 error
             }
-        }
-    }
-}
-
-/// Runs `fut` on `runtime`, its first poll here (the JS thread, inside the runtime's context):
-/// a request can then be on its way without waiting for the runtime thread to wake up, and the
-/// task is handed to the runtime only when something wakes it (saving a spawn and a wake-up
-/// when the call needs nothing from the runtime to start).
-pub(crate) fn run<F>(runtime: &tokio::runtime::Handle, fut: F)
-where
-    F: Future<Output = ()> + Send + 'static,
-{
-    let _entered = runtime.enter();
-    let mut fut: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(fut);
-    let lazy = Arc::new(Lazy {
-        state: Mutex::new(LazyState {
-            fut: None,
-            woken: false,
-        }),
-        runtime: runtime.clone(),
-    });
-    let waker = Waker::from(lazy.clone());
-    if fut
-        .as_mut()
-        .poll(&mut Context::from_waker(&waker))
-        .is_ready()
-    {
-        return;
-    }
-    let mut state = lazy.state.lock().unwrap();
-    if state.woken {
-        drop(state);
-        runtime.spawn(fut);
-    } else {
-        state.fut = Some(fut);
-    }
-}
-
-struct Lazy {
-    state: Mutex<LazyState>,
-    runtime: tokio::runtime::Handle,
-}
-
-struct LazyState {
-    fut: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
-    woken: bool,
-}
-
-impl Wake for Lazy {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        let fut = {
-            let mut state = self.state.lock().unwrap();
-            if state.woken {
-                return;
-            }
-            state.woken = true;
-            state.fut.take()
-        };
-        if let Some(fut) = fut {
-            self.runtime.spawn(fut);
         }
     }
 }

@@ -487,7 +487,6 @@ impl NativePool {
             .port
             .get()
             .ok_or_else(|| error("internal", "initCalls was not called"))?;
-        let (pending, promise) = port.begin(env)?;
         let shared = self.shared();
         let guard = cancel_id.map(|id| CallGuard {
             shared: shared.clone(),
@@ -505,13 +504,12 @@ impl NativePool {
             )
             .await;
             drop(guard);
-            let outcome = match result {
+            match result {
                 Ok(r) => calls::Outcome::Value(Box::new(r)),
                 Err(e) => calls::Outcome::Err(e),
-            };
-            pending.settle(outcome);
+            }
         };
-        calls::run(&self.runtime, fut);
+        let promise = port.start(env, Box::pin(fut))?;
         // SAFETY: a promise made on this thread, in this call's scope.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), promise) })
     }
