@@ -84,8 +84,17 @@ impl Completer {
         // Cleared before taking the queue: a call queued after the take writes a new byte.
         self.signalled.store(false, Ordering::SeqCst);
         let calls = std::mem::take(&mut *lock(&self.ready));
-        for call in calls {
-            call.run(py);
+        // Every call is advanced in one stretch without the GIL, then the finished ones are
+        // delivered with it: one GIL hand-off per batch, not one per call.
+        let finished: Vec<_> = py.detach(|| {
+            let _ctx = runtime().enter();
+            calls
+                .into_iter()
+                .filter_map(|call| call.advance().map(|deliver| (call, deliver)))
+                .collect()
+        });
+        for (call, deliver) in finished {
+            call.deliver(py, deliver);
         }
     }
 }
@@ -144,35 +153,49 @@ impl Call {
     /// Polls the future (if it runs on the loop) or takes the task's outcome, and delivers it
     /// once there is one. On the loop thread, attached.
     fn run(self: &Arc<Self>, py: Python<'_>) {
+        let finished = py.detach(|| {
+            let _ctx = runtime().enter();
+            self.advance()
+        });
+        if let Some(deliver) = finished {
+            self.deliver(py, deliver);
+        }
+    }
+
+    /// Polls the future or takes the task's outcome: `Some` once the call has one. On the loop
+    /// thread with the GIL released (core code may take locks that a thread waiting for the
+    /// GIL holds) and inside the runtime's context (timers, spawned tasks).
+    fn advance(self: &Arc<Self>) -> Option<Deliver> {
         // Cleared first: a wake-up during the poll queues the call again.
         self.queued.store(false, Ordering::Release);
         let mut slot = lock(&self.slot);
-        let deliver = match std::mem::replace(&mut slot.work, Work::Gone) {
+        match std::mem::replace(&mut slot.work, Work::Gone) {
             Work::Poll(mut future) => {
                 let waker = Waker::from(self.clone());
-                match poll_detached(py, &mut future, &waker) {
-                    Poll::Pending => {
+                let mut cx = Context::from_waker(&waker);
+                let polled =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+                match polled {
+                    Ok(Poll::Pending) => {
                         slot.work = Work::Poll(future);
-                        return;
+                        None
                     }
-                    Poll::Ready(deliver) => {
-                        // The finished future may own connections: dropped in the runtime.
-                        py.detach(|| {
-                            let _ctx = runtime().enter();
-                            drop(future);
-                        });
-                        deliver
-                    }
+                    // The finished future may own connections: dropped here, in the runtime.
+                    Ok(Poll::Ready(deliver)) => Some(deliver),
+                    Err(panic) => Some(panicked(panic)),
                 }
             }
-            Work::Finished(deliver) => deliver,
+            Work::Finished(deliver) => Some(deliver),
             other => {
                 slot.work = other;
-                return;
+                None
             }
-        };
-        let target = slot.future.take();
-        drop(slot);
+        }
+    }
+
+    /// Sets the outcome on the asyncio future unless it was cancelled. Attached.
+    fn deliver(&self, py: Python<'_>, deliver: Deliver) {
+        let target = lock(&self.slot).future.take();
         if let Some((future, on_done)) = target {
             deliver_to(py, future.bind(py), on_done.bind(py), deliver);
         }
@@ -196,19 +219,6 @@ impl Call {
     }
 }
 
-/// Polls on the loop thread with the GIL released (core code may take locks that a thread
-/// waiting for the GIL holds) and inside the runtime's context (timers, spawned tasks).
-fn poll_detached(py: Python<'_>, future: &mut BoxFuture, waker: &Waker) -> Poll<Deliver> {
-    py.detach(|| {
-        let _ctx = runtime().enter();
-        let mut cx = Context::from_waker(waker);
-        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
-            Ok(p) => p,
-            Err(panic) => Poll::Ready(panicked(panic)),
-        }
-    })
-}
-
 fn panicked(panic: Box<dyn std::any::Any + Send>) -> Deliver {
     let message = panic
         .downcast_ref::<&str>()
@@ -230,15 +240,16 @@ fn deliver_to(
     deliver: Deliver,
 ) {
     let outcome = deliver(py);
-    let done = future
-        .call_method0(intern!(py, "done"))
-        .and_then(|d| d.is_truthy())
-        .unwrap_or(true);
-    if done {
+    // Our own callback would only find nothing to cancel: spare the loop running it. A future
+    // that is done already (cancelled) has handed its callbacks to the loop and removes none,
+    // which saves asking `done()` first.
+    let removed = future
+        .call_method1(intern!(py, "remove_done_callback"), (on_done,))
+        .and_then(|n| n.extract::<usize>())
+        .unwrap_or(0);
+    if removed == 0 {
         return;
     }
-    // Our own callback would only find nothing to cancel: spare the loop running it.
-    let _ = future.call_method1(intern!(py, "remove_done_callback"), (on_done,));
     let set = match outcome {
         Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
         Err(e) => future.call_method1(intern!(py, "set_exception"), (e.into_value(py),)),
