@@ -47,6 +47,11 @@ const CLIENTS: &[Client] = &[
         what: "mcpmux Pool, current-thread runtime",
     },
     Client {
+        name: "python-pipe",
+        lang: "python",
+        what: "asyncio on raw pipes, no parsing (Python's floor)",
+    },
+    Client {
         name: "python-sdk",
         lang: "python",
         what: "official Python SDK `mcp` (Python anchor)",
@@ -55,6 +60,11 @@ const CLIENTS: &[Client] = &[
         name: "mcpmux-python",
         lang: "python",
         what: "mcpmux Python binding",
+    },
+    Client {
+        name: "node-pipe",
+        lang: "node",
+        what: "child_process pipes, no parsing (Node's floor)",
     },
     Client {
         name: "ts-sdk",
@@ -126,6 +136,11 @@ impl Paths {
                 need(&self.python)?;
                 Ok(script(&self.python, "mcpmux_python.py"))
             }
+            "python-pipe" => {
+                need(&self.python)?;
+                Ok(script(&self.python, "python_pipe.py"))
+            }
+            "node-pipe" => Ok(script(Path::new("node"), "node_pipe.js")),
             "ts-sdk" => {
                 need(&self.ts_sdk)?;
                 Ok(script(Path::new("node"), "ts_sdk.mjs"))
@@ -472,26 +487,44 @@ fn report(
         /// The same ratio with the raw pipe in mcpmux's place: what a client with no cost of
         /// its own would score. A goal the raw pipe misses cannot be met on this machine.
         raw: f64,
+        /// For a binding: the same ratio with its language's bare pipe client in its place,
+        /// what a binding costing nothing in that language's event loop would score.
+        lang_floor: f64,
         goal: &'static str,
         pass: bool,
     }
     let ratio = |a: f64, b: f64| a / b;
     let mut targets = Vec::new();
-    let mut push = |what, measured: f64, raw: f64, goal, pass: bool| {
+    let mut push = |what, measured: f64, raw: f64, lang_floor: f64, goal, pass: bool| {
         targets.push(Target {
             what,
             measured,
             raw,
+            lang_floor,
             goal,
             pass: measured.is_finite() && pass,
         })
     };
     let mp50 = get("mcpmux", "p50_us");
     let r = ratio(mp50, floor_p50);
-    push("Rust: mcpmux p50 / raw pipe p50", r, 1.0, "≤ 4", r <= 4.0);
+    push(
+        "Rust: mcpmux p50 / raw pipe p50",
+        r,
+        1.0,
+        f64::NAN,
+        "≤ 4",
+        r <= 4.0,
+    );
     let r = ratio(mp50, get("rmcp", "p50_us"));
     let raw = ratio(floor_p50, get("rmcp", "p50_us"));
-    push("Rust: mcpmux p50 / rmcp p50", r, raw, "≤ 0.5", r <= 0.5);
+    push(
+        "Rust: mcpmux p50 / rmcp p50",
+        r,
+        raw,
+        f64::NAN,
+        "≤ 0.5",
+        r <= 0.5,
+    );
     // Calls/s ratios: the binding's, and the raw pipe's, over the anchor's.
     let versus = |client: &str, anchor: &str, what: &str| {
         (
@@ -499,11 +532,14 @@ fn report(
             ratio(get("raw", what), get(anchor, what)),
         )
     };
+    let floor_of =
+        |floor: &str, anchor: &str, what: &str| ratio(get(floor, what), get(anchor, what));
     let (r, raw) = versus("mcpmux", "rmcp", "conc_calls_per_s");
     push(
         "Rust: mcpmux / rmcp, in-flight calls/s",
         r,
         raw,
+        f64::NAN,
         "≥ 2",
         r >= 2.0,
     );
@@ -512,6 +548,7 @@ fn report(
         "Python: binding / Python SDK, sequential calls/s",
         r,
         raw,
+        floor_of("python-pipe", "python-sdk", "seq_calls_per_s"),
         "≥ 10",
         r >= 10.0,
     );
@@ -520,6 +557,7 @@ fn report(
         "Python: binding / Python SDK, in-flight calls/s",
         r,
         raw,
+        floor_of("python-pipe", "python-sdk", "conc_calls_per_s"),
         "≥ 20",
         r >= 20.0,
     );
@@ -528,6 +566,7 @@ fn report(
         "Node: binding / TypeScript SDK, sequential calls/s",
         r,
         raw,
+        floor_of("node-pipe", "ts-sdk", "seq_calls_per_s"),
         "≥ 3",
         r >= 3.0,
     );
@@ -536,6 +575,7 @@ fn report(
         "Node: binding / TypeScript SDK, in-flight calls/s",
         r,
         raw,
+        floor_of("node-pipe", "ts-sdk", "conc_calls_per_s"),
         "≥ 2",
         r >= 2.0,
     );
@@ -551,6 +591,7 @@ fn report(
         "Scale: connect 50 servers / connect 1",
         r,
         raw,
+        f64::NAN,
         "≤ 3",
         r <= 3.0,
     );
@@ -558,6 +599,7 @@ fn report(
     push(
         "Scale: search over 10,000 tools, p50 µs",
         r,
+        f64::NAN,
         f64::NAN,
         "≤ 100",
         r <= 100.0,
@@ -567,6 +609,7 @@ fn report(
         "Scale: idle pool of 50 connections, client RSS MB",
         r,
         f64::NAN,
+        f64::NAN,
         "≤ 30",
         r <= 30.0,
     );
@@ -574,8 +617,10 @@ fn report(
     println!();
     println!("Targets (issue 10):");
     println!();
-    println!("| target | measured | raw pipe in mcpmux's place | goal | |");
-    println!("| --- | ---: | ---: | ---: | --- |");
+    println!(
+        "| target | measured | raw pipe in mcpmux's place | the language's bare pipe in the binding's place | goal | |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | --- |");
     for t in &targets {
         let verdict = if !t.measured.is_finite() {
             "not measured"
@@ -585,10 +630,11 @@ fn report(
             "FAIL"
         };
         println!(
-            "| {} | {} | {} | {} | {verdict} |",
+            "| {} | {} | {} | {} | {} | {verdict} |",
             t.what,
             fmt(t.measured, 2),
             fmt(t.raw, 2),
+            fmt(t.lang_floor, 2),
             t.goal
         );
     }
@@ -604,6 +650,7 @@ fn report(
         "targets": targets.iter().map(|t| json!({
             "target": t.what, "measured": t.measured, "goal": t.goal, "pass": t.pass,
             "raw_pipe": t.raw.is_finite().then_some(t.raw),
+            "language_floor": t.lang_floor.is_finite().then_some(t.lang_floor),
         })).collect::<Vec<_>>(),
     });
     let file = std::env::current_exe()
