@@ -1,5 +1,5 @@
-//! The Rust clients: a raw pipe (the floor), rmcp directly and mcpmux, each on a multi-thread
-//! (default) or current-thread tokio runtime. Each spawns the bench server, connects, makes
+//! The Rust clients: a raw pipe (the floor), the same on tokio (`raw-tokio`), rmcp directly and
+//! mcpmux, each on a multi-thread (default) or current-thread tokio runtime. Each spawns the bench server, connects, makes
 //! K sequential calls and K calls with C in flight, and prints one JSON line.
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -46,6 +46,7 @@ pub(crate) fn run(name: &str, flags: &Flags) {
     let conc = flags.num("conc", 32).max(1);
     let figures = match name {
         "raw" => raw(k, conc),
+        "raw-tokio" => multi_thread().block_on(raw_tokio(k, conc)),
         "rmcp" => multi_thread().block_on(rmcp_client(k, conc)),
         "rmcp-ct" => current_thread().block_on(rmcp_client(k, conc)),
         "mcpmux" => multi_thread().block_on(mcpmux_client(k, conc)),
@@ -164,6 +165,91 @@ fn raw(k: usize, conc: usize) -> Figures {
     let conc_total = t0.elapsed();
     drop(w);
     let _ = child.wait();
+    Figures {
+        connect,
+        seq,
+        seq_total,
+        conc_total,
+    }
+}
+
+/// The floor of a tokio client on the default runtime: the child's pipes, a reader task that
+/// matches each reply line to its request by id (no other parsing), one oneshot per request,
+/// the caller under `block_on`. What any client built this way pays, whatever it does besides.
+async fn raw_tokio(k: usize, conc: usize) -> Figures {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    use tokio::sync::oneshot;
+
+    type Waiting = Arc<Mutex<HashMap<usize, oneshot::Sender<String>>>>;
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(server_path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("spawn: {e}")));
+    let stdin = Arc::new(tokio::sync::Mutex::new(child.stdin.take().unwrap()));
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let waiting: Waiting = Arc::default();
+    let reader = {
+        let waiting = waiting.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                // The bench server writes `{"id":N,...` or `{"jsonrpc":"2.0","id":N,...`.
+                let Some(at) = line.find("\"id\":") else {
+                    continue;
+                };
+                let rest = &line[at + 5..];
+                let end = rest.find(',').unwrap_or(rest.len());
+                let Ok(id) = rest[..end].parse::<usize>() else {
+                    continue;
+                };
+                if let Some(tx) = waiting.lock().unwrap().remove(&id) {
+                    let _ = tx.send(line);
+                }
+            }
+        })
+    };
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(1));
+    let request = |id: usize, text: String| {
+        let (stdin, waiting) = (stdin.clone(), waiting.clone());
+        async move {
+            let (tx, rx) = oneshot::channel();
+            waiting.lock().unwrap().insert(id, tx);
+            {
+                let mut w = stdin.lock().await;
+                w.write_all(text.as_bytes()).await.unwrap();
+                w.flush().await.unwrap();
+            }
+            rx.await.expect("reply")
+        }
+    };
+    request(
+        0,
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"raw-tokio\",\"version\":\"0\"}}}\n".into(),
+    )
+    .await;
+    stdin
+        .lock()
+        .await
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+    let connect = started.elapsed();
+    let (seq, seq_total, conc_total) = measure(k, conc, || {
+        let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let call = request(id, call_line(id));
+        async move {
+            let line = call.await;
+            assert!(line.contains("hello"), "unexpected answer: {line}");
+        }
+    })
+    .await;
+    drop(stdin);
+    reader.abort();
+    let _ = child.wait().await;
     Figures {
         connect,
         seq,
