@@ -173,6 +173,16 @@ fn raw(k: usize, conc: usize) -> Figures {
     }
 }
 
+/// The bench server as a tokio child with piped stdin and stdout, killed when dropped.
+fn spawn_server() -> tokio::process::Child {
+    tokio::process::Command::new(server_path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("spawn: {e}")))
+}
+
 /// The floor of a tokio client on the default runtime: the child's pipes, a reader task that
 /// matches each reply line to its request by id (no other parsing), one oneshot per request,
 /// the caller under `block_on`. What any client built this way pays, whatever it does besides.
@@ -184,12 +194,7 @@ async fn raw_tokio(k: usize, conc: usize) -> Figures {
 
     type Waiting = Arc<Mutex<HashMap<usize, oneshot::Sender<String>>>>;
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(server_path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap_or_else(|e| fail(&format!("spawn: {e}")));
+    let mut child = spawn_server();
     let stdin = Arc::new(tokio::sync::Mutex::new(child.stdin.take().unwrap()));
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let waiting: Waiting = Arc::default();
@@ -265,12 +270,7 @@ async fn rmcp_client(k: usize, conc: usize) -> Figures {
     use rmcp::model::CallToolRequestParams;
 
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(server_path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap_or_else(|e| fail(&format!("spawn: {e}")));
+    let mut child = spawn_server();
     let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let client =
         ().serve(transport)

@@ -145,19 +145,12 @@ impl Slot {
             live.state = state;
             live.error = error.clone();
         }
-        inner.events.emit(Event::ConnectionState {
-            server_id: self.id.clone(),
-            server_name: self.name(),
-            state,
-            phase,
-            error,
-            attempt,
-        });
+        self.emit_state(inner, state, phase, error, attempt);
     }
 
     /// Sets a state saying the server has no connection, unless a connection became current
     /// meanwhile (a connect that finished while the old one closed): the state then stays
-    /// what that connection made it. Returns whether it was set.
+    /// what that connection made it.
     fn set_down(
         &self,
         inner: &Inner,
@@ -165,15 +158,26 @@ impl Slot {
         phase: ConnectionPhase,
         error: Option<String>,
         attempt: Option<u32>,
-    ) -> bool {
+    ) {
         {
             let mut live = self.live.lock().unwrap();
             if live.conn.is_some() {
-                return false;
+                return;
             }
             live.state = state;
             live.error = error.clone();
         }
+        self.emit_state(inner, state, phase, error, attempt);
+    }
+
+    fn emit_state(
+        &self,
+        inner: &Inner,
+        state: ConnectionState,
+        phase: ConnectionPhase,
+        error: Option<String>,
+        attempt: Option<u32>,
+    ) {
         inner.events.emit(Event::ConnectionState {
             server_id: self.id.clone(),
             server_name: self.name(),
@@ -182,7 +186,6 @@ impl Slot {
             error,
             attempt,
         });
-        true
     }
 
     /// A live connection, connecting on first use. A connection idle for a while is
