@@ -11,6 +11,11 @@ mod calls;
 mod host;
 mod oauth;
 
+/// mimalloc rather than the system allocator: a call allocates on the JS thread what the runtime
+/// thread frees and the other way round, which glibc's per-thread arenas serve slowly.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -12,6 +12,12 @@ mod oauth;
 mod pool;
 mod runtime;
 
+/// mimalloc rather than the system allocator: a call allocates on the event loop's thread what
+/// the runtime thread frees and the other way round, which glibc's per-thread arenas serve
+/// slowly. Python objects still come from Python's own allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use pyo3::prelude::*;
 
 #[pymodule]
