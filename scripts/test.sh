@@ -16,6 +16,8 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== cargo test: the bindings' allocator (core's mimalloc feature)"
+cargo test -p mcpmux --features mimalloc --lib alloc::
 echo "== MCP conformance suite (tests/conformance)"
 bash scripts/test-conformance.sh
 echo "== C API (ffi/, include/mcpmux.h, tests/c)"

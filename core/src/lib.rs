@@ -6,6 +6,8 @@
 //! reported as an [`Event`].
 
 pub mod agent;
+#[cfg(feature = "mimalloc")]
+pub mod alloc;
 pub mod auth;
 pub mod canonical;
 pub mod canvas;

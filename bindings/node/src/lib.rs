@@ -11,10 +11,9 @@ mod calls;
 mod host;
 mod oauth;
 
-/// mimalloc rather than the system allocator: a call allocates on the JS thread what the runtime
-/// thread frees and the other way round, which glibc's per-thread arenas serve slowly.
+/// mimalloc, set up for a library in someone else's process (see `mcpmux::alloc`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mcpmux::alloc::Allocator = mcpmux::alloc::Allocator;
 
 use std::collections::HashMap;
 use std::future::Future;

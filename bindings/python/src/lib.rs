@@ -12,11 +12,9 @@ mod oauth;
 mod pool;
 mod runtime;
 
-/// mimalloc rather than the system allocator: a call allocates on the event loop's thread what
-/// the runtime thread frees and the other way round, which glibc's per-thread arenas serve
-/// slowly. Python objects still come from Python's own allocator.
+/// mimalloc, set up for a library in someone else's process (see `mcpmux::alloc`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mcpmux::alloc::Allocator = mcpmux::alloc::Allocator;
 
 use pyo3::prelude::*;
 
