@@ -140,12 +140,7 @@ impl Slot {
         error: Option<String>,
         attempt: Option<u32>,
     ) {
-        {
-            let mut live = self.live.lock().unwrap();
-            live.state = state;
-            live.error = error.clone();
-        }
-        self.emit_state(inner, state, phase, error, attempt);
+        self.change_state(inner, state, phase, error, attempt, false);
     }
 
     /// Sets a state saying the server has no connection, unless a connection became current
@@ -159,25 +154,28 @@ impl Slot {
         error: Option<String>,
         attempt: Option<u32>,
     ) {
-        {
-            let mut live = self.live.lock().unwrap();
-            if live.conn.is_some() {
-                return;
-            }
-            live.state = state;
-            live.error = error.clone();
-        }
-        self.emit_state(inner, state, phase, error, attempt);
+        self.change_state(inner, state, phase, error, attempt, true);
     }
 
-    fn emit_state(
+    /// Records the state and announces it; with `only_if_down`, only while no connection is
+    /// current (checked under the same lock that records it).
+    fn change_state(
         &self,
         inner: &Inner,
         state: ConnectionState,
         phase: ConnectionPhase,
         error: Option<String>,
         attempt: Option<u32>,
+        only_if_down: bool,
     ) {
+        {
+            let mut live = self.live.lock().unwrap();
+            if only_if_down && live.conn.is_some() {
+                return;
+            }
+            live.state = state;
+            live.error = error.clone();
+        }
         inner.events.emit(Event::ConnectionState {
             server_id: self.id.clone(),
             server_name: self.name(),
