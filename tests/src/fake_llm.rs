@@ -40,6 +40,88 @@ pub enum Turn {
     Raw(String),
     /// The model starts writing this text, then the stream stalls and never ends.
     Stall(String),
+    /// The model calls the tool named `name` that the last tool result of the conversation
+    /// lists (by the `id` given there, as a model reading a search answer would), with these
+    /// arguments; when no tool result lists it, the model says so in text instead.
+    CallFound { name: String, arguments: Value },
+}
+
+impl Turn {
+    /// What a [`Turn::CallFound`] amounts to for this request; other turns are as they are.
+    fn resolve(self, request: &Value) -> Turn {
+        let Turn::CallFound { name, arguments } = self else {
+            return self;
+        };
+        let last = request["messages"]
+            .as_array()
+            .and_then(|m| m.iter().rev().find(|m| m["role"] != "assistant"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        match found_id(&last, &name) {
+            Some(id) => Turn::Tools(vec![(id, arguments)]),
+            None => Turn::Text(format!("No tool named {name} was found.")),
+        }
+    }
+}
+
+/// The `id` of an entry named `name` in any JSON text inside `message` (tool results carry
+/// the discovery tools' answers as JSON text, whatever the wire format).
+fn found_id(message: &Value, name: &str) -> Option<String> {
+    fn walk(v: &Value, name: &str) -> Option<String> {
+        match v {
+            Value::Object(map) => {
+                if map.get("name").and_then(Value::as_str) == Some(name)
+                    && let Some(id) = map.get("id").and_then(Value::as_str)
+                {
+                    return Some(id.to_string());
+                }
+                map.values().find_map(|v| walk(v, name))
+            }
+            Value::Array(items) => items.iter().find_map(|v| walk(v, name)),
+            Value::String(text) => serde_json::from_str::<Value>(text)
+                .ok()
+                .filter(|v| v.is_object() || v.is_array())
+                .and_then(|v| walk(&v, name)),
+            _ => None,
+        }
+    }
+    walk(message, name)
+}
+
+/// Turns as JSON, for the `mcpmux-fake-llm` program: `{"text": ...}`, `{"tools": [[name,
+/// args], ...]}`, `{"status": 503}`, `{"raw": ...}`, `{"stall": ...}`, or `{"callFound": name,
+/// "arguments": {...}}`.
+pub fn turns_from_json(value: &Value) -> Result<Vec<Turn>, String> {
+    let items = value.as_array().ok_or("the turns must be a JSON array")?;
+    items
+        .iter()
+        .map(|t| {
+            let text = |k: &str| t[k].as_str().map(str::to_string);
+            if let Some(s) = text("text") {
+                Ok(Turn::Text(s))
+            } else if let Some(calls) = t["tools"].as_array() {
+                calls
+                    .iter()
+                    .map(|c| match (c[0].as_str(), c.get(1)) {
+                        (Some(n), Some(a)) => Ok((n.to_string(), a.clone())),
+                        _ => Err(format!("a tool call must be [name, arguments]: {c}")),
+                    })
+                    .collect::<Result<_, _>>()
+                    .map(Turn::Tools)
+            } else if let Some(code) = t["status"].as_u64() {
+                Ok(Turn::Status(code as u16))
+            } else if let Some(s) = text("raw") {
+                Ok(Turn::Raw(s))
+            } else if let Some(s) = text("stall") {
+                Ok(Turn::Stall(s))
+            } else if let Some(name) = text("callFound") {
+                let arguments = t.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                Ok(Turn::CallFound { name, arguments })
+            } else {
+                Err(format!("not a turn: {t}"))
+            }
+        })
+        .collect()
 }
 
 /// The running fake service.
@@ -83,7 +165,9 @@ fn sse(turn: &Turn, n: usize) -> String {
             }
             "tool_calls"
         }
-        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) => unreachable!("played as they are"),
+        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) | Turn::CallFound { .. } => {
+            unreachable!("played as they are, or resolved first")
+        }
     };
     chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
     chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 10}}));
@@ -118,7 +202,9 @@ fn anthropic_sse(turn: &Turn, n: usize) -> String {
             }
             "tool_use"
         }
-        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) => unreachable!("played as they are"),
+        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) | Turn::CallFound { .. } => {
+            unreachable!("played as they are, or resolved first")
+        }
     };
     events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 10}}));
     events.push(json!({"type": "message_stop"}));
@@ -144,7 +230,9 @@ fn ollama_ndjson(turn: &Turn) -> String {
                 .collect();
             lines.push(json!({"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": false}));
         }
-        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) => unreachable!("played as they are"),
+        Turn::Status(_) | Turn::Raw(_) | Turn::Stall(_) | Turn::CallFound { .. } => {
+            unreachable!("played as they are, or resolved first")
+        }
     }
     lines.push(json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 100, "eval_count": 10}));
     lines.iter().map(|l| format!("{l}\n")).collect()
@@ -203,11 +291,11 @@ impl FakeOpenAi {
                                         .unwrap(),
                                 );
                             }
-                            r.lock()
-                                .unwrap()
-                                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                            let request: Value =
+                                serde_json::from_slice(&body).unwrap_or(Value::Null);
+                            let turn = t.lock().unwrap().pop_front().map(|t| t.resolve(&request));
+                            r.lock().unwrap().push(request);
                             c.lock().unwrap().push(credential);
-                            let turn = t.lock().unwrap().pop_front();
                             let n = {
                                 let mut s = served.lock().unwrap();
                                 *s += 1;

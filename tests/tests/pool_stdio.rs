@@ -922,7 +922,7 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
     .unwrap();
     let hits = again.search_tools("sleep milliseconds progress slept", 3);
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
-    assert_eq!(again.known_tools().len(), 13);
+    assert_eq!(again.known_tools().len(), 14);
     assert!(
         again
             .server_states()

@@ -26,7 +26,7 @@
 //!   milliseconds late (a server slow to start, later than the client's probe timeout).
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
-//! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`. Resources:
+//! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
 //! `test://hello`, `test://info`, template `test://echo/{text}`. Prompt: `greet {name}`.
 
 #![allow(
@@ -151,6 +151,12 @@ fn parse_args() -> Result<Options, String> {
 struct KeywordArgs {
     /// A word to look for.
     keyword: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct BigArgs {
+    /// How many bytes of filler the reply holds.
+    size: usize,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -363,6 +369,11 @@ impl TestServer {
         // disappears instead of lingering as a zombie.
         std::thread::spawn(move || child.wait());
         Ok(pid.to_string())
+    }
+
+    #[tool(description = "Reply with `size` bytes of filler, for message size limits")]
+    fn big(&self, Parameters(BigArgs { size }): Parameters<BigArgs>) -> String {
+        "x".repeat(size)
     }
 
     #[tool(description = "Always fail: returns a tool result with isError = true")]
