@@ -94,6 +94,9 @@ enum mcpmux_status
   MCPMUX_ERR_INVALID_CONFIG = 13,
   // The caller's buffer is too small; the message was truncated.
   MCPMUX_ERR_BUFFER_TOO_SMALL = 14,
+  // A server sent a message larger than the pool accepts (the pool option
+  // maxMessageBytes, 16 MiB by default); its connection was closed and reopens on next use.
+  MCPMUX_ERR_MESSAGE_TOO_LARGE = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

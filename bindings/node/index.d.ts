@@ -985,6 +985,7 @@ export type ErrorCode =
   | 'cancelled'
   | 'protocol'
   | 'tool'
+  | 'message_too_large'
   | 'shutting_down'
   | 'io';
 
@@ -1040,6 +1041,13 @@ export declare class ToolError extends McpmuxError {
   constructor(message: string, options?: ErrorOptions);
   readonly code: 'tool';
   static readonly code: 'tool';
+}
+/** A server sent a message larger than the pool accepts; raise `maxMessageBytes` (16 MiB by
+ * default) to accept it. Its connection was closed and reopens on next use. */
+export declare class MessageTooLargeError extends McpmuxError {
+  constructor(message: string, options?: ErrorOptions);
+  readonly code: 'message_too_large';
+  static readonly code: 'message_too_large';
 }
 /** The pool is closing and takes no new work. */
 export declare class ShuttingDownError extends McpmuxError {

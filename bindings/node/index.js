@@ -41,6 +41,7 @@ const TimeoutError = errorClass('TimeoutError', 'timeout');
 const CancelledError = errorClass('CancelledError', 'cancelled');
 const ProtocolError = errorClass('ProtocolError', 'protocol');
 const ToolError = errorClass('ToolError', 'tool');
+const MessageTooLargeError = errorClass('MessageTooLargeError', 'message_too_large');
 const ShuttingDownError = errorClass('ShuttingDownError', 'shutting_down');
 const IoError = errorClass('IoError', 'io');
 
@@ -54,6 +55,7 @@ const ERROR_CLASSES = new Map(
     CancelledError,
     ProtocolError,
     ToolError,
+    MessageTooLargeError,
     ShuttingDownError,
     IoError,
   ].map((cls) => [cls.code, cls]),
@@ -1138,6 +1140,7 @@ module.exports = {
   CancelledError,
   ProtocolError,
   ToolError,
+  MessageTooLargeError,
   ShuttingDownError,
   IoError,
 };

@@ -35,6 +35,15 @@ pub enum Error {
     /// A tool call was answered with a JSON-RPC error (a result with `isError` is not an error).
     #[error("tool '{tool}' failed: {message}")]
     Tool { tool: String, message: String },
+    /// A server sent one message larger than the pool accepts (the pool option
+    /// `maxMessageBytes`); the connection it came on was closed, and the next use opens a new
+    /// one. `size` is the message's size when the transport saw all of it.
+    #[error("{}", too_large(server, *size, *limit))]
+    MessageTooLarge {
+        server: String,
+        size: Option<u64>,
+        limit: u64,
+    },
     /// The pool is closing and takes no new work.
     #[error("the pool is shutting down")]
     ShuttingDown,
@@ -58,6 +67,7 @@ pub enum ErrorKind {
     Cancelled,
     Protocol,
     Tool,
+    MessageTooLarge,
     ShuttingDown,
     Io,
 }
@@ -74,6 +84,7 @@ impl ErrorKind {
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Tool => "tool",
+            ErrorKind::MessageTooLarge => "message_too_large",
             ErrorKind::ShuttingDown => "shutting_down",
             ErrorKind::Io => "io",
         }
@@ -92,6 +103,7 @@ impl Error {
             Error::Cancelled => ErrorKind::Cancelled,
             Error::Protocol { .. } => ErrorKind::Protocol,
             Error::Tool { .. } => ErrorKind::Tool,
+            Error::MessageTooLarge { .. } => ErrorKind::MessageTooLarge,
             Error::ShuttingDown => ErrorKind::ShuttingDown,
             Error::Io { .. } => ErrorKind::Io,
         }
@@ -123,10 +135,75 @@ impl Error {
     }
 }
 
+/// Names the server, the size, the limit, and the option that raises it.
+fn too_large(server: &str, size: Option<u64>, limit: u64) -> String {
+    let seen = match size {
+        Some(n) => format!("a message of {n} bytes"),
+        None => "a message".to_string(),
+    };
+    format!(
+        "server '{server}' sent {seen}, over the limit of {limit} bytes ({}); raise the pool \
+         option maxMessageBytes (max_message_bytes; 16 MiB by default) to accept it",
+        bytes(limit)
+    )
+}
+
+/// A byte count the way people read it: 16 MiB, 40.0 MiB, 512 KiB.
+fn bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if n >= MIB {
+        if n.is_multiple_of(MIB) {
+            format!("{} MiB", n / MIB)
+        } else {
+            format!("{:.1} MiB", n as f64 / MIB as f64)
+        }
+    } else if n >= 1024 {
+        format!("{} KiB", n / 1024)
+    } else {
+        format!("{n} B")
+    }
+}
+
 fn humanize(d: Duration) -> String {
     if d.as_millis() < 1000 {
         format!("{} ms", d.as_millis())
     } else {
         format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_too_large_names_the_server_sizes_and_option() {
+        let e = Error::MessageTooLarge {
+            server: "big".into(),
+            size: Some(41_943_062),
+            limit: 16 * 1024 * 1024,
+        };
+        assert_eq!(e.kind(), ErrorKind::MessageTooLarge);
+        assert_eq!(e.kind().as_str(), "message_too_large");
+        let text = e.to_string();
+        for part in [
+            "'big'",
+            "41943062 bytes",
+            "16777216 bytes",
+            "16 MiB",
+            "maxMessageBytes",
+        ] {
+            assert!(text.contains(part), "{text}");
+        }
+        let no_size = Error::MessageTooLarge {
+            server: "s".into(),
+            size: None,
+            limit: 1536,
+        };
+        assert!(
+            no_size
+                .to_string()
+                .contains("sent a message, over the limit of 1536 bytes (1 KiB)")
+        );
     }
 }

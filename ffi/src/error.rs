@@ -52,6 +52,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> mcpmux_status {
         ErrorKind::Cancelled => MCPMUX_ERR_CANCELLED,
         ErrorKind::Protocol => MCPMUX_ERR_PROTOCOL,
         ErrorKind::Tool => MCPMUX_ERR_TOOL,
+        ErrorKind::MessageTooLarge => MCPMUX_ERR_MESSAGE_TOO_LARGE,
         ErrorKind::ShuttingDown => MCPMUX_ERR_SHUTTING_DOWN,
         ErrorKind::Io => MCPMUX_ERR_IO,
     }
@@ -86,6 +87,7 @@ pub(crate) fn status_code_c(status: i32) -> &'static CStr {
         12 => c"panic",
         13 => c"invalid_config",
         14 => c"buffer_too_small",
+        15 => c"message_too_large",
         _ => c"unknown",
     }
 }

@@ -277,9 +277,10 @@ async fn an_oversized_message_is_a_clear_error_on_every_transport() {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert_eq!(e.kind(), ErrorKind::MessageTooLarge, "{e}");
+    assert!(e.to_string().contains("65536 bytes"), "{e}");
     let reported = drain(&mut events).into_iter().any(|e| {
-        matches!(e, Event::Log { level, message, .. } if level == "error" && message.contains("too"))
+        matches!(e, Event::Log { level, message, .. } if level == "error" && message.contains("maxMessageBytes"))
     });
     assert!(reported, "no error event naming the size limit");
     // Smaller messages still go through (on a new connection).
@@ -304,7 +305,7 @@ async fn an_oversized_message_is_a_clear_error_on_every_transport() {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert_eq!(e.kind(), ErrorKind::MessageTooLarge, "{e}");
     let reported = drain(&mut events).into_iter().any(
         |e| matches!(e, Event::Log { message, .. } if message.contains("larger than 65536 bytes")),
     );
@@ -418,14 +419,80 @@ async fn oversized_messages_over_sse_and_http_are_clear_errors() {
     for name in ["sse", "http"] {
         let started = Instant::now();
         let e = pool.list_tools(Some(name)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::MessageTooLarge, "{name}: {e}");
         assert!(
-            matches!(e.kind(), ErrorKind::Connection | ErrorKind::Protocol),
-            "{name}: {e}"
+            e.to_string().contains("over the limit of 1024 bytes"),
+            "{e}"
         );
         assert!(
             started.elapsed() < Duration::from_secs(4),
             "{name}: {:?}",
             started.elapsed()
+        );
+    }
+    pool.close().await;
+}
+
+/// The test server over Streamable HTTP on a free port: the guard, and its `/mcp` URL.
+fn start_test_server_http() -> (ChildGuard, String) {
+    use std::io::BufRead;
+    let mut command = Command::new(mcpmux_tests::test_server_bin());
+    command
+        .args(["--http", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut server = ChildGuard::spawn(&mut command).expect("start mcpmux-test-server --http 0");
+    let mut url = String::new();
+    std::io::BufReader::new(server.child_mut().stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .expect("read the server's URL");
+    (server, url.trim().to_string())
+}
+
+/// A 40 MB reply under the default limit (16 MiB): the call gets `message_too_large`, naming
+/// the server, the size seen, the limit and the option to raise; memory stays bounded, the
+/// connection is opened anew, and the next call works. On stdio the size is exact (the
+/// transport reads the whole line to skip it); Streamable HTTP stops reading at the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_40_mb_reply_is_message_too_large_on_stdio_and_streamable_http() {
+    const FORTY_MB: usize = 40_000_000;
+    let (_http, url) = start_test_server_http();
+    let pool = pool().await;
+    assert_eq!(pool.options().max_message_bytes, 16 * 1024 * 1024);
+    add_test_server(&pool, "piped", &[]).await;
+    pool.add_server(remote("web", url, Some(TransportType::Http)))
+        .await
+        .unwrap();
+    for server in ["piped", "web"] {
+        let tool = format!("mcp__{server}__big");
+        let e = pool
+            .call_tool(&tool, json!({"size": FORTY_MB}), Default::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::MessageTooLarge, "{server}: {e}");
+        let message = e.to_string();
+        for part in [
+            format!("server '{server}'"),
+            "over the limit of 16777216 bytes (16 MiB)".into(),
+            "maxMessageBytes".into(),
+        ] {
+            assert!(message.contains(&part), "{server}: {message}");
+        }
+        match (&e, server) {
+            (mcpmux::Error::MessageTooLarge { size: Some(n), .. }, "piped") => {
+                assert!(*n > FORTY_MB as u64, "{message}")
+            }
+            (mcpmux::Error::MessageTooLarge { size: None, .. }, "web") => {}
+            _ => panic!("{server}: {e:?}"),
+        }
+        let r = pool
+            .call_tool(&tool, json!({"size": 10}), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&r),
+            "x".repeat(10),
+            "{server}: after the refused reply"
         );
     }
     pool.close().await;

@@ -328,7 +328,7 @@ impl Pool {
             .await
             .map_err(|e| {
                 slot.connection_failed(&self.inner, &conn);
-                service_error(&slot.name(), "resources/read", e)
+                conn.failure(&slot.name(), "resources/read", e)
             })
     }
 
@@ -344,7 +344,7 @@ impl Pool {
         conn.peer
             .subscribe(SubscribeRequestParams::new(uri))
             .await
-            .map_err(|e| service_error(&slot.name(), "resources/subscribe", e))
+            .map_err(|e| conn.failure(&slot.name(), "resources/subscribe", e))
     }
 
     /// Ends a subscription made with [`Pool::subscribe_resource`].
@@ -359,7 +359,7 @@ impl Pool {
         conn.peer
             .unsubscribe(UnsubscribeRequestParams::new(uri))
             .await
-            .map_err(|e| service_error(&slot.name(), "resources/unsubscribe", e))
+            .map_err(|e| conn.failure(&slot.name(), "resources/unsubscribe", e))
     }
 
     /// Prompts of every server that offers them (or of one), with the server's name.
@@ -398,7 +398,7 @@ impl Pool {
         }
         conn.peer.get_prompt(params).await.map_err(|e| {
             slot.connection_failed(&self.inner, &conn);
-            service_error(&slot.name(), "prompts/get", e)
+            conn.failure(&slot.name(), "prompts/get", e)
         })
     }
 }
@@ -474,7 +474,7 @@ impl Inner {
     ) -> Result<crate::tools::ToolList> {
         let tools = conn.peer.list_all_tools().await.map_err(|e| {
             slot.connection_failed(self, conn);
-            service_error(&slot.name(), "tools/list", e)
+            conn.failure(&slot.name(), "tools/list", e)
         })?;
         let tools = Arc::new(crate::stored_tool::store(&tools));
         if self.catalog.put(&slot.id, &slot.name(), tools.clone()) {
@@ -610,7 +610,12 @@ impl Inner {
                         .await
                         .map_err(|e| {
                             slot.connection_failed(self, &conn);
-                            self.closing_or(Error::connection(&name, format!("tools/call: {e}")))
+                            conn.too_large(&name).unwrap_or_else(|| {
+                                self.closing_or(Error::connection(
+                                    &name,
+                                    format!("tools/call: {e}"),
+                                ))
+                            })
                         })?;
                     let reply = tokio::select! {
                         r = call.reply(timeout) => r,
@@ -640,7 +645,7 @@ impl Inner {
                             .await
                             .map_err(|e| {
                                 slot.connection_failed(self, &conn);
-                                self.closing_or(service_error(&name, "tools/call", e))
+                                self.closing_or(conn.failure(&name, "tools/call", e))
                             })?;
                         let _route = options
                             .on_progress
@@ -661,6 +666,13 @@ impl Inner {
                     .await?
                 }
             };
+            if response.is_err()
+                && let Some(e) = conn.too_large(&name)
+            {
+                // Over HTTP rmcp reports a refused reply as an error from the server.
+                slot.connection_failed(self, &conn);
+                return Err(e);
+            }
             match response {
                 Ok(ServerResult::CallToolResult(r)) => return Ok(r),
                 Ok(ServerResult::InputRequiredResult(r)) => {
@@ -705,7 +717,7 @@ impl Inner {
                 }
                 Err(e) => {
                     slot.connection_failed(self, &conn);
-                    return Err(self.closing_or(service_error(&name, "tools/call", e)));
+                    return Err(self.closing_or(conn.failure(&name, "tools/call", e)));
                 }
             }
         }
@@ -755,7 +767,7 @@ impl Inner {
                     Ok(list) => Ok((slot, list)),
                     Err(e) => {
                         slot.connection_failed(self, &conn);
-                        Err(service_error(&slot.name(), "list", e))
+                        Err(conn.failure(&slot.name(), "list", e))
                     }
                 }
             }

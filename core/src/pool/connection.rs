@@ -8,6 +8,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{ProtocolVersion, RequestMetaObject};
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningServiceCancellationToken,
+    ServiceError,
 };
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
@@ -17,6 +18,7 @@ use crate::handler::{ClientSide, ServerShared};
 use crate::record::{ServerRecord, TransportType};
 use crate::transport::direct::Direct;
 use crate::transport::in_order::InOrder;
+use crate::transport::limit::MessageLimit;
 use crate::transport::stdio::ChildProcess;
 use crate::transport::{http, sse, stdio, websocket};
 
@@ -33,6 +35,8 @@ pub(crate) struct Connection {
     /// What a 2026-07-28 session requires in every request's `_meta` (rmcp adds it to its own
     /// requests; direct ones carry this copy).
     pub request_meta: Option<RequestMetaObject>,
+    /// The size limit its transport enforces, and whether a message went past it.
+    limit: Arc<MessageLimit>,
     cancel: Mutex<Option<RunningServiceCancellationToken>>,
     ended: CancellationToken,
     intentional: Arc<AtomicBool>,
@@ -83,12 +87,18 @@ impl Connection {
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
         let name = record.name.as_str();
-        let failed = |e: ClientInitializeError| Error::connection(name, handshake_error(&e));
+        // A retry on a new transport gets a new limit: the connection keeps the last one.
+        let mut limit = Arc::new(MessageLimit::new(max_message));
+        let failed = |limit: &MessageLimit, e: ClientInitializeError| {
+            limit
+                .error(name)
+                .unwrap_or_else(|| Error::connection(name, handshake_error(&e)))
+        };
         let mut direct = None;
         let (service, child) = match record.transport {
             TransportType::Stdio => {
                 let (transport, mut child) =
-                    stdio::spawn(record, shared.events.clone(), max_message)?;
+                    stdio::spawn(record, shared.events.clone(), limit.clone())?;
                 direct = Some(transport.direct());
                 match handler()
                     .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
@@ -97,8 +107,9 @@ impl Connection {
                     Ok(s) => (s, Some(child)),
                     Err(e) if retry_with_initialize(&e) => {
                         child.terminate(Duration::from_millis(200)).await;
+                        limit = Arc::new(MessageLimit::new(max_message));
                         let (transport, mut child) =
-                            stdio::spawn(record, shared.events.clone(), max_message)?;
+                            stdio::spawn(record, shared.events.clone(), limit.clone())?;
                         direct = Some(transport.direct());
                         match legacy_handler()
                             .serve_with_lifecycle(
@@ -110,13 +121,13 @@ impl Connection {
                             Ok(s) => (s, Some(child)),
                             Err(e) => {
                                 child.terminate(Duration::from_millis(200)).await;
-                                return Err(failed(e));
+                                return Err(failed(&limit, e));
                             }
                         }
                     }
                     Err(e) => {
                         child.terminate(Duration::from_millis(200)).await;
-                        return Err(failed(e));
+                        return Err(failed(&limit, e));
                     }
                 }
             }
@@ -133,7 +144,7 @@ impl Connection {
                     Some(manager) => {
                         let transport = http::open_authorized(
                             record,
-                            max_message,
+                            &limit,
                             manager,
                             redirect_uri,
                             oauth.clone(),
@@ -143,7 +154,7 @@ impl Connection {
                             .await
                     }
                     None => {
-                        let transport = http::open(record, max_message)?;
+                        let transport = http::open(record, &limit)?;
                         handler()
                             .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                             .await
@@ -152,14 +163,15 @@ impl Connection {
                 match first {
                     Ok(s) => (s, None),
                     Err(e) if retry_with_initialize(&e) => {
-                        let transport = http::open(record, max_message)?;
+                        limit = Arc::new(MessageLimit::new(max_message));
+                        let transport = http::open(record, &limit)?;
                         let service = legacy_handler()
                             .serve_with_lifecycle(
                                 InOrder::new(transport, &shared),
                                 ClientLifecycleMode::Initialize,
                             )
                             .await
-                            .map_err(failed)?;
+                            .map_err(|e| failed(&limit, e))?;
                         (service, None)
                     }
                     // The server wants OAuth: authorize (the host's handler, or the browser)
@@ -174,28 +186,27 @@ impl Connection {
                             shared.host.id_token_provider(),
                         )
                         .await?;
-                        let transport = http::open_authorized(
-                            record,
-                            max_message,
-                            manager,
-                            redirect_uri,
-                            oauth,
-                        )?;
+                        limit = Arc::new(MessageLimit::new(max_message));
+                        let transport =
+                            http::open_authorized(record, &limit, manager, redirect_uri, oauth)?;
                         let service = handler()
                             .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                             .await
-                            .map_err(failed)?;
+                            .map_err(|e| failed(&limit, e))?;
                         (service, None)
                     }
-                    Err(e) if record.config.strict_transport => return Err(failed(e)),
+                    Err(e) if record.config.strict_transport || limit.is_exceeded() => {
+                        return Err(failed(&limit, e));
+                    }
                     // As the TypeScript and Python clients do: a server that does not speak
                     // Streamable HTTP may be a legacy HTTP+SSE one at the same URL.
-                    Err(e) => match sse::open(record, shared.events.clone(), max_message).await {
+                    // (Its limit is untouched: the guard above took every refusal.)
+                    Err(e) => match sse::open(record, shared.events.clone(), limit.clone()).await {
                         Ok(transport) => {
                             let service = handler()
                                 .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                                 .await
-                                .map_err(failed)?;
+                                .map_err(|e| failed(&limit, e))?;
                             shared.events.emit(crate::Event::Log {
                                 server_id: record.id.clone(),
                                 level: "notice".into(),
@@ -207,24 +218,25 @@ impl Connection {
                             });
                             (service, None)
                         }
-                        Err(_) => return Err(failed(e)),
+                        Err(_) => return Err(Error::connection(name, handshake_error(&e))),
                     },
                 }
             }
             TransportType::Sse => {
-                let transport = sse::open(record, shared.events.clone(), max_message).await?;
+                let transport = sse::open(record, shared.events.clone(), limit.clone()).await?;
                 let service = handler()
                     .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                     .await
-                    .map_err(failed)?;
+                    .map_err(|e| failed(&limit, e))?;
                 (service, None)
             }
             TransportType::Websocket => {
-                let transport = websocket::open(record, shared.events.clone(), max_message).await?;
+                let transport =
+                    websocket::open(record, shared.events.clone(), limit.clone()).await?;
                 let service = handler()
                     .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
                     .await
-                    .map_err(failed)?;
+                    .map_err(|e| failed(&limit, e))?;
                 (service, None)
             }
         };
@@ -266,6 +278,7 @@ impl Connection {
             child_pid: child.as_ref().map(ChildProcess::pid),
             direct,
             request_meta,
+            limit,
             peer,
             protocol_version,
             modern,
@@ -279,10 +292,25 @@ impl Connection {
     }
 
     pub fn is_alive(&self) -> bool {
-        // The direct path hears of the end first: its caller must not find this alive.
+        // The direct path hears of the end first: its caller must not find this alive. A
+        // connection that refused a message is done too: over HTTP the session would live
+        // on, but the pool opens a new one, as for the transports that end there.
         !self.ended.is_cancelled()
             && !self.peer.is_transport_closed()
             && !self.direct.as_ref().is_some_and(|d| d.is_closed())
+            && !self.limit.is_exceeded()
+    }
+
+    /// The error for a request of `method` to `server` that failed on this connection: that
+    /// its reply was too large, when the transport refused a message, else rmcp's failure.
+    pub fn failure(&self, server: &str, method: &str, e: ServiceError) -> Error {
+        self.too_large(server)
+            .unwrap_or_else(|| crate::pool::calls::service_error(server, method, e))
+    }
+
+    /// Whether a failure on this connection came from a message over the size limit.
+    pub fn too_large(&self, server: &str) -> Option<Error> {
+        self.limit.error(server)
     }
 
     pub fn touch(&self) {

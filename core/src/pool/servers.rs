@@ -228,10 +228,11 @@ impl Pool {
                 Box::new(|_| {}),
             )
             .await?;
-            let tools =
-                conn.peer.list_all_tools().await.map_err(|e| {
+            let tools = conn.peer.list_all_tools().await.map_err(|e| {
+                conn.too_large(&record.name).unwrap_or_else(|| {
                     Error::connection(&record.name, format!("tools/list failed: {e}"))
-                });
+                })
+            });
             conn.close(Duration::from_secs(2)).await;
             Ok::<_, Error>((conn.protocol_version.clone(), tools?))
         };
@@ -271,7 +272,7 @@ impl Pool {
             .peer
             .list_all_tools()
             .await
-            .map_err(|e| crate::pool::calls::service_error(&name, "tools/list", e))?;
+            .map_err(|e| conn.failure(&name, "tools/list", e))?;
         let caps = conn.peer.peer_info().map(|i| i.capabilities.clone());
         let (prompts, prompts_error) = match caps.as_ref().and_then(|c| c.prompts.as_ref()) {
             None => (Vec::new(), None),

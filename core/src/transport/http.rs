@@ -9,17 +9,20 @@ use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+use super::http_limit::Limited;
+use super::limit::MessageLimit;
 use crate::error::{Error, Result};
 use crate::record::ServerRecord;
 
 /// Headers that the transport itself manages; a user value would break the session.
 const MANAGED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", "content-type"];
 
-pub(crate) type HttpTransport = StreamableHttpClientTransport<reqwest::Client>;
+pub(crate) type HttpTransport = StreamableHttpClientTransport<Limited<reqwest::Client>>;
 
 /// Streamable HTTP with OAuth: tokens are added, refreshed once on a rejection, and a 401
 /// surfaces as an authorization-required error.
-pub(crate) type AuthorizedTransport = StreamableHttpClientTransport<crate::auth::StepUpClient>;
+pub(crate) type AuthorizedTransport =
+    StreamableHttpClientTransport<Limited<crate::auth::StepUpClient>>;
 
 fn config(
     record: &ServerRecord,
@@ -37,18 +40,22 @@ fn config(
 }
 
 /// Builds the transport; nothing goes on the wire until the handshake.
-pub(crate) fn open(record: &ServerRecord, max_message: usize) -> Result<HttpTransport> {
-    Ok(StreamableHttpClientTransport::from_config(config(
-        record,
-        max_message,
-    )?))
+pub(crate) fn open(record: &ServerRecord, limit: &Arc<MessageLimit>) -> Result<HttpTransport> {
+    let client = Limited {
+        inner: default_client()?,
+        limit: limit.clone(),
+    };
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        config(record, limit.max())?,
+    ))
 }
 
 /// Like [`open`], authorized by `manager`; `redirect_uri` is where the client's grants come
 /// back, for a scope step-up.
 pub(crate) fn open_authorized(
     record: &ServerRecord,
-    max_message: usize,
+    limit: &Arc<MessageLimit>,
     manager: AuthorizationManager,
     redirect_uri: String,
     handler: Option<crate::auth::OAuthHandler>,
@@ -60,10 +67,43 @@ pub(crate) fn open_authorized(
         redirect_uri,
         handler,
     };
+    let client = Limited {
+        inner: client,
+        limit: limit.clone(),
+    };
     Ok(StreamableHttpClientTransport::with_client(
         client,
-        config(record, max_message)?,
+        config(record, limit.max())?,
     ))
+}
+
+/// The client rmcp would build for itself: no idle connection pooling (reusing a connection
+/// whose last body was not read to the end stalls ~40 ms on delayed ACKs), and redirects
+/// followed only when they keep the method, the body and the origin (307/308, same origin, at
+/// most 10), since others would drop the message or replay its headers to another host.
+fn default_client() -> Result<reqwest::Client> {
+    let redirects = reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(redirects)
+        .build()
+        .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))
 }
 
 /// Resumes a broken event stream a few times within about a second, then gives up. rmcp's

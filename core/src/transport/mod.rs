@@ -3,7 +3,9 @@
 
 pub(crate) mod direct;
 pub(crate) mod http;
+pub(crate) mod http_limit;
 pub(crate) mod in_order;
+pub(crate) mod limit;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 pub(crate) mod websocket;

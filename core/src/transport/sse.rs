@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
 use crate::record::ServerRecord;
 use crate::transport::http::custom_headers;
+use crate::transport::limit::MessageLimit;
 
 /// The rmcp transport over an SSE stream plus POSTs.
 pub(crate) struct SseTransport {
@@ -47,6 +48,24 @@ pub(crate) struct SseParser {
     has_data: bool,
     max: usize,
     oversized: bool,
+    /// Bytes of the event so far (every line), for what an oversized one is reported as.
+    event_bytes: u64,
+}
+
+/// An event over the size limit, dropped; `size` is how many bytes it had.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Oversized {
+    pub size: u64,
+}
+
+impl std::fmt::Display for Oversized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "an event of {} bytes was larger than the limit and was dropped",
+            self.size
+        )
+    }
 }
 
 impl SseParser {
@@ -59,9 +78,10 @@ impl SseParser {
 
     /// Feeds bytes; returns complete events, and `Err` for an event over the size limit
     /// (which is dropped).
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<std::result::Result<SseEvent, String>> {
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<std::result::Result<SseEvent, Oversized>> {
         let mut out = Vec::new();
         for &b in bytes {
+            self.event_bytes += 1;
             if b != b'\n' {
                 if self.line.len() <= self.max {
                     self.line.push(b);
@@ -76,11 +96,9 @@ impl SseParser {
             }
             if line.is_empty() {
                 let event = std::mem::take(&mut self.event);
+                let size = std::mem::take(&mut self.event_bytes);
                 if std::mem::take(&mut self.oversized) {
-                    out.push(Err(format!(
-                        "an event larger than {} bytes was dropped",
-                        self.max
-                    )));
+                    out.push(Err(Oversized { size }));
                 } else if std::mem::take(&mut self.has_data) {
                     out.push(Ok(event));
                 }
@@ -119,7 +137,7 @@ impl SseParser {
 pub(crate) async fn open(
     record: &ServerRecord,
     events: EventBus,
-    max_message: usize,
+    limit: Arc<MessageLimit>,
 ) -> Result<SseTransport> {
     let url = record.config.url.clone().unwrap_or_default();
     let name = record.name.clone();
@@ -171,16 +189,22 @@ pub(crate) async fn open(
             })
         };
         let mut endpoint_tx = Some(endpoint_tx);
-        let mut parser = SseParser::new(max_message);
+        let mut parser = SseParser::new(limit.max());
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
             let Ok(chunk) = chunk else { break };
             for event in parser.feed(&chunk) {
                 let event = match event {
                     Ok(e) => e,
-                    Err(message) => {
-                        // The request it answered would wait forever: end the session.
-                        report(format!("{message}; closing the connection"));
+                    Err(Oversized { size }) => {
+                        // The request it answered would wait forever: end the session, and
+                        // tell its caller why.
+                        limit.exceeded(Some(size));
+                        report(format!(
+                            "server sent an event of {size} bytes, larger than {} bytes (the \
+                             pool option maxMessageBytes); closing the connection",
+                            limit.max()
+                        ));
                         return;
                     }
                 };
@@ -293,7 +317,7 @@ mod tests {
     fn oversized_events_are_dropped_with_an_error() {
         let mut p = SseParser::new(16);
         let got = p.feed(b"data: 0123456789abcdefghij\n\ndata: ok\n\n");
-        assert!(got[0].is_err());
+        assert_eq!(got[0], Err(Oversized { size: 28 }));
         assert_eq!(got[1].as_ref().unwrap().data, "ok");
     }
 }

@@ -16,6 +16,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
 
 use super::direct::Direct;
+use super::limit::MessageLimit;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
 use crate::record::ServerRecord;
@@ -27,7 +28,9 @@ pub(crate) struct StdioTransport {
     line: Vec<u8>,
     /// Set while skipping the rest of an oversized line.
     discarding: bool,
-    max_line: usize,
+    /// Bytes of the oversized line so far.
+    discarded: u64,
+    limit: Arc<MessageLimit>,
     server_id: Arc<str>,
     events: EventBus,
     direct: Arc<Direct>,
@@ -45,7 +48,7 @@ pub(crate) struct ChildProcess {
 pub(crate) fn spawn(
     record: &ServerRecord,
     events: EventBus,
-    max_line: usize,
+    limit: Arc<MessageLimit>,
 ) -> Result<(StdioTransport, ChildProcess)> {
     let command = record.config.command.as_deref().unwrap_or_default();
     let mut cmd = Command::new(command);
@@ -87,7 +90,8 @@ pub(crate) fn spawn(
         stdout: BufReader::with_capacity(64 * 1024, stdout),
         line: Vec::new(),
         discarding: false,
-        max_line,
+        discarded: 0,
+        limit,
         server_id,
         events,
     };
@@ -180,14 +184,15 @@ impl Transport<RoleClient> for StdioTransport {
                 Some(pos) => (pos + 1, true),
                 None => (buf.len(), false),
             };
-            if !self.discarding {
-                let body = if complete { &buf[..chunk_len - 1] } else { buf };
-                if self.line.len() + body.len() > self.max_line {
-                    self.discarding = true;
-                    self.line = Vec::new();
-                } else {
-                    self.line.extend_from_slice(body);
-                }
+            let body_len = if complete { chunk_len - 1 } else { chunk_len };
+            if self.discarding {
+                self.discarded += body_len as u64;
+            } else if self.line.len() + body_len > self.limit.max() {
+                self.discarding = true;
+                self.discarded = (self.line.len() + body_len) as u64;
+                self.line = Vec::new();
+            } else {
+                self.line.extend_from_slice(&buf[..body_len]);
             }
             self.stdout.consume(chunk_len);
             if !complete {
@@ -195,10 +200,13 @@ impl Transport<RoleClient> for StdioTransport {
             }
             if std::mem::take(&mut self.discarding) {
                 // Whatever request it answered would wait forever: end the session instead,
-                // so callers fail now and the pool reconnects.
+                // so callers fail now (told why) and the pool reconnects.
+                self.limit.exceeded(Some(self.discarded));
                 self.report(format!(
-                    "server sent a message larger than {} bytes; closing the connection",
-                    self.max_line
+                    "server sent a message of {} bytes, larger than {} bytes (the pool option \
+                     maxMessageBytes); closing the connection",
+                    self.discarded,
+                    self.limit.max()
                 ));
                 return self.end();
             }

@@ -12,6 +12,7 @@ use rmcp::transport::Transport;
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message, http::HeaderValue};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
@@ -20,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
 use crate::record::ServerRecord;
 use crate::transport::http::custom_headers;
+use crate::transport::limit::MessageLimit;
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -33,6 +35,7 @@ pub(crate) struct WsTransport {
     keepalive: tokio::task::JoinHandle<()>,
     server_id: String,
     events: EventBus,
+    limit: Arc<MessageLimit>,
 }
 
 impl Drop for WsTransport {
@@ -45,7 +48,7 @@ impl Drop for WsTransport {
 pub(crate) async fn open(
     record: &ServerRecord,
     events: EventBus,
-    max_message: usize,
+    limit: Arc<MessageLimit>,
 ) -> Result<WsTransport> {
     let name = record.name.as_str();
     let url = record.config.url.clone().unwrap_or_default();
@@ -60,8 +63,8 @@ pub(crate) async fn open(
         .headers_mut()
         .insert("Sec-WebSocket-Protocol", HeaderValue::from_static("mcp"));
     let config = WebSocketConfig::default()
-        .max_message_size(Some(max_message))
-        .max_frame_size(Some(max_message));
+        .max_message_size(Some(limit.max()))
+        .max_frame_size(Some(limit.max()));
     let (socket, response) =
         tokio_tungstenite::connect_async_with_config(request, Some(config), false)
             .await
@@ -108,6 +111,7 @@ pub(crate) async fn open(
         keepalive,
         server_id: record.id.clone(),
         events,
+        limit,
     })
 }
 
@@ -145,8 +149,21 @@ impl Transport<RoleClient> for WsTransport {
             let frame = match self.stream.next().await? {
                 Ok(f) => f,
                 Err(e) => {
-                    // Includes frames over the size limit: tungstenite refuses them whole.
-                    self.report(format!("WebSocket error: {e}"));
+                    // tungstenite refuses a frame or message over the limit whole.
+                    if let WsError::Capacity(c) = &e {
+                        let size = match c {
+                            CapacityError::MessageTooLong { size, .. } => Some(*size as u64),
+                            _ => None,
+                        };
+                        self.limit.exceeded(size);
+                        self.report(format!(
+                            "server sent a message larger than {} bytes (the pool option \
+                             maxMessageBytes): {e}; closing the connection",
+                            self.limit.max()
+                        ));
+                    } else {
+                        self.report(format!("WebSocket error: {e}"));
+                    }
                     return None;
                 }
             };

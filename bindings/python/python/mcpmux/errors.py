@@ -22,6 +22,7 @@ __all__ = [
     "CancelledError",
     "ProtocolError",
     "ToolError",
+    "MessageTooLargeError",
     "ShuttingDownError",
     "IoError",
 ]
@@ -93,6 +94,13 @@ class ToolError(Error):
     code = "tool"
 
 
+class MessageTooLargeError(Error):
+    """A server sent a message larger than the pool accepts; raise ``max_message_bytes``
+    (16 MiB by default) to accept it. Its connection was closed and reopens on next use."""
+
+    code = "message_too_large"
+
+
 class ShuttingDownError(Error):
     """The pool is closing or closed and takes no new work: open a new pool."""
 
@@ -116,6 +124,7 @@ _BY_CODE: dict[str, type[Error]] = {
         CancelledError,
         ProtocolError,
         ToolError,
+        MessageTooLargeError,
         ShuttingDownError,
         IoError,
     )
