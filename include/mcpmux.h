@@ -575,7 +575,10 @@ mcpmux_status mcpmux_tools_list_async(mcpmux_pool pool,
 // Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
 // names), best first, at most `limit` (0: 10): `[{"id": ..., "score": 4.2, "serverName": ...,
 // "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
-// catalog saved beside the config: it never connects a server.
+// catalog saved beside the config; a server whose tools are not known for its current
+// config (never listed, or its config changed) is listed first, within its connect
+// timeout, so this call may block while such servers start. Servers whose tools are known
+// are not started.
 mcpmux_status mcpmux_tools_search(mcpmux_pool pool,
                                   const char *query,
                                   uint32_t limit,

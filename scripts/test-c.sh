@@ -38,9 +38,9 @@ bash scripts/test-deps.sh >/dev/null
 export MCPMUX_REQUIRE_SERVERS=1
 
 # --- build -----------------------------------------------------------------------------
-echo "== cargo build (libmcpmux, mcpmux-test-server)"
+echo "== cargo build (libmcpmux, mcpmux-test-server, mcpmux-fake-llm)"
 cargo build --quiet -p mcpmux-ffi
-cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server
+cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server --bin mcpmux-fake-llm
 echo "== cargo test -p mcpmux-ffi (unit tests, header drift)"
 cargo test --quiet -p mcpmux-ffi
 
@@ -84,6 +84,7 @@ process.stdout.write(path.join(dir, rel));
 ' "${MCPMUX_DEPS_DIR:-$root/.deps}/npm")"
 export MCPMUX_EVERYTHING_JS="$everything_js"
 export MCPMUX_TEST_SERVER="$lib_dir/mcpmux-test-server"
+export MCPMUX_FAKE_LLM="$lib_dir/mcpmux-fake-llm"
 
 total_passed=0
 total_failed=0

@@ -15,8 +15,9 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}"
 
 echo "== test servers"
 bash scripts/test-deps.sh
-cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server
+cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server --bin mcpmux-fake-llm
 export MCPMUX_TEST_SERVER="$repo_root/target/debug/mcpmux-test-server"
+export MCPMUX_FAKE_LLM="$repo_root/target/debug/mcpmux-fake-llm"
 
 echo "== conformance suite (OAuth-protected servers for test/oauth.test.js)"
 if [[ -f scripts/conformance-deps.sh ]]; then

@@ -10,9 +10,11 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}"
 bash scripts/test-deps.sh
 # The official conformance suite: its OAuth-protected mock servers test the OAuth API.
 bash scripts/conformance-deps.sh
-# The test server is a member of the root workspace: built into the root target dir.
-cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server
+# The test server and the scripted model service are members of the root workspace: built
+# into the root target dir.
+cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server --bin mcpmux-fake-llm
 export MCPMUX_TEST_SERVER="$repo_root/target/debug/mcpmux-test-server"
+export MCPMUX_FAKE_LLM="$repo_root/target/debug/mcpmux-fake-llm"
 export MCPMUX_DEPS_DIR="$repo_root/.deps"
 
 venv="$repo_root/.deps/py-binding-venv"

@@ -31,7 +31,8 @@ export interface PoolOptions {
   connectConcurrency?: number;
   /** How long `close` waits for calls in flight. Default 5000. */
   shutdownTimeoutMs?: number;
-  /** Connect a server in the background right after `addServer`. Default true. */
+  /** Connect a server and record its tools in the catalog, in the background, right after
+   * `addServer` / `addJson` (and after a change of its config). Default true. */
   connectOnAdd?: boolean;
   /** Client name sent in the handshake. Default "mcpmux". */
   clientName?: string;
@@ -235,6 +236,13 @@ export interface ToolInfo {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+}
+
+/** A server whose tools an answer lacks because they could not be listed, and why. */
+export interface Unlisted {
+  serverId: string;
+  serverName: string;
+  error: string;
 }
 
 /** One result of `searchTools`. */
@@ -886,11 +894,17 @@ export declare class Pool extends EventEmitter {
 
   /** Tools of every active server, or of one. */
   listTools(server?: string): Promise<ToolInfo[]>;
-  /** Ranked tools for `query` (names, titles, descriptions, parameter names), best first,
-   * from the tools already known: it never connects a server. `limit` defaults to 10. */
+  /** Ranked tools for `query` (names, titles, descriptions, parameter names), best first.
+   * A server whose tools are not known for its current config (never listed, or its config
+   * changed) is listed first (see `ensureCatalog`); servers whose tools are known are not
+   * started. `limit` defaults to 10. */
   searchTools(query: string, options?: { limit?: number }): Promise<SearchHit[]>;
   /** Every tool known without connecting anything (live lists, else the last known ones). */
   knownTools(): Promise<ToolInfo[]>;
+  /** Lists, once, every active server (or those `servers` lets through) whose tools the
+   * catalog does not know for its current config, concurrently, each within its connect
+   * timeout. Resolves with the servers that could not be listed, and why. */
+  ensureCatalog(options?: { servers?: ServerFilter }): Promise<Unlisted[]>;
   /** Calls a tool by its pool id (`ToolInfo.id`). */
   callTool(
     toolId: string,

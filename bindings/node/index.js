@@ -548,6 +548,13 @@ class Pool extends EventEmitter {
     return callJson(() => this.#native.knownTools());
   }
 
+  async ensureCatalog(options = {}) {
+    requireObject('options', options);
+    const { servers = {} } = options;
+    requireObject('servers', servers);
+    return callJson(() => this.#native.ensureCatalog(toJson('servers', servers)));
+  }
+
   callTool(toolId, args, options) {
     // Not `async`: the promise of the native call is returned as it is (its rejections are
     // already McpmuxErrors, made by `makeError`), which saves a wrapper per call.

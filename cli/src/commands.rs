@@ -5,8 +5,8 @@ use std::io::Read;
 
 use mcpmux::model::CallToolResult;
 use mcpmux::{
-    CallOptions, ErrorKind, Pool, PoolOptions, ServerConfig, ServerInput, ServerPatch,
-    TransportType,
+    CallOptions, ErrorKind, Pool, PoolOptions, ServerConfig, ServerFilter, ServerInput,
+    ServerPatch, ServerRecord, TransportType,
 };
 use serde::Serialize;
 
@@ -77,7 +77,6 @@ async fn open(cli: &Cli) -> Result<Pool> {
     let options = PoolOptions {
         config_path: cli.config.clone(),
         project_path: cli.project.clone(),
-        connect_on_add: false,
         health_check_interval_ms: 0,
         ..PoolOptions::default()
     };
@@ -113,11 +112,18 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
             limit,
             ..
         } => {
-            let hits = pool.search_tools(query, *limit);
+            // Servers never listed (or whose config changed) are listed first; the others
+            // answer from the catalog without starting.
+            let all = ServerFilter::default();
+            let unlisted = connecting("listing new servers…", pool.ensure_catalog(&all)).await;
+            for u in &unlisted {
+                eprintln!("mcpmux: server '{}' left out: {}", u.server_name, u.error);
+            }
+            let hits = pool.search_tools(query, *limit).await;
             if json {
                 print_json(&hits);
             } else if hits.is_empty() {
-                println!("no match (the catalog knows the tools of servers listed before)");
+                println!("no match");
             } else {
                 let width = hits.iter().map(|h| h.id.len()).max().unwrap_or(0);
                 for h in &hits {
@@ -311,10 +317,12 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
         ServersCommand::Add(args) => {
             let input = add_input(args)?;
             let record = pool.add_server(input).await?;
+            let listed = first_listing(pool, std::slice::from_ref(&record)).await;
+            let listing = &listed[&record.id];
             if json {
-                print_json(&record);
+                print_json(&AddOutcome::new(record.clone(), listing));
             } else {
-                println!("added {} ({})", record.name, record.id);
+                println!("added {} ({}){listing}", record.name, record.id);
             }
             Ok(())
         }
@@ -330,13 +338,23 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                     .map_err(|e| CliError::usage(format!("cannot read {file}: {e}")))?
             };
             let results = pool.add_json(&text).await?;
+            let added: Vec<ServerRecord> =
+                results.iter().filter_map(|r| r.record.clone()).collect();
+            let listed = first_listing(pool, &added).await;
+            let listing_of =
+                |r: &mcpmux::ImportResult| r.record.as_ref().and_then(|rec| listed.get(&rec.id));
             if json {
-                print_json(&results);
+                let outcomes: Vec<_> = results
+                    .iter()
+                    .map(|r| ImportOutcome::new(r, listing_of(r)))
+                    .collect();
+                print_json(&outcomes);
             } else {
                 for r in &results {
-                    match &r.error {
-                        None => println!("added {}", r.name),
-                        Some(e) => println!("failed {}: {e}", r.name),
+                    match (&r.error, listing_of(r)) {
+                        (None, Some(listing)) => println!("added {}{listing}", r.name),
+                        (None, None) => println!("added {}", r.name),
+                        (Some(e), _) => println!("failed {}: {e}", r.name),
                     }
                 }
             }
@@ -447,6 +465,121 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                 }
             }
             Ok(())
+        }
+    }
+}
+
+/// How a server's first listing went, after `servers add` or `import`.
+enum Listing {
+    /// Listed: this many tools.
+    Tools(usize),
+    /// Could not be listed (it did not start, say): the error.
+    Failed(String),
+    /// Disabled: not started.
+    Inactive,
+}
+
+impl fmt::Display for Listing {
+    /// What follows "added NAME" on the terminal.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Listing::Tools(1) => f.write_str(": 1 tool"),
+            Listing::Tools(n) => write!(f, ": {n} tools"),
+            Listing::Failed(e) => write!(f, ", but its tools could not be listed: {e}"),
+            Listing::Inactive => f.write_str(" (disabled: not started)"),
+        }
+    }
+}
+
+/// Waits for the first listing that adding starts (each within its connect timeout, with a
+/// spinner on a terminal), so that a new user sees at once whether a server works. The
+/// outcomes are by server id.
+async fn first_listing(
+    pool: &Pool,
+    records: &[ServerRecord],
+) -> std::collections::HashMap<String, Listing> {
+    let ids: Vec<String> = records
+        .iter()
+        .filter(|r| r.is_active)
+        .map(|r| r.id.clone())
+        .collect();
+    let servers = ServerFilter {
+        enabled: Some(ids),
+        disabled: Vec::new(),
+    };
+    let label = match records {
+        [one] => format!("starting {}…", one.name),
+        _ => format!("starting {} servers…", records.len()),
+    };
+    let unlisted = if records.iter().any(|r| r.is_active) {
+        connecting(&label, pool.ensure_catalog(&servers)).await
+    } else {
+        Vec::new()
+    };
+    let known = pool.known_tools();
+    records
+        .iter()
+        .map(|r| {
+            let listing = match unlisted.iter().find(|u| u.server_id == r.id) {
+                _ if !r.is_active => Listing::Inactive,
+                Some(u) => Listing::Failed(u.error.clone()),
+                None => Listing::Tools(known.iter().filter(|t| t.server_id == r.id).count()),
+            };
+            (r.id.clone(), listing)
+        })
+        .collect()
+}
+
+/// `servers add --json`: the record, and how its first listing went.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AddOutcome {
+    #[serde(flatten)]
+    record: ServerRecord,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_count: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    list_error: Option<String>,
+}
+
+impl AddOutcome {
+    fn new(record: ServerRecord, listing: &Listing) -> AddOutcome {
+        let (tool_count, list_error) = match listing {
+            Listing::Tools(n) => (Some(*n), None),
+            Listing::Failed(e) => (None, Some(e.clone())),
+            Listing::Inactive => (None, None),
+        };
+        AddOutcome {
+            record,
+            tool_count,
+            list_error,
+        }
+    }
+}
+
+/// One entry of `servers import --json`: the import's result, and how the listing went.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ImportOutcome<'a> {
+    #[serde(flatten)]
+    result: &'a mcpmux::ImportResult,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_count: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    list_error: Option<String>,
+}
+
+impl<'a> ImportOutcome<'a> {
+    fn new(result: &'a mcpmux::ImportResult, listing: Option<&Listing>) -> ImportOutcome<'a> {
+        let (tool_count, list_error) = match listing {
+            Some(Listing::Tools(n)) => (Some(*n), None),
+            Some(Listing::Failed(e)) => (None, Some(e.clone())),
+            _ => (None, None),
+        };
+        ImportOutcome {
+            result,
+            tool_count,
+            list_error,
         }
     }
 }

@@ -162,41 +162,37 @@ fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
 }
 
 #[test]
-fn tool_search_answers_from_the_catalog_without_starting_servers() {
+fn servers_add_lists_the_server_then_search_answers_without_starting_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("servers.json");
-    let exe = env!("CARGO_BIN_EXE_mcpmux");
-    assert!(
-        mcpmux(
-            &config,
-            &[
-                "servers",
-                "add",
-                "demo",
-                "--command",
-                exe,
-                "--arg",
-                "demo-server"
-            ]
-        )
-        .status
-        .success()
+    // A copy of the binary as the server's command, so that it can vanish without the
+    // config changing (a changed config is listed again; an unchanged one never is).
+    let server = dir.path().join("demo-server");
+    std::fs::copy(env!("CARGO_BIN_EXE_mcpmux"), &server).unwrap();
+    let command = server.to_str().unwrap();
+    let out = mcpmux(
+        &config,
+        &[
+            "servers",
+            "add",
+            "demo",
+            "--command",
+            command,
+            "--arg",
+            "demo-server",
+        ],
     );
-    // Before any listing the catalog is empty.
-    let out = mcpmux(&config, &["--json", "tools", "--search", "echo"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
-        serde_json::json!([])
+    // The add connected it and says how many tools it has.
+    let said = stdout(&out);
+    assert!(
+        said.starts_with("added demo (mcp_") && said.contains("): 3 tools"),
+        "{said}"
     );
-    assert!(mcpmux(&config, &["tools"]).status.success());
     assert!(dir.path().join("servers.tools.json").exists());
 
-    // Now the server's command is broken: a search that started it would fail.
-    let records = std::fs::read_to_string(&config)
-        .unwrap()
-        .replace(exe, "/nonexistent/mcpmux");
-    std::fs::write(&config, records).unwrap();
+    // Now the server's command is gone: a search that started it would fail.
+    std::fs::remove_file(&server).unwrap();
     let out = mcpmux(
         &config,
         &[
@@ -209,6 +205,7 @@ fn tool_search_answers_from_the_catalog_without_starting_servers() {
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("left out"), "{}", stderr(&out));
     let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(hits[0]["id"], "mcp__demo__echo", "{hits}");
     assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
@@ -216,6 +213,57 @@ fn tool_search_answers_from_the_catalog_without_starting_servers() {
     assert!(hits.as_array().unwrap().len() <= 2);
     let human = stdout(&mcpmux(&config, &["tools", "--search", "count"]));
     assert!(human.contains("mcp__demo__countdown"), "{human}");
+}
+
+#[test]
+fn a_server_that_does_not_start_is_added_and_its_error_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let add = ["servers", "add", "bad", "--command", "/nonexistent/server"];
+    let out = mcpmux(&config, &add);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("but its tools could not be listed")
+            && said.contains("cannot start `/nonexistent/server`"),
+        "{said}"
+    );
+    let mut json_add = vec!["--json"];
+    json_add.extend(add);
+    json_add[3] = "bad2";
+    let out = mcpmux(&config, &json_add);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["name"], "bad2");
+    assert!(
+        v["listError"].as_str().unwrap().contains("cannot start"),
+        "{v}"
+    );
+    // A search on this config lists what it does not know, and says what it left out.
+    let out = mcpmux(&config, &["--json", "tools", "--search", "anything"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("server 'bad' left out"),
+        "{}",
+        stderr(&out)
+    );
+
+    // An import waits for its servers too.
+    let import = dir.path().join("claude.json");
+    let exe = env!("CARGO_BIN_EXE_mcpmux");
+    let servers = serde_json::json!({"mcpServers": {
+        "demo": {"command": exe, "args": ["demo-server"]},
+        "gone": {"command": "/nonexistent/server"},
+    }});
+    std::fs::write(&import, servers.to_string()).unwrap();
+    let out = mcpmux(&config, &["servers", "import", import.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("added demo: 3 tools"), "{said}");
+    assert!(
+        said.contains("added gone, but its tools could not be listed"),
+        "{said}"
+    );
 }
 
 mod chat {

@@ -19,7 +19,17 @@ use crate::tools::ToolList;
 struct Entry {
     server_name: String,
     fetched_at: u64,
+    /// The record's config key when the list was made (see `ServerRecord::config_key`);
+    /// entries written before it existed have none, and count as stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    config_key: Option<String>,
     tools: Vec<StoredTool>,
+}
+
+/// A server's last known list, and the config it was made from.
+struct Known {
+    config_key: Option<String>,
+    tools: ToolList,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -34,7 +44,7 @@ type Pending = HashMap<String, Option<Entry>>;
 /// The catalog of one config file.
 pub(crate) struct Catalog {
     path: PathBuf,
-    tools: RwLock<HashMap<String, ToolList>>,
+    tools: RwLock<HashMap<String, Known>>,
     /// One writer at a time takes every change queued here: fifty servers listed at once
     /// make a couple of writes of the file, not fifty read-modify-writes racing for its lock.
     pending: Arc<Mutex<(Pending, bool)>>,
@@ -56,7 +66,13 @@ impl Catalog {
             Ok(file) => file
                 .servers
                 .into_iter()
-                .map(|(id, e)| (id, Arc::new(e.tools)))
+                .map(|(id, e)| {
+                    let known = Known {
+                        config_key: e.config_key,
+                        tools: Arc::new(e.tools),
+                    };
+                    (id, known)
+                })
                 .collect(),
             Err(e) => {
                 tracing::warn!("ignoring the tool catalog: {e}");
@@ -110,29 +126,56 @@ impl Catalog {
         });
     }
 
-    pub fn get(&self, server_id: &str) -> Option<ToolList> {
-        self.tools.read().unwrap().get(server_id).cloned()
+    /// The server's last known list, if it was made from the config whose key is `config_key`
+    /// (a list made from another config is stale: it is never answered from).
+    pub fn get(&self, server_id: &str, config_key: &str) -> Option<ToolList> {
+        let map = self.tools.read().unwrap();
+        let known = map.get(server_id)?;
+        (known.config_key.as_deref() == Some(config_key)).then(|| known.tools.clone())
     }
 
-    /// Records a server's fresh list; returns whether it differs from what was known, in
-    /// which case the file is rewritten (in the background).
-    pub fn put(&self, server_id: &str, server_name: &str, tools: ToolList) -> bool {
+    /// Records a server's fresh list, made from the config whose key is `config_key`; returns
+    /// whether it differs from what was known, in which case the file is rewritten (in the
+    /// background).
+    pub fn put(
+        &self,
+        server_id: &str,
+        server_name: &str,
+        config_key: &str,
+        tools: ToolList,
+    ) -> bool {
         {
             let mut map = self.tools.write().unwrap();
-            if map.get(server_id).is_some_and(|known| *known == tools) {
+            if map.get(server_id).is_some_and(|known| {
+                known.tools == tools && known.config_key.as_deref() == Some(config_key)
+            }) {
                 return false;
             }
-            map.insert(server_id.to_string(), tools.clone());
+            let known = Known {
+                config_key: Some(config_key.to_string()),
+                tools: tools.clone(),
+            };
+            map.insert(server_id.to_string(), known);
         }
         self.save(
             server_id.to_string(),
             Some(Entry {
                 server_name: server_name.to_string(),
                 fetched_at: now_ms(),
+                config_key: Some(config_key.to_string()),
                 tools: (*tools).clone(),
             }),
         );
         true
+    }
+
+    /// Waits, up to `limit`, until every change queued so far is written: a pool that closed
+    /// leaves the file complete for the next one to open.
+    pub async fn flush(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.pending.lock().unwrap().1 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Forgets a removed server.
@@ -184,7 +227,7 @@ mod tests {
         let catalog = Catalog::open(&config);
         for i in 0..50 {
             let tools = Arc::new(vec![tool(&format!("t{i}"))]);
-            assert!(catalog.put(&format!("s{i}"), "n", tools));
+            assert!(catalog.put(&format!("s{i}"), "n", "k", tools));
         }
         catalog.remove("s7");
         let saved = || read(&dir.path().join("servers.tools.json")).unwrap_or_default();
@@ -197,7 +240,25 @@ mod tests {
         let file = saved();
         assert_eq!(file.servers.len(), 49);
         assert!(!file.servers.contains_key("s7"));
-        // A new catalog on the same file knows them all.
-        assert_eq!(Catalog::open(&config).get("s42").unwrap()[0].name(), "t42");
+        // A new catalog on the same file knows them all, for the config they were made from.
+        let again = Catalog::open(&config);
+        assert_eq!(again.get("s42", "k").unwrap()[0].name(), "t42");
+        assert!(again.get("s42", "other").is_none());
+    }
+
+    #[tokio::test]
+    async fn an_entry_without_a_config_key_is_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("servers.json");
+        let old = r#"{"servers": {"s1": {"serverName": "n", "fetchedAt": 1,
+            "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}}}"#;
+        std::fs::write(dir.path().join("servers.tools.json"), old).unwrap();
+        let catalog = Catalog::open(&config);
+        assert!(catalog.get("s1", "k").is_none());
+        // The same list again, now with its key, is a change worth saving.
+        let tools = Arc::new(vec![tool("t")]);
+        assert!(catalog.put("s1", "n", "k", tools.clone()));
+        assert!(!catalog.put("s1", "n", "k", tools));
+        assert_eq!(catalog.get("s1", "k").unwrap()[0].name(), "t");
     }
 }

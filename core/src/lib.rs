@@ -38,6 +38,7 @@ pub use local::{LocalHandler, LocalTool};
 pub use pool::{
     CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,
     ResourceInfo, ResourceTemplateInfo, ServerFilter, ServerStatus, TestResult, ToolDef, ToolLayer,
+    Unlisted,
 };
 pub use record::{
     InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,

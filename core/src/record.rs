@@ -284,6 +284,14 @@ pub(crate) fn infer_transport(config: &ServerConfig) -> Result<TransportType> {
 }
 
 impl ServerRecord {
+    /// What the server's tool list depends on (its transport and connection settings), as a
+    /// stable hex hash: the catalog keeps it beside a list, so a list made from another config
+    /// is known to be stale. Stable across processes and versions (FNV-1a of the JSON).
+    pub(crate) fn config_key(&self) -> String {
+        let text = serde_json::to_string(&(self.transport, &self.config)).unwrap_or_default();
+        format!("{:016x}", crate::tools::stable_hash(&text))
+    }
+
     /// Checks that the record can be used: a name, and the settings its transport needs.
     pub fn validate(&self) -> Result<()> {
         if self.name.trim().is_empty() {

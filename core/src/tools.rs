@@ -77,7 +77,7 @@ pub fn server_prefix(server_name: &str) -> String {
 }
 
 /// FNV-1a: stable across runs, versions and platforms, unlike std's hasher.
-fn stable_hash(s: &str) -> u64 {
+pub(crate) fn stable_hash(s: &str) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for b in s.bytes() {
         h ^= u64::from(b);

@@ -577,7 +577,10 @@ pub unsafe extern "C" fn mcpmux_tools_list_async(
 /// Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
 /// names), best first, at most `limit` (0: 10): `[{"id": ..., "score": 4.2, "serverName": ...,
 /// "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
-/// catalog saved beside the config: it never connects a server.
+/// catalog saved beside the config; a server whose tools are not known for its current
+/// config (never listed, or its config changed) is listed first, within its connect
+/// timeout, so this call may block while such servers start. Servers whose tools are known
+/// are not started.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_tools_search(
     pool: mcpmux_pool,
@@ -585,14 +588,13 @@ pub unsafe extern "C" fn mcpmux_tools_search(
     limit: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let query = unsafe { str_arg(query, "query") }?;
-        let entry = pool_entry(pool)?;
+    blocking(pool, 0, out_json, |e| {
+        let query = unsafe { str_arg(query, "query") }?.to_string();
         let limit = if limit == 0 { 10 } else { limit as usize };
-        *out = into_c_string(to_json(&entry.pool.search_tools(query, limit))?);
-        Ok(())
+        let pool = e.pool.clone();
+        Ok(work(async move {
+            Ok::<_, mcpmux_core::Error>(pool.search_tools(&query, limit).await)
+        }))
     })
 }
 

@@ -130,12 +130,12 @@ async fn host_requests_over(input: ServerInput) {
         .await;
         assert!(changed.is_some(), "no tools:changed event");
     }
-    // Connecting (and each list change) refreshes the catalog: search knows the new tools
+    // Connecting (and each list change) refreshes the catalog: the pool knows the new tools
     // without anyone listing them.
     let found = mcpmux_tests::wait_until(Duration::from_secs(10), || {
-        pool.search_tools("trigger sampling request", 3)
+        pool.known_tools()
             .iter()
-            .any(|h| h.name == "trigger-sampling-request")
+            .any(|t| t.name == "trigger-sampling-request")
     });
     assert!(found, "search never saw the tools added after connecting");
     let tools = pool.list_tools(None).await.unwrap();

@@ -899,20 +899,16 @@ async fn input_required_rounds_of_2026_servers_are_answered_by_the_host() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn search_works_at_start_up_from_the_catalog_without_connecting() {
+async fn search_lists_a_new_server_first_then_answers_from_the_catalog_without_connecting() {
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;
-    assert!(
-        pool.search_tools("echo", 5).is_empty(),
-        "nothing is known yet"
-    );
-    pool.list_tools(None).await.unwrap();
-    let hits = pool.search_tools("return the text unchanged", 3);
+    // Never listed (and not connected on add in these tests): the search lists it first.
+    assert!(pool.known_tools().is_empty());
+    let hits = pool.search_tools("return the text unchanged", 3).await;
     assert_eq!(hits[0].id, "mcp__t__echo", "{hits:?}");
     pool.close().await;
-    // The catalog is written in the background; wait for it.
-    let catalog = pool.dir.path().join("servers.tools.json");
-    assert!(mcpmux_tests::wait_until(Duration::from_secs(5), || catalog.exists()));
+    // The catalog is written in the background, and finished by the close.
+    assert!(pool.dir.path().join("servers.tools.json").exists());
 
     let again = mcpmux::Pool::open(PoolOptions {
         config_path: Some(pool.dir.path().join("servers.json")),
@@ -920,7 +916,9 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
     })
     .await
     .unwrap();
-    let hits = again.search_tools("sleep milliseconds progress slept", 3);
+    let hits = again
+        .search_tools("sleep milliseconds progress slept", 3)
+        .await;
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
     assert_eq!(again.known_tools().len(), 14);
     assert!(
@@ -944,6 +942,7 @@ async fn search_works_at_start_up_from_the_catalog_without_connecting() {
     assert!(
         again
             .search_tools("sleep", 3)
+            .await
             .iter()
             .all(|h| h.name != "sleep")
     );
@@ -992,7 +991,10 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
         )
         .await
         .unwrap();
-    assert_eq!(found.structured_content.unwrap()[0]["id"], "mcp__t__sleep");
+    assert_eq!(
+        found.structured_content.unwrap()["tools"][0]["id"],
+        "mcp__t__sleep"
+    );
     let mine = conv
         .call(
             "t_mcp_search_tools",
@@ -1001,7 +1003,10 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
         )
         .await
         .unwrap();
-    assert_eq!(mine.structured_content.unwrap()[0]["id"], "mcp__t__pid");
+    assert_eq!(
+        mine.structured_content.unwrap()["tools"][0]["id"],
+        "mcp__t__pid"
+    );
 
     // The server's own recipe tool takes the canonical name (seed 002's alias map).
     let def = conv
@@ -1093,7 +1098,7 @@ async fn host_tools_are_listed_searched_validated_and_called_in_process() {
     );
     assert!(tools.iter().any(|t| t.id == "mcp__t__echo"));
     assert_eq!(pool.list_tools(Some("local")).await.unwrap().len(), 1);
-    assert_eq!(pool.search_tools("dark theme", 1)[0].id, "set_theme");
+    assert_eq!(pool.search_tools("dark theme", 1).await[0].id, "set_theme");
 
     let r = pool
         .call_tool("set_theme", json!({"theme": "dark"}), Default::default())

@@ -419,8 +419,8 @@ impl NativePool {
         })
     }
 
-    /// Ranked tools for `query`, from the tools already known; never connects. Runs on the
-    /// runtime because (re)building the index after tool lists change is not free.
+    /// Ranked tools for `query`, from the tools known once the servers never listed (or
+    /// whose config changed) are listed.
     #[napi]
     pub fn search_tools<'e>(
         &self,
@@ -430,8 +430,24 @@ impl NativePool {
     ) -> napi::Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
-            to_json(&pool.search_tools(&query, limit as usize))
+            to_json(&pool.search_tools(&query, limit as usize).await)
         })
+    }
+
+    /// Lists the servers `servers` (core's `ServerFilter` JSON) lets through whose tools are
+    /// not known; the ones that could not be listed, as JSON.
+    #[napi]
+    pub fn ensure_catalog<'e>(
+        &self,
+        env: &'e Env,
+        servers: String,
+    ) -> napi::Result<PromiseRaw<'e, String>> {
+        let filter: mcpmux::ServerFilter = parse("servers", &servers)?;
+        let pool = self.pool();
+        promise(
+            env,
+            async move { to_json(&pool.ensure_catalog(&filter).await) },
+        )
     }
 
     /// Every tool known without connecting anything.

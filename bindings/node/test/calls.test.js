@@ -247,20 +247,24 @@ test('prompts: list and get', async (t) => {
   await assert.rejects(pool.getPrompt('t', 'greet', 'Ada'), { code: 'invalid_argument' });
 });
 
-test('searchTools ranks known tools without connecting', async (t) => {
-  const pool = await poolWithServer(t);
-  await pool.addServer(testServerInput('idle'));
-  await pool.listTools('t');
-  const known = await pool.knownTools();
-  assert.ok(known.some((tool) => tool.id === 'mcp__t__add'), JSON.stringify(known.map((x) => x.id)));
-
-  const hits = await pool.searchTools('add two integers', { limit: 3 });
-  assert.ok(hits.length >= 1 && hits.length <= 3, JSON.stringify(hits));
-  assert.equal(hits[0].id, 'mcp__t__add');
-  assert.equal(hits[0].serverName, 't');
+test('searchTools lists servers it does not know, then answers without connecting', async (t) => {
+  const first = await poolWithServer(t);
+  await first.addServer(testServerInput('idle'));
+  // Never listed: the search lists both servers first.
+  const hits = await first.searchTools('add two integers', { limit: 3 });
+  assert.ok(hits.length >= 2 && hits.length <= 3, JSON.stringify(hits));
+  // The same tool of two servers: equal scores, in either order.
+  const top = (list) => list.slice(0, 2).map((h) => `${h.serverName}:${h.id}`).sort();
+  assert.deepEqual(top(hits), ['idle:mcp__idle__add', 't:mcp__t__add']);
   assert.ok(hits.every((h, i) => i === 0 || h.score <= hits[i - 1].score));
-  // Searching never connected the idle server.
-  assert.equal(pool.serverStates().find((s) => s.name === 'idle').state, 'disconnected');
+  await first.close();
+
+  // A second pool on the same config answers from the catalog: it starts nothing.
+  const pool = await Pool.open({ ...testOptions(t), configPath: first.configPath });
+  t.after(() => pool.close());
+  const again = await pool.searchTools('add two integers', { limit: 3 });
+  assert.deepEqual(top(again), ['idle:mcp__idle__add', 't:mcp__t__add']);
+  assert.ok(pool.serverStates().every((s) => s.state === 'disconnected'), JSON.stringify(pool.serverStates()));
 
   assert.deepEqual(await pool.searchTools('zzzzqqq'), []);
   await assert.rejects(pool.searchTools('x', { limit: 0 }), { code: 'invalid_argument' });

@@ -13,13 +13,21 @@ const repoRoot = path.resolve(packageDir, '..', '..');
 const testServer =
   process.env.MCPMUX_TEST_SERVER || path.join(repoRoot, 'target', 'debug', 'mcpmux-test-server');
 
+/** The scripted model service (`mcpmux-fake-llm`); built by scripts/test-node.sh. */
+const fakeLlm =
+  process.env.MCPMUX_FAKE_LLM || path.join(repoRoot, 'target', 'debug', 'mcpmux-fake-llm');
+
 /** server-everything's entry point, installed by scripts/test-deps.sh. */
 const everything = path.join(
   process.env.MCPMUX_DEPS_DIR ? path.resolve(repoRoot, process.env.MCPMUX_DEPS_DIR) : path.join(repoRoot, '.deps'),
   'npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js',
 );
 
-for (const [what, file] of [['mcpmux-test-server', testServer], ['server-everything', everything]]) {
+for (const [what, file] of [
+  ['mcpmux-test-server', testServer],
+  ['mcpmux-fake-llm', fakeLlm],
+  ['server-everything', everything],
+]) {
   if (!fs.existsSync(file)) {
     throw new Error(`${what} not found at ${file}: run scripts/test-node.sh (it builds and installs it)`);
   }
@@ -97,6 +105,25 @@ async function startEverythingHttp(t) {
   return `http://127.0.0.1:${port}/mcp`;
 }
 
+/**
+ * Starts the scripted model service (OpenAI's streaming wire format on 127.0.0.1, the same
+ * program the C and Python tests use) with `turns`; resolves with its base URL. `t.after`
+ * stops it (it serves until its stdin ends).
+ */
+function startFakeLlm(t, turns) {
+  const child = spawn(fakeLlm, [JSON.stringify(turns)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => child.stdin.end());
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.on('error', reject);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n');
+      if (line.length > 1) resolve(line[0].trim());
+    });
+  });
+}
+
 /** Resolves with the next `name` event of `emitter` that satisfies `pred`, or rejects after `ms`. */
 function waitEvent(emitter, name, pred = () => true, ms = 10_000) {
   return new Promise((resolve, reject) => {
@@ -150,6 +177,7 @@ module.exports = {
   testServerInput,
   everythingStdioInput,
   startEverythingHttp,
+  startFakeLlm,
   waitEvent,
   runNode,
   text,

@@ -108,8 +108,34 @@ impl NativePool {
         to_json(&self.pool()?.server_states())
     }
 
-    fn search_tools(&self, query: &str, limit: usize) -> PyResult<String> {
-        to_json(&self.pool()?.search_tools(query, limit))
+    fn search_tools<'py>(
+        &self,
+        py: Python<'py>,
+        query: String,
+        limit: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(Ok(pool.search_tools(&query, limit).await))
+        })
+    }
+
+    /// Lists the servers whose tools are not known yet (`filter_json`: core's `ServerFilter`,
+    /// default all); the servers that could not be listed, as JSON.
+    #[pyo3(signature = (filter_json=None))]
+    fn ensure_catalog<'py>(
+        &self,
+        py: Python<'py>,
+        filter_json: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let filter: mcpmux::ServerFilter = match filter_json {
+            None => Default::default(),
+            Some(text) => from_json("server filter", &text)?,
+        };
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(Ok(pool.ensure_catalog(&filter).await))
+        })
     }
 
     fn known_tools(&self) -> PyResult<String> {
@@ -630,9 +656,16 @@ impl NativePool {
         to_json(&self.pool()?.canvas().to_json())
     }
 
-    /// One layer per server (and the host's tools), as JSON.
-    fn layers(&self) -> PyResult<String> {
-        to_json(&self.pool()?.layers())
+    /// One layer per server (and the host's tools), as JSON, after listing the servers
+    /// whose tools are not known yet.
+    fn layers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move { json_result(Ok(pool.layers().await)) })
+    }
+
+    /// The layers as known now, without connecting anything, as JSON.
+    fn known_layers(&self) -> PyResult<String> {
+        to_json(&self.pool()?.known_layers())
     }
 
     /// A conversation over the servers `filter_json` (core's `ServerFilter`) lets through.

@@ -3,13 +3,15 @@ Streamable HTTP, mcp-server-time) and pools over a temporary config file."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +39,29 @@ def test_server() -> str:
     """Path of the mcpmux-test-server binary."""
     path = Path(os.environ.get("MCPMUX_TEST_SERVER", REPO / "target/debug/mcpmux-test-server"))
     return _need(path, "cargo build -p mcpmux-tests --bin mcpmux-test-server")
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[Callable[[list[dict[str, Any]]], str]]:
+    """Starts the scripted model service (mcpmux-fake-llm: OpenAI's streaming wire format on
+    127.0.0.1) with a list of turns; returns its base URL. Stopped after the test."""
+    path = Path(os.environ.get("MCPMUX_FAKE_LLM", REPO / "target/debug/mcpmux-fake-llm"))
+    binary = _need(path, "cargo build -p mcpmux-tests --bin mcpmux-fake-llm")
+    started: list[subprocess.Popen[str]] = []
+
+    def start(turns: list[dict[str, Any]]) -> str:
+        process = subprocess.Popen(
+            [binary, json.dumps(turns)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        started.append(process)
+        assert process.stdout is not None
+        return process.stdout.readline().strip()
+
+    yield start
+    for process in started:
+        assert process.stdin is not None
+        process.stdin.close()  # it serves until its stdin ends
+        process.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")

@@ -36,9 +36,7 @@ async def test_list_and_call_tools(tpool: mcpmux.Pool) -> None:
     assert (await tpool.call_tool("mcp__t__add", {"a": 2, "b": 40})).text == "42"
 
 
-async def test_search_ranks_known_tools_without_connecting(tpool: mcpmux.Pool) -> None:
-    assert await tpool.search_tools("echo") == []  # nothing listed yet
-    await tpool.list_tools()
+async def test_search_lists_a_new_server_first_and_ranks_its_tools(tpool: mcpmux.Pool) -> None:
     hits = await tpool.search_tools("return the text unchanged", limit=3)
     assert isinstance(hits[0], mcpmux.SearchHit)
     assert hits[0].id == "mcp__t__echo" and hits[0].score > 0

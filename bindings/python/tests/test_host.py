@@ -288,7 +288,8 @@ async def test_recipes_widgets_and_the_canvas(pool: mcpmux.Pool) -> None:
         await asyncio.sleep(0.02)
     assert widgets[0]["name"] == "chart" and widgets[0]["params"] == {"values": [1, 2]}
     assert "chart" in str(pool.canvas())
-    assert any(layer.server_name == "local" for layer in pool.layers())
+    assert any(layer.server_name == "local" for layer in await pool.layers())
+    assert any(layer.server_name == "local" for layer in pool.known_layers())
 
 
 async def test_conversations_start_with_discovery_and_activate_servers(tpool: mcpmux.Pool) -> None:

@@ -202,13 +202,19 @@ impl Agent {
              STEP 4 - display: widget_display(name, params), canvas(action, id, params)\n\
              Never invent tool names.\n\nServers:\n",
         );
-        for layer in self.pool.layers() {
-            p.push_str(&format!(
-                "- {} ({}, {} tools)\n",
-                layer.server_name,
-                layer.protocol,
-                layer.tools.len()
-            ));
+        for layer in self.pool.known_layers() {
+            match &layer.error {
+                Some(error) => p.push_str(&format!(
+                    "- {} ({}, unavailable: {error})\n",
+                    layer.server_name, layer.protocol
+                )),
+                None => p.push_str(&format!(
+                    "- {} ({}, {} tools)\n",
+                    layer.server_name,
+                    layer.protocol,
+                    layer.tools.len()
+                )),
+            }
         }
         if let Some(i) = &self.options.instructions {
             p.push('\n');
@@ -220,6 +226,9 @@ impl Agent {
     /// Runs the loop for one user prompt.
     pub async fn run(&self, prompt: &str, options: RunOptions) -> Result<AgentResult> {
         let conversation = self.pool.conversation_with(options.params.servers.clone());
+        // Servers never listed (a fresh config) are listed now, so the prompt counts their
+        // tools and the model's first search finds them.
+        conversation.ensure_catalog().await;
         let cancel = options.cancel.clone().unwrap_or_default();
         let mut transcript = options.params.history.clone();
         let mut first = Message::user(prompt);

@@ -466,24 +466,46 @@ impl Inner {
 
     /// Lists a server's tools on `conn` and stores them in the cache, the catalog and search.
     /// `generation` is the server's `list_changed` count read before the request was sent.
+    ///
+    /// One fetch at a time per server: a caller that waited for another's fetch on the same
+    /// connection takes its list (the refresh a connect starts and the caller that asked for
+    /// the connect would otherwise both send `tools/list`).
     pub(super) async fn fetch_tools(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
         conn: &Arc<super::connection::Connection>,
         generation: u64,
     ) -> Result<crate::tools::ToolList> {
+        let _one = slot.fetching.lock().await;
+        if let Some(c) = slot.tools.lock().unwrap().as_ref()
+            && c.connection == conn.generation
+            && c.generation == generation
+            && c.fetched.elapsed() < self.opts.tools_ttl()
+        {
+            return Ok(c.tools.clone());
+        }
         let tools = conn.peer.list_all_tools().await.map_err(|e| {
             slot.connection_failed(self, conn);
             conn.failure(&slot.name(), "tools/list", e)
         })?;
         let tools = Arc::new(crate::stored_tool::store(&tools));
-        if self.catalog.put(&slot.id, &slot.name(), tools.clone()) {
+        if self
+            .catalog
+            .put(&slot.id, &slot.name(), &conn.config_key, tools.clone())
+        {
             self.tools_changed();
         }
+        if slot.config_key() != conn.config_key {
+            // The record changed while listing: this connection is on its way out, and its
+            // list (saved under its own config) is not the server's now.
+            return Ok(tools);
+        }
+        slot.listed(&conn.config_key);
         let previous = slot.tools.lock().unwrap().replace(CachedTools {
             tools: tools.clone(),
             fetched: Instant::now(),
             generation,
+            connection: conn.generation,
         });
         if previous.is_some_and(|p| p.tools != tools) {
             slot.shared.tools_changed();

@@ -35,6 +35,9 @@ pub(crate) struct Connection {
     /// What a 2026-07-28 session requires in every request's `_meta` (rmcp adds it to its own
     /// requests; direct ones carry this copy).
     pub request_meta: Option<RequestMetaObject>,
+    /// The record's config key when this connection opened: lists it fetches are saved
+    /// under it, even if the record changes meanwhile.
+    pub config_key: String,
     /// The size limit its transport enforces, and whether a message went past it.
     limit: Arc<MessageLimit>,
     cancel: Mutex<Option<RunningServiceCancellationToken>>,
@@ -278,6 +281,7 @@ impl Connection {
             child_pid: child.as_ref().map(ChildProcess::pid),
             direct,
             request_meta,
+            config_key: record.config_key(),
             limit,
             peer,
             protocol_version,

@@ -9,6 +9,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::listing::Unlisted;
 use super::{CallOptions, Pool};
 use crate::canonical::canonical_name;
 use crate::error::{Error, Result};
@@ -26,6 +27,9 @@ pub struct ToolLayer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub tools: Vec<ToolInfo>,
+    /// Why `tools` is empty when the server could not be listed (it did not start, say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// A tool as offered to an LLM: a function name, what it does, its parameters.
@@ -109,12 +113,35 @@ fn string_arg(args: &Value, key: &str, tool: &str) -> Result<String> {
         .ok_or_else(|| Error::invalid(format!("{tool} needs a string `{key}`")))
 }
 
+/// The answer of a search tool: the hits, and the servers that could not be searched.
+fn search_answer(hits: Vec<crate::search::SearchHit>, unlisted: &[Unlisted]) -> CallToolResult {
+    let mut answer = json!({ "tools": hits });
+    if !unlisted.is_empty() {
+        answer["unavailable"] = unlisted
+            .iter()
+            .map(|u| json!({"server": u.server_name, "error": u.error}))
+            .collect();
+    }
+    json_result(answer)
+}
+
 impl Pool {
+    /// Every active server's tools as layers, after listing the servers whose tools are not
+    /// known yet ([`Pool::ensure_catalog`]); a server that could not be listed has its error.
+    pub async fn layers(&self) -> Vec<ToolLayer> {
+        self.ensure_catalog(&ServerFilter::default()).await;
+        self.known_layers()
+    }
+
     /// Every active server's known tools as layers, without connecting anything.
-    pub fn layers(&self) -> Vec<ToolLayer> {
+    pub fn known_layers(&self) -> Vec<ToolLayer> {
         let mut by_server: BTreeMap<(String, String), Vec<ToolInfo>> = BTreeMap::new();
+        let mut errors = BTreeMap::new();
         for slot in self.inner.active_slots() {
             by_server.entry((slot.name(), slot.id.clone())).or_default();
+            if let Some((error, _)) = self.inner.listing_failure(&slot) {
+                errors.insert(slot.id.clone(), error);
+            }
         }
         for t in self.known_tools() {
             by_server
@@ -131,6 +158,7 @@ impl Pool {
                     "mcp"
                 }
                 .into(),
+                error: errors.remove(&server_id),
                 server_id,
                 server_name,
                 description: None,
@@ -165,6 +193,14 @@ pub struct ServerFilter {
 }
 
 impl ServerFilter {
+    /// Only the server with this id or name.
+    pub fn only(server: impl Into<String>) -> ServerFilter {
+        ServerFilter {
+            enabled: Some(vec![server.into()]),
+            disabled: Vec::new(),
+        }
+    }
+
     /// Whether the server with this id and name is in.
     pub fn allows(&self, server_id: &str, server_name: &str) -> bool {
         let named = |list: &[String]| list.iter().any(|s| s == server_id || s == server_name);
@@ -196,11 +232,17 @@ impl Conversation {
         self.activated.lock().unwrap().iter().cloned().collect()
     }
 
-    /// The tool layers of the servers this conversation uses.
-    fn layers(&self) -> Vec<ToolLayer> {
-        let mut layers = self.pool.layers();
+    /// The tool layers of the servers this conversation uses, as known now.
+    pub fn layers(&self) -> Vec<ToolLayer> {
+        let mut layers = self.pool.known_layers();
         layers.retain(|l| self.filter.allows(&l.server_id, &l.server_name));
         layers
+    }
+
+    /// Lists the servers this conversation uses whose tools are not known yet (see
+    /// [`Pool::ensure_catalog`]); every answer of its discovery tools does this first.
+    pub async fn ensure_catalog(&self) -> Vec<Unlisted> {
+        self.pool.inner.ensure_catalog(&self.filter).await
     }
 
     /// Refuses a tool of a server this conversation does not use (locating a tool the pool
@@ -292,9 +334,12 @@ impl Conversation {
         match self.target(name) {
             Target::GlobalSearch => {
                 let query = string_arg(&args, "query", name)?;
+                let unlisted = self.ensure_catalog().await;
                 let hits: Vec<_> = self
                     .pool
-                    .search_tools(&query, 50)
+                    .inner
+                    .search_index()
+                    .search(&query, 50)
                     .into_iter()
                     .filter(|h| {
                         let id = self.pool.tool_server(&h.id).unwrap_or_default();
@@ -302,7 +347,7 @@ impl Conversation {
                     })
                     .take(10)
                     .collect();
-                Ok(json_result(serde_json::to_value(hits).unwrap_or_default()))
+                Ok(search_answer(hits, &unlisted))
             }
             Target::Discovery { layer, canonical } => {
                 self.discovery(layer, canonical, name, args, options).await
@@ -318,6 +363,23 @@ impl Conversation {
         }
     }
 
+    /// A layer with nothing known for its server's current config, after listing the server
+    /// once (it is then saved in the catalog and later answers are local); an error says why
+    /// it could not be listed.
+    async fn listed(&self, layer: ToolLayer) -> Result<ToolLayer> {
+        let only = ServerFilter::only(&layer.server_id);
+        self.pool.inner.ensure_catalog(&only).await;
+        let slot = self.pool.inner.slot(&layer.server_id)?;
+        if let Some((_, error)) = self.pool.inner.listing_failure(&slot) {
+            return Err(error);
+        }
+        let fresh = self.pool.known_layers();
+        Ok(fresh
+            .into_iter()
+            .find(|l| l.server_id == layer.server_id)
+            .unwrap_or(layer))
+    }
+
     async fn discovery(
         &self,
         mut layer: ToolLayer,
@@ -326,6 +388,9 @@ impl Conversation {
         args: Value,
         options: CallOptions,
     ) -> Result<CallToolResult> {
+        if layer.protocol != "local" && layer.tools.is_empty() {
+            layer = self.listed(layer).await?;
+        }
         // The server's own tool for this role, if it has one (e.g. `find_recipe_by_keyword`
         // for `search_recipes`): the call goes there, with the agent's arguments.
         if let Some(real) = aliased(&layer, canonical) {
@@ -350,20 +415,17 @@ impl Conversation {
                     let query = string_arg(&args, "query", name)?;
                     let hits: Vec<_> = self
                         .pool
-                        .search_tools(&query, 50)
+                        .inner
+                        .search_index()
+                        .search(&query, 50)
                         .into_iter()
                         .filter(|h| h.server_name == LOCAL_SERVER)
                         .take(10)
                         .collect();
-                    Ok(json_result(serde_json::to_value(hits).unwrap_or_default()))
+                    Ok(search_answer(hits, &[]))
                 }
                 _ => Ok(json_result(summary(&layer.tools))),
             };
-        }
-        if layer.tools.is_empty() {
-            // Never listed, so nothing is known: ask the server once (it is then saved in
-            // the catalog and later answers are local).
-            layer.tools = self.pool.list_tools(Some(&layer.server_id)).await?;
         }
         match canonical {
             "list_tools" => Ok(json_result(summary(&layer.tools))),
@@ -371,12 +433,14 @@ impl Conversation {
                 let query = string_arg(&args, "query", name)?;
                 let hits: Vec<_> = self
                     .pool
-                    .search_tools(&query, 50)
+                    .inner
+                    .search_index()
+                    .search(&query, 50)
                     .into_iter()
                     .filter(|h| layer.tools.iter().any(|t| t.id == h.id))
                     .take(10)
                     .collect();
-                Ok(json_result(serde_json::to_value(hits).unwrap_or_default()))
+                Ok(search_answer(hits, &[]))
             }
             "list_recipes" | "search_recipes" => Ok(json_result(json!([]))),
             _ => {

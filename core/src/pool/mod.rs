@@ -4,6 +4,7 @@ mod calls;
 mod connection;
 mod discovery;
 mod host;
+mod listing;
 mod options;
 mod reply;
 mod search;
@@ -21,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use calls::{CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
 pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
+pub use listing::Unlisted;
 pub use options::PoolOptions;
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;
@@ -61,6 +63,9 @@ pub(crate) struct Inner {
     catalog: Catalog,
     /// Bumped whenever tool lists or server records change.
     tools_version: AtomicU64,
+    /// The `tools_version` at which every active server's tools were known (see
+    /// `pool::listing`): until it changes, an answer need not look.
+    known_at: AtomicU64,
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
 }
 
@@ -119,6 +124,7 @@ impl Pool {
             canvas: Arc::new(Canvas::default()),
             catalog,
             tools_version: AtomicU64::new(0),
+            known_at: AtomicU64::new(u64::MAX),
             search: std::sync::Mutex::new(None),
             opts: options,
             store,
@@ -196,7 +202,8 @@ impl Pool {
 
     /// Shuts down: refuses new calls, waits for calls in flight up to the shutdown timeout,
     /// then closes every connection (stdio children: stdin closed, SIGTERM, SIGKILL, by
-    /// process group). Calls still running then fail with `ShuttingDown`. Idempotent.
+    /// process group) and finishes writing the tool catalog. Calls still running then fail
+    /// with `ShuttingDown`. Idempotent.
     pub async fn close(&self) {
         let inner = &self.inner;
         inner.closing.store(true, Ordering::SeqCst);
@@ -213,6 +220,7 @@ impl Pool {
         inner.shutdown.cancel();
         let slots = inner.slots();
         futures::future::join_all(slots.iter().map(|s| s.disconnect(inner))).await;
+        inner.catalog.flush(Duration::from_secs(2)).await;
         tracing::info!("pool closed");
     }
 }

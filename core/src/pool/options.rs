@@ -31,7 +31,9 @@ pub struct PoolOptions {
     pub connect_concurrency: usize,
     /// How long `close` waits for calls in flight before cutting connections.
     pub shutdown_timeout_ms: u64,
-    /// Connect a server right after `add_server` (in the background; failure never fails the add).
+    /// Connect a server and record its tools in the catalog right after `add_server` /
+    /// `add_json`, and after a change of its config or enabling it (in the background; a
+    /// failure never fails the add: it becomes the server's error state).
     pub connect_on_add: bool,
     /// The client name sent in the handshake.
     pub client_name: String,

@@ -1,5 +1,5 @@
 //! Tool search across the pool, answered from the tools already known (live lists, else the
-//! catalog): it never connects a server.
+//! catalog), after listing the servers whose tools are not known yet (`pool::listing`).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -36,7 +36,11 @@ impl Pool {
     }
 
     /// Ranked tools for `query` (names, titles, descriptions, parameter names), best first.
-    pub fn search_tools(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+    /// Servers whose tools are not known for their current config are listed first
+    /// ([`Pool::ensure_catalog`]); the others are not started. A server that cannot be listed
+    /// is left out (its error is in [`Pool::server_states`] and [`Pool::layers`]).
+    pub async fn search_tools(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        self.ensure_catalog(&Default::default()).await;
         self.inner.search_index().search(query, limit)
     }
 
@@ -62,7 +66,8 @@ impl Pool {
     }
 
     /// Every tool known without connecting anything: fresh lists of connected servers, and the
-    /// catalog's last known lists for the others. Disabled servers and tools are left out.
+    /// catalog's last known lists for the others (made from their current config: a list
+    /// made from another config is not known). Disabled servers and tools are left out.
     pub fn known_tools(&self) -> Vec<ToolInfo> {
         self.inner.known_tools()
     }
@@ -80,7 +85,7 @@ impl Inner {
             .into_iter()
             .filter_map(|slot| {
                 let live = slot.tools.lock().unwrap().as_ref().map(|c| c.tools.clone());
-                live.or_else(|| self.catalog.get(&slot.id))
+                live.or_else(|| self.catalog.get(&slot.id, &slot.config_key()))
                     .map(|tools| (slot.record(), tools))
             })
             .collect();
@@ -90,7 +95,7 @@ impl Inner {
     }
 
     /// The index for the current tools, rebuilt only when something changed since.
-    fn search_index(&self) -> Arc<SearchIndex> {
+    pub(super) fn search_index(&self) -> Arc<SearchIndex> {
         let version = self.tools_version.load(Ordering::SeqCst);
         if let Some((v, index)) = self.search.lock().unwrap().as_ref()
             && *v == version

@@ -73,8 +73,9 @@ impl Pool {
     }
 
     /// Adds a server. Its name must be unique among the servers that can be seen together.
-    /// An active server starts connecting in the background; a failed connect never fails
-    /// the add (it shows in `connection:state`).
+    /// With `connectOnAdd` (the default), an active server is connected in the background and
+    /// its tools recorded in the catalog; a failure never fails the add (it becomes the
+    /// server's `error` state, with a `connection:state` event).
     pub async fn add_server(&self, input: ServerInput) -> Result<ServerRecord> {
         let record = input.into_record()?;
         let saved = record.clone();
@@ -97,17 +98,15 @@ impl Pool {
         .await?;
         if record.visible_from(self.inner.opts.project_path.as_deref()) {
             let slot = Slot::new(record.clone(), &self.inner);
-            self.inner.tools_changed();
             self.inner
                 .slots
                 .write()
                 .unwrap()
                 .insert(record.id.clone(), slot.clone());
+            // After the insert: an answer that saw the count before must look again.
+            self.inner.tools_changed();
             if record.is_active && self.inner.opts.connect_on_add {
-                let inner = self.inner.clone();
-                tokio::spawn(async move {
-                    let _ = slot.connection(&inner).await;
-                });
+                self.inner.list_in_background(slot);
             }
         }
         self.inner.events.emit(Event::ServersChanged);
@@ -142,11 +141,12 @@ impl Pool {
     }
 
     /// Merges `patch` into a server (id kept, `updatedAt` set). A change of `type` or `config`
-    /// reconnects it; deactivating disconnects it.
+    /// reconnects it and, with `connectOnAdd`, lists its tools again in the background (as
+    /// enabling it does); deactivating disconnects it.
     pub async fn update_server(&self, server: &str, patch: ServerPatch) -> Result<ServerRecord> {
         let id = self.resolve_id(server).await?;
         let store = self.inner.store.clone();
-        let (record, reconnect) = {
+        let (record, reconnect, enabled) = {
             let id = id.clone();
             blocking(move || {
                 store.update(|records| {
@@ -156,6 +156,7 @@ impl Pool {
                         .ok_or_else(|| Error::not_found("server", &id))?;
                     let mut updated = records[idx].clone();
                     let changed = updated.apply(patch)?;
+                    let enabled = updated.is_active && !records[idx].is_active;
                     if let Some(other) = records.iter().find(|r| {
                         r.id != updated.id && r.name == updated.name && r.shares_view_with(&updated)
                     }) {
@@ -165,12 +166,15 @@ impl Pool {
                         )));
                     }
                     records[idx] = updated.clone();
-                    Ok((updated, changed))
+                    Ok((updated, changed, enabled))
                 })
             })
             .await?
         };
-        self.inner.apply_record(record.clone(), reconnect).await;
+        let list = self.inner.opts.connect_on_add && (reconnect || enabled);
+        self.inner
+            .apply_record(record.clone(), reconnect, list)
+            .await;
         self.inner.events.emit(Event::ServersChanged);
         Ok(record)
     }
@@ -344,15 +348,16 @@ impl Inner {
                     if old != record {
                         let reconnect =
                             old.transport != record.transport || old.config != record.config;
-                        self.apply_record(record, reconnect).await;
+                        self.apply_record(record, reconnect, false).await;
                     }
                 }
             }
         }
     }
 
-    /// Stores a changed record in its slot and reconnects or disconnects as the change needs.
-    async fn apply_record(self: &Arc<Self>, record: ServerRecord, reconnect: bool) {
+    /// Stores a changed record in its slot and reconnects or disconnects as the change needs;
+    /// with `list`, an active server is connected and listed in the background either way.
+    async fn apply_record(self: &Arc<Self>, record: ServerRecord, reconnect: bool, list: bool) {
         self.tools_changed();
         let project = self.opts.project_path.as_deref();
         if !record.visible_from(project) {
@@ -362,7 +367,14 @@ impl Inner {
         let slot = self.slots.read().unwrap().get(&record.id).cloned();
         let Some(slot) = slot else {
             let slot = Slot::new(record.clone(), self);
-            self.slots.write().unwrap().insert(record.id.clone(), slot);
+            self.slots
+                .write()
+                .unwrap()
+                .insert(record.id.clone(), slot.clone());
+            self.tools_changed();
+            if list && record.is_active {
+                self.list_in_background(slot);
+            }
             return;
         };
         let active = record.is_active;
@@ -373,18 +385,27 @@ impl Inner {
             .write()
             .unwrap()
             .retain(|_, (server_id, _)| *server_id != record.id);
-        *slot.record.write().unwrap() = record;
+        slot.set_record(record);
         *slot.tools.lock().unwrap() = None;
+        // Again now that the change is in: an answer may have looked in between.
+        self.tools_changed();
+        let mut was_connected = false;
         if reconnect || !active {
-            let was_connected = slot.status().state == crate::ConnectionState::Connected;
+            was_connected = slot.status().state == crate::ConnectionState::Connected;
             slot.disconnect(self).await;
-            if reconnect && active && was_connected {
-                let inner = self.clone();
-                tokio::spawn(async move {
-                    let _ = slot.connection(&inner).await;
-                });
-            }
         }
+        if active && (list || (reconnect && was_connected)) {
+            self.list_in_background(slot);
+        }
+    }
+
+    /// Connects a server and records its tools in the catalog, in the background; a failure
+    /// shows as the server's state (and is what discovery answers until it is tried again).
+    fn list_in_background(self: &Arc<Self>, slot: Arc<Slot>) {
+        let inner = self.clone();
+        tokio::spawn(async move {
+            let _ = inner.list_for_catalog(&slot).await;
+        });
     }
 
     async fn drop_slot(&self, id: &str) {

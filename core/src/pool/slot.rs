@@ -21,6 +21,20 @@ pub(crate) struct CachedTools {
     pub tools: crate::tools::ToolList,
     pub fetched: Instant,
     pub generation: u64,
+    /// The generation of the connection it was fetched on.
+    pub connection: u64,
+}
+
+/// Why a server's tools could not be listed for the catalog, remembered for a while so that
+/// answers in quick succession do not each wait for a server that does not start.
+pub(crate) struct ListingFailure {
+    pub config_key: String,
+    pub at: Instant,
+    pub attempts: u32,
+    /// The error as it was said.
+    pub error: String,
+    /// The same without "connection to server ... failed:", to say it again as such.
+    pub reason: String,
 }
 
 struct Live {
@@ -32,12 +46,20 @@ struct Live {
 /// A server known to the pool.
 pub(crate) struct Slot {
     pub id: String,
+    /// Changed only through [`Slot::set_record`], which keeps `config_key` with it.
     pub record: RwLock<ServerRecord>,
+    /// The record's `config_key`, computed once per change (it is asked on every answer).
+    config_key: RwLock<String>,
     pub shared: Arc<ServerShared>,
     live: Mutex<Live>,
     /// Serializes connects so a server never has two (re)connects at once.
     connect_lock: tokio::sync::Mutex<()>,
     pub tools: Mutex<Option<CachedTools>>,
+    /// One `tools/list` at a time (see `Inner::fetch_tools`).
+    pub fetching: tokio::sync::Mutex<()>,
+    /// One listing for the catalog at a time (see `pool::listing`).
+    pub listing: tokio::sync::Mutex<()>,
+    pub unlisted: Mutex<Option<ListingFailure>>,
     generation: AtomicU64,
     reconnecting: AtomicBool,
     pub removed: AtomicBool,
@@ -69,6 +91,7 @@ impl Slot {
                 inner.opts.client_name.clone(),
                 inner.host.clone(),
             ),
+            config_key: RwLock::new(record.config_key()),
             record: RwLock::new(record),
             live: Mutex::new(Live {
                 state: ConnectionState::Disconnected,
@@ -77,6 +100,9 @@ impl Slot {
             }),
             connect_lock: tokio::sync::Mutex::new(()),
             tools: Mutex::new(None),
+            fetching: tokio::sync::Mutex::new(()),
+            listing: tokio::sync::Mutex::new(()),
+            unlisted: Mutex::new(None),
             generation: AtomicU64::new(0),
             reconnecting: AtomicBool::new(false),
             removed: AtomicBool::new(false),
@@ -110,6 +136,29 @@ impl Slot {
 
     pub fn record(&self) -> ServerRecord {
         self.record.read().unwrap().clone()
+    }
+
+    /// Replaces the record (and its config key).
+    pub fn set_record(&self, record: ServerRecord) {
+        *self.config_key.write().unwrap() = record.config_key();
+        *self.record.write().unwrap() = record;
+    }
+
+    /// `ServerRecord::config_key` of the current record.
+    pub fn config_key(&self) -> String {
+        self.config_key.read().unwrap().clone()
+    }
+
+    /// The server's tools were listed with the config whose key is `config_key`: an earlier
+    /// failure to list it is forgotten.
+    pub fn listed(&self, config_key: &str) {
+        let mut unlisted = self.unlisted.lock().unwrap();
+        if unlisted
+            .as_ref()
+            .is_some_and(|f| f.config_key == config_key)
+        {
+            *unlisted = None;
+        }
     }
 
     pub fn name(&self) -> String {

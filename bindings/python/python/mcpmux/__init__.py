@@ -62,6 +62,7 @@ from .types import (
     TestResult,
     Timeouts,
     ToolInfo,
+    Unlisted,
 )
 
 __all__ = [
@@ -123,4 +124,5 @@ __all__ = [
     "TestResult",
     "Timeouts",
     "ToolInfo",
+    "Unlisted",
 ]

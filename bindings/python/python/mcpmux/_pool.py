@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -49,6 +49,7 @@ from .types import (
     TestResult,
     Timeouts,
     ToolInfo,
+    Unlisted,
     camel,
     snake,
 )
@@ -453,10 +454,25 @@ class Pool:
     async def search_tools(self, query: str, limit: int = 10) -> list[SearchHit]:
         """Ranked tools for ``query`` (names, titles, descriptions, parameter names), best
         first. Answers from the tools already known, live or from the catalog saved beside
-        the config: it never connects a server."""
+        the config; a server whose tools are not known for its current config (never listed,
+        or its config changed) is listed first (see :meth:`ensure_catalog`). Servers whose
+        tools are known are not started."""
         if limit < 1:
             raise InvalidArgumentError("limit must be at least 1")
-        return _many(SearchHit, self._native.search_tools(query, limit))
+        return _many(SearchHit, await self._native.search_tools(query, limit))
+
+    async def ensure_catalog(
+        self, servers: Sequence[str] | Mapping[str, Any] | None = None
+    ) -> list[Unlisted]:
+        """Lists, once, every active server (or those ``servers`` names, as for
+        :meth:`conversation`) whose tools the catalog does not know for its current config,
+        concurrently, each within its connect timeout. Returns the servers that could not be
+        listed, with why; servers whose tools are known are not started."""
+        from ._agent import servers_filter
+
+        filt = servers_filter(servers)
+        native = self._native.ensure_catalog(None if filt is None else json.dumps(filt))
+        return _many(Unlisted, await native)
 
     def known_tools(self) -> list[ToolInfo]:
         """Every tool known without connecting anything (live lists, else the catalog)."""
@@ -740,9 +756,14 @@ class Pool:
         result: dict[str, Any] = json.loads(self._native.canvas())
         return result
 
-    def layers(self) -> list[ToolLayer]:
-        """One layer per server (and ``local`` for host tools)."""
-        return _many(ToolLayer, self._native.layers())
+    async def layers(self) -> list[ToolLayer]:
+        """One layer per server (and ``local`` for host tools), after listing the servers
+        whose tools are not known yet; a server that could not be listed has its ``error``."""
+        return _many(ToolLayer, await self._native.layers())
+
+    def known_layers(self) -> list[ToolLayer]:
+        """The layers as known now, without connecting anything."""
+        return _many(ToolLayer, self._native.known_layers())
 
     def conversation(
         self, servers: list[str] | Mapping[str, Any] | None = None

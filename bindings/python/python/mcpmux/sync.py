@@ -40,6 +40,7 @@ from .types import (
     Timeouts,
     ToolDef,
     ToolInfo,
+    Unlisted,
 )
 
 __all__ = ["Pool", "Agent", "Conversation", "EventIterator", "Subscription"]
@@ -405,6 +406,12 @@ class Pool:
         """See :meth:`mcpmux.Pool.search_tools`."""
         return self._call(self._pool.search_tools(query, limit))
 
+    def ensure_catalog(
+        self, servers: list[str] | Mapping[str, Any] | None = None
+    ) -> list[Unlisted]:
+        """See :meth:`mcpmux.Pool.ensure_catalog`."""
+        return self._call(self._pool.ensure_catalog(servers))
+
     def known_tools(self) -> list[ToolInfo]:
         """See :meth:`mcpmux.Pool.known_tools`."""
         return self._pool.known_tools()
@@ -573,7 +580,11 @@ class Pool:
         return self._pool.search_recipes(query, limit)
 
     def layers(self) -> list[ToolLayer]:
-        return self._pool.layers()
+        """See :meth:`mcpmux.Pool.layers`."""
+        return self._call(self._pool.layers())
+
+    def known_layers(self) -> list[ToolLayer]:
+        return self._pool.known_layers()
 
     def on(self, event: str, callback: _pool.EventCallback) -> Subscription:
         """Calls ``callback(event)`` on the background loop's thread for each event named

@@ -453,6 +453,17 @@ class ToolLayer(Model):
     server_name: str = ""
     description: str | None = None
     tools: list[ToolInfo] = field(default_factory=list)
+    #: Why ``tools`` is empty when the server could not be listed (it did not start, say).
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unlisted(Model):
+    """A server whose tools an answer lacks because they could not be listed, and why."""
+
+    server_id: str = ""
+    server_name: str = ""
+    error: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,252 @@
+//! A fresh config as a new user meets it: nothing listed yet, servers added and used at once.
+//! Search, discovery and the agent must list what they do not know (and never answer from an
+//! entry made from another config), adding a server connects it, and a broken server is
+//! reported without holding up the others.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use mcpmux::agent::{Agent, AgentOptions, Block, OpenAiConfig, OpenAiProvider, RunOptions, Stop};
+use mcpmux::{ConnectionState, Event, PoolOptions, ServerConfig, ServerFilter, ServerPatch};
+use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
+use mcpmux_tests::{everything_command, require_or_skip};
+use serde_json::{Value, json};
+
+/// The pool a new user opens: the defaults (adding connects), on an empty config.
+async fn fresh_pool() -> TestPool {
+    pool_with(PoolOptions {
+        connect_on_add: true,
+        health_check_interval_ms: 0,
+        ..PoolOptions::default()
+    })
+    .await
+}
+
+fn broken(name: &str) -> mcpmux::ServerInput {
+    stdio(name, "/nonexistent/server", &[])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adding_a_server_connects_it_and_records_its_tools() {
+    let pool = fresh_pool().await;
+    let mut events = pool.events();
+    let rec = add_test_server(&pool, "t", &[]).await;
+    // No listing call: the add connected it and the catalog has its tools.
+    assert!(
+        mcpmux_tests::wait_until(Duration::from_secs(20), || pool.known_tools().len() == 14),
+        "the added server's tools never reached the catalog: {:?}",
+        pool.known_tools()
+    );
+    assert_eq!(pool.server_states()[0].state, ConnectionState::Connected);
+    let catalog = pool.dir.path().join("servers.tools.json");
+    assert!(mcpmux_tests::wait_until(Duration::from_secs(5), || {
+        std::fs::read_to_string(&catalog).is_ok_and(|t| t.contains(&rec.id))
+    }));
+
+    // A server that cannot start: the add still succeeds; the failure is its state, an
+    // event, and its layer's error.
+    let bad = pool.add_server(broken("bad")).await.unwrap();
+    let failed = wait_event(&mut events, Duration::from_secs(10), |e| {
+        matches!(e, Event::ConnectionState { server_id, state: ConnectionState::Error, .. } if *server_id == bad.id)
+    })
+    .await;
+    assert!(failed.is_some(), "no error state for the broken server");
+    // (`layers` waits for the listing the add started, which ends after that event.)
+    let layers = pool.layers().await;
+    let layer = layers.iter().find(|l| l.server_name == "bad").unwrap();
+    let error = layer.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("cannot start `/nonexistent/server`"),
+        "{layer:?}"
+    );
+    assert!(
+        layers
+            .iter()
+            .find(|l| l.server_name == "t")
+            .unwrap()
+            .error
+            .is_none()
+    );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_lists_new_servers_at_once_and_one_broken_or_hanging_holds_up_nothing() {
+    // Adding does not connect here: the search must list all three itself.
+    let pool = pool_with(PoolOptions {
+        connect_timeout_ms: 3_000,
+        ..options()
+    })
+    .await;
+    add_test_server(&pool, "t", &[]).await;
+    pool.add_server(broken("bad")).await.unwrap();
+    add_test_server(&pool, "mute", &["--silent"]).await;
+    let started = Instant::now();
+    let hits = pool.search_tools("return the text unchanged", 3).await;
+    let took = started.elapsed();
+    assert_eq!(hits[0].id, "mcp__t__echo", "{hits:?}");
+    // Listed side by side: the hanging one costs its connect timeout once, not in turn.
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    let layers = pool.layers().await;
+    let error = |name: &str| {
+        let layer = layers.iter().find(|l| l.server_name == name).unwrap();
+        layer.error.clone().unwrap_or_default()
+    };
+    assert!(error("bad").contains("cannot start"), "{layers:?}");
+    assert!(error("mute").contains("timed out"), "{layers:?}");
+    assert!(error("t").is_empty());
+    // A failure is remembered for a moment: asking again answers at once.
+    let started = Instant::now();
+    let unlisted = pool.ensure_catalog(&ServerFilter::default()).await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let names: Vec<_> = unlisted.iter().map(|u| u.server_name.as_str()).collect();
+    assert_eq!(names, ["bad", "mute"]);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_entry_made_from_another_config_is_never_answered_from() {
+    let (node, mut args) = require_or_skip!(everything_command(), "server-everything");
+    args.push("stdio".into());
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    pool.list_tools(None).await.unwrap();
+    pool.close().await;
+    let catalog = pool.dir.path().join("servers.tools.json");
+    assert!(mcpmux_tests::wait_until(Duration::from_secs(5), || {
+        std::fs::read_to_string(&catalog).is_ok_and(|t| t.contains("find_recipe_by_keyword"))
+    }));
+
+    // Another pool (as another process would) answers from the saved list, then changes the
+    // server's config: to a command that does not exist, then to server-everything.
+    let again = mcpmux::Pool::open(PoolOptions {
+        config_path: Some(pool.dir.path().join("servers.json")),
+        ..options()
+    })
+    .await
+    .unwrap();
+    let hits = again.search_tools("add two integers", 3).await;
+    assert_eq!(hits[0].id, "mcp__t__add", "{hits:?}");
+    let point_to = |command: &str, args: &[String]| ServerPatch {
+        config: Some(ServerConfig {
+            command: Some(command.into()),
+            args: args.to_vec(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    again
+        .update_server("t", point_to("/nonexistent/server", &[]))
+        .await
+        .unwrap();
+    let hits = again.search_tools("add two integers", 3).await;
+    assert!(hits.is_empty(), "answered from the stale entry: {hits:?}");
+    assert!(again.known_tools().is_empty());
+
+    again
+        .update_server("t", point_to(node.to_str().unwrap(), &args))
+        .await
+        .unwrap();
+    let hits = again.search_tools("sum of two numbers", 5).await;
+    assert!(hits.iter().all(|h| h.name != "add"), "{hits:?}");
+    assert!(hits.iter().any(|h| h.id == "mcp__t__get-sum"), "{hits:?}");
+    again.close().await;
+}
+
+fn provider(fake: &FakeOpenAi) -> Arc<OpenAiProvider> {
+    Arc::new(
+        OpenAiProvider::new(OpenAiConfig {
+            base_url: fake.base_url.clone(),
+            api_key: None,
+            model: "gpt-test".into(),
+            headers: Default::default(),
+            max_retries: 0,
+        })
+        .unwrap(),
+    )
+}
+
+/// The text of the tool result answering call `n` of the run.
+fn tool_result(result: &mcpmux::agent::AgentResult, n: usize) -> String {
+    let results: Vec<&String> = result
+        .transcript
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            Block::ToolResult { content, .. } => Some(content),
+            _ => None,
+        })
+        .collect();
+    results[n].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_fresh_config_the_agent_finds_the_tool_it_searches_for_and_calls_it() {
+    let (node, mut args) = require_or_skip!(everything_command(), "server-everything");
+    args.push("stdio".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    for with_broken in [false, true] {
+        let pool = fresh_pool().await;
+        pool.add_server(stdio("everything", node.to_str().unwrap(), &args))
+            .await
+            .unwrap();
+        if with_broken {
+            pool.add_server(broken("broken")).await.unwrap();
+        }
+        for name in ["everything", "broken"]
+            .iter()
+            .take(1 + with_broken as usize)
+        {
+            let trusted = ServerPatch {
+                is_trusted: Some(true),
+                ..Default::default()
+            };
+            pool.update_server(name, trusted).await.unwrap();
+        }
+        // At once, with no listing: the model searches, then calls what the search found.
+        let fake = FakeOpenAi::start(vec![
+            Turn::Tools(vec![("search_tools".into(), json!({"query": "echo"}))]),
+            Turn::CallFound {
+                name: "echo".into(),
+                arguments: json!({"message": "hi"}),
+            },
+            Turn::Text("It said hi.".into()),
+        ])
+        .await;
+        let agent = Agent::new(pool.pool.clone(), provider(&fake), AgentOptions::default());
+        let result = agent
+            .run("Use the echo tool and say hi", RunOptions::default())
+            .await;
+        let result = result.unwrap();
+        assert_eq!(result.stop, Stop::Finished, "{result:?}");
+        assert_eq!(result.text, "It said hi.");
+        let search: Value = serde_json::from_str(&tool_result(&result, 0)).unwrap();
+        let ids: Vec<&str> = search["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap())
+            .collect();
+        assert!(ids.contains(&"mcp__everything__echo"), "{search}");
+        assert!(tool_result(&result, 1).contains("Echo: hi"), "{result:?}");
+        let requests = fake.requests();
+        let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+        if with_broken {
+            assert_eq!(search["unavailable"][0]["server"], "broken", "{search}");
+            let error = search["unavailable"][0]["error"].as_str().unwrap();
+            assert!(
+                error.contains("cannot start `/nonexistent/server`"),
+                "{error}"
+            );
+            assert!(system.contains("- broken (mcp, unavailable:"), "{system}");
+        } else {
+            assert!(search.get("unavailable").is_none(), "{search}");
+        }
+        assert!(system.contains("- everything (mcp, "), "{system}");
+        assert!(!system.contains("everything (mcp, 0 tools)"), "{system}");
+        pool.close().await;
+    }
+}
