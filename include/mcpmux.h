@@ -225,7 +225,7 @@ mcpmux_status mcpmux_recipes_list(mcpmux_pool pool, char **out_json);
 mcpmux_status mcpmux_recipes_get(mcpmux_pool pool, const char *name, char **out_json);
 
 // Recipes ranked for `query` (name, description, parameter names), best first, at most
-// `limit` (0: 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
+// `limit` (0: not given, which is 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
 mcpmux_status mcpmux_recipes_search(mcpmux_pool pool,
                                     const char *query,
                                     uint32_t limit,
@@ -573,7 +573,7 @@ mcpmux_status mcpmux_tools_list_async(mcpmux_pool pool,
                                       mcpmux_request_id *out_request_id);
 
 // Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
-// names), best first, at most `limit` (0: 10): `[{"id": ..., "score": 4.2, "serverName": ...,
+// names), best first, at most `limit` (0: not given, which is 10): `[{"id": ..., "score": 4.2, "serverName": ...,
 // "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
 // catalog saved beside the config; a server whose tools are not known for its current
 // config (never listed, or its config changed) is listed first, within its connect

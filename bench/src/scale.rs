@@ -93,14 +93,14 @@ pub(crate) fn run(what: &str, flags: &Flags) {
                 line["settle_ms"] = json!(wall.as_secs_f64() * 1e3);
                 line["settle_cpu_ms"] = json!(cpu.as_secs_f64() * 1e3);
                 let t = Instant::now();
-                let hits = pool.search_tools(QUERIES[0], 10).await;
+                let hits = pool.search_tools(QUERIES[0], Some(10)).await.unwrap();
                 line["index_build_ms"] = json!(t.elapsed().as_secs_f64() * 1e3);
                 assert!(!hits.is_empty());
                 let mut samples = Vec::new();
                 for _ in 0..250 {
                     for q in QUERIES {
                         let t = Instant::now();
-                        let hits = pool.search_tools(q, 10).await;
+                        let hits = pool.search_tools(q, Some(10)).await.unwrap();
                         samples.push(t.elapsed());
                         std::hint::black_box(hits);
                     }

@@ -242,6 +242,15 @@ function bridge(nativePool, invoke) {
   };
 }
 
+/** A search's `limit` as the caller gave it (core says what a missing one and 0 mean). */
+function optionalLimit(limit) {
+  if (limit === undefined || limit === null) return null;
+  if (!Number.isSafeInteger(limit)) {
+    throw new InvalidArgumentError(`limit must be an integer, not ${describe(limit)}`);
+  }
+  return limit;
+}
+
 /** Roots as core's `{ uri, name? }`: a string is a URI. */
 function toRoots(roots) {
   return roots.map((root) => (typeof root === 'string' ? { uri: root } : root));
@@ -537,10 +546,7 @@ class Pool extends EventEmitter {
       throw new InvalidArgumentError(`query must be a string, not ${describe(query)}`);
     }
     requireObject('options', options);
-    const { limit = 10 } = options;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 2 ** 31) {
-      throw new InvalidArgumentError(`limit must be a positive integer, not ${describe(limit)}`);
-    }
+    const limit = optionalLimit(options.limit);
     return callJson(() => this.#native.searchTools(query, limit));
   }
 
@@ -874,11 +880,8 @@ class Pool extends EventEmitter {
       throw new InvalidArgumentError(`query must be a string, not ${describe(query)}`);
     }
     requireObject('options', options);
-    const { limit = 10 } = options;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 2 ** 31) {
-      throw new InvalidArgumentError(`limit must be a positive integer, not ${describe(limit)}`);
-    }
-    return JSON.parse(this.#native.searchRecipes(query, limit));
+    const limit = optionalLimit(options.limit);
+    return JSON.parse(callSync(() => this.#native.searchRecipes(query, limit)));
   }
 
   /** The canvas document: `{ version, widgets }`. */

@@ -119,7 +119,7 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
             for u in &unlisted {
                 eprintln!("mcpmux: server '{}' left out: {}", u.server_name, u.error);
             }
-            let hits = pool.search_tools(query, *limit).await;
+            let hits = pool.search_tools(query, *limit).await?;
             if json {
                 print_json(&hits);
             } else if hits.is_empty() {

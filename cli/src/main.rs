@@ -40,13 +40,13 @@ enum Command {
     Tools {
         #[arg(long, value_name = "NAME", conflicts_with = "search")]
         server: Option<String>,
-        /// Rank the known tools for a query instead; answers from the catalog and starts no
-        /// server.
+        /// Rank the known tools for a query instead; answers from the catalog (a server is
+        /// started only when its tools are not known yet).
         #[arg(long, value_name = "QUERY")]
         search: Option<String>,
-        /// How many results `--search` prints.
-        #[arg(long, value_name = "N", default_value_t = 10, requires = "search")]
-        limit: usize,
+        /// How many results `--search` prints (default 10).
+        #[arg(long, value_name = "N", requires = "search")]
+        limit: Option<usize>,
     },
     /// Call a tool by id (as `tools` prints it) with JSON arguments.
     Call {

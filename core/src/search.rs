@@ -5,7 +5,23 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::error::{Error, Result};
 use crate::tools::ToolInfo;
+
+/// How many results a search gives when the caller does not say.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// The number of results a caller asked for: `None` is [`DEFAULT_LIMIT`], and 0 is refused.
+/// Every binding passes its caller's limit here as it is (C's 0 means "not given").
+pub fn limit(asked: Option<usize>) -> Result<usize> {
+    match asked {
+        None => Ok(DEFAULT_LIMIT),
+        Some(0) => Err(Error::invalid(format!(
+            "limit must be at least 1 (leave it out for {DEFAULT_LIMIT})"
+        ))),
+        Some(n) => Ok(n),
+    }
+}
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -207,7 +207,7 @@ pub unsafe extern "C" fn mcpmux_recipes_get(
 }
 
 /// Recipes ranked for `query` (name, description, parameter names), best first, at most
-/// `limit` (0: 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
+/// `limit` (0: not given, which is 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_recipes_search(
     pool: mcpmux_pool,
@@ -220,8 +220,9 @@ pub unsafe extern "C" fn mcpmux_recipes_search(
         *out = std::ptr::null_mut();
         let query = unsafe { str_arg(query, "query") }?;
         let entry = pool_entry(pool)?;
-        let limit = if limit == 0 { 10 } else { limit as usize };
-        *out = into_c_string(to_json(&entry.pool.recipes().search(query, limit))?);
+        // C has no optional integers: 0 is "not given", and core says what that means.
+        let limit = (limit != 0).then_some(limit as usize);
+        *out = into_c_string(to_json(&entry.pool.search_recipes(query, limit)?)?);
         Ok(())
     })
 }

@@ -575,7 +575,7 @@ pub unsafe extern "C" fn mcpmux_tools_list_async(
 }
 
 /// Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
-/// names), best first, at most `limit` (0: 10): `[{"id": ..., "score": 4.2, "serverName": ...,
+/// names), best first, at most `limit` (0: not given, which is 10): `[{"id": ..., "score": 4.2, "serverName": ...,
 /// "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
 /// catalog saved beside the config; a server whose tools are not known for its current
 /// config (never listed, or its config changed) is listed first, within its connect
@@ -590,11 +590,10 @@ pub unsafe extern "C" fn mcpmux_tools_search(
 ) -> mcpmux_status {
     blocking(pool, 0, out_json, |e| {
         let query = unsafe { str_arg(query, "query") }?.to_string();
-        let limit = if limit == 0 { 10 } else { limit as usize };
+        // C has no optional integers: 0 is "not given", and core says what that means.
+        let limit = (limit != 0).then_some(limit as usize);
         let pool = e.pool.clone();
-        Ok(work(async move {
-            Ok::<_, mcpmux_core::Error>(pool.search_tools(&query, limit).await)
-        }))
+        Ok(work(async move { pool.search_tools(&query, limit).await }))
     })
 }
 

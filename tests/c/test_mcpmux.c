@@ -1801,6 +1801,10 @@ static void test_host_tools(void) {
     CHECK_STATUS(mcpmux_tools_search(pool, "echo from C", 5, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "c_echo");
     mcpmux_string_free(out);
+    /* A limit of 0 is "not given": core's default. */
+    CHECK_STATUS(mcpmux_tools_search(pool, "echo from C", 0, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "c_echo");
+    mcpmux_string_free(out);
 
     out = call_echo(pool, "sync");
     CHECK_CONTAINS(out, "\"text\":\"sync answer\"");

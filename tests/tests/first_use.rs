@@ -85,7 +85,10 @@ async fn search_lists_new_servers_at_once_and_one_broken_or_hanging_holds_up_not
     pool.add_server(broken("bad")).await.unwrap();
     add_test_server(&pool, "mute", &["--silent"]).await;
     let started = Instant::now();
-    let hits = pool.search_tools("return the text unchanged", 3).await;
+    let hits = pool
+        .search_tools("return the text unchanged", Some(3))
+        .await
+        .unwrap();
     let took = started.elapsed();
     assert_eq!(hits[0].id, "mcp__t__echo", "{hits:?}");
     // Listed side by side: the hanging one costs its connect timeout once, not in turn.
@@ -128,7 +131,10 @@ async fn a_catalog_entry_made_from_another_config_is_never_answered_from() {
     })
     .await
     .unwrap();
-    let hits = again.search_tools("add two integers", 3).await;
+    let hits = again
+        .search_tools("add two integers", Some(3))
+        .await
+        .unwrap();
     assert_eq!(hits[0].id, "mcp__t__add", "{hits:?}");
     let point_to = |command: &str, args: &[String]| ServerPatch {
         config: Some(ServerConfig {
@@ -142,7 +148,10 @@ async fn a_catalog_entry_made_from_another_config_is_never_answered_from() {
         .update_server("t", point_to("/nonexistent/server", &[]))
         .await
         .unwrap();
-    let hits = again.search_tools("add two integers", 3).await;
+    let hits = again
+        .search_tools("add two integers", Some(3))
+        .await
+        .unwrap();
     assert!(hits.is_empty(), "answered from the stale entry: {hits:?}");
     assert!(again.known_tools().is_empty());
 
@@ -150,7 +159,10 @@ async fn a_catalog_entry_made_from_another_config_is_never_answered_from() {
         .update_server("t", point_to(node.to_str().unwrap(), &args))
         .await
         .unwrap();
-    let hits = again.search_tools("sum of two numbers", 5).await;
+    let hits = again
+        .search_tools("sum of two numbers", Some(5))
+        .await
+        .unwrap();
     assert!(hits.iter().all(|h| h.name != "add"), "{hits:?}");
     assert!(hits.iter().any(|h| h.id == "mcp__t__get-sum"), "{hits:?}");
     again.close().await;

@@ -904,7 +904,10 @@ async fn search_lists_a_new_server_first_then_answers_from_the_catalog_without_c
     add_test_server(&pool, "t", &[]).await;
     // Never listed (and not connected on add in these tests): the search lists it first.
     assert!(pool.known_tools().is_empty());
-    let hits = pool.search_tools("return the text unchanged", 3).await;
+    let hits = pool
+        .search_tools("return the text unchanged", Some(3))
+        .await
+        .unwrap();
     assert_eq!(hits[0].id, "mcp__t__echo", "{hits:?}");
     pool.close().await;
     // The catalog is written in the background, and finished by the close.
@@ -917,8 +920,9 @@ async fn search_lists_a_new_server_first_then_answers_from_the_catalog_without_c
     .await
     .unwrap();
     let hits = again
-        .search_tools("sleep milliseconds progress slept", 3)
-        .await;
+        .search_tools("sleep milliseconds progress slept", Some(3))
+        .await
+        .unwrap();
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
     assert_eq!(again.known_tools().len(), 14);
     assert!(
@@ -941,8 +945,9 @@ async fn search_lists_a_new_server_first_then_answers_from_the_catalog_without_c
         .unwrap();
     assert!(
         again
-            .search_tools("sleep", 3)
+            .search_tools("sleep", Some(3))
             .await
+            .unwrap()
             .iter()
             .all(|h| h.name != "sleep")
     );
@@ -1098,7 +1103,10 @@ async fn host_tools_are_listed_searched_validated_and_called_in_process() {
     );
     assert!(tools.iter().any(|t| t.id == "mcp__t__echo"));
     assert_eq!(pool.list_tools(Some("local")).await.unwrap().len(), 1);
-    assert_eq!(pool.search_tools("dark theme", 1).await[0].id, "set_theme");
+    assert_eq!(
+        pool.search_tools("dark theme", Some(1)).await.unwrap()[0].id,
+        "set_theme"
+    );
 
     let r = pool
         .call_tool("set_theme", json!({"theme": "dark"}), Default::default())

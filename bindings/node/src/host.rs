@@ -221,8 +221,12 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn search_recipes(&self, query: String, limit: u32) -> napi::Result<String> {
-        to_json(&self.shared.pool.recipes().search(&query, limit as usize))
+    pub fn search_recipes(&self, query: String, limit: Option<i64>) -> napi::Result<String> {
+        let found = self
+            .shared
+            .pool
+            .search_recipes(&query, limit.map(crate::count));
+        to_json(&found.map_err(core_error)?)
     }
 
     /// The canvas as its JSON document (`{version, widgets}`).

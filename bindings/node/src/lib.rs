@@ -54,6 +54,11 @@ pub(crate) fn parse<T: DeserializeOwned>(what: &str, json: &str) -> napi::Result
         .map_err(|e| error("invalid_argument", format!("invalid {what}: {e}")))
 }
 
+/// A count a JS caller gave; a negative one is passed on as 0, which core refuses.
+pub(crate) fn count(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(0)
+}
+
 pub(crate) fn to_json<T: Serialize>(value: &T) -> napi::Result<String> {
     // Core's types always serialize; a failure here would be a bug worth reporting as such.
     serde_json::to_string(value)
@@ -426,11 +431,12 @@ impl NativePool {
         &self,
         env: &'e Env,
         query: String,
-        limit: u32,
+        limit: Option<i64>,
     ) -> napi::Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
+        let limit = limit.map(count);
         promise(env, async move {
-            to_json(&pool.search_tools(&query, limit as usize).await)
+            to_json(&pool.search_tools(&query, limit).await.map_err(core_error)?)
         })
     }
 

@@ -267,6 +267,11 @@ test('searchTools lists servers it does not know, then answers without connectin
   assert.ok(pool.serverStates().every((s) => s.state === 'disconnected'), JSON.stringify(pool.serverStates()));
 
   assert.deepEqual(await pool.searchTools('zzzzqqq'), []);
-  await assert.rejects(pool.searchTools('x', { limit: 0 }), { code: 'invalid_argument' });
+  // Core owns what a limit means: left out it is 10, and 0 is refused, as in every language.
+  for (const limit of [0, -1]) {
+    await assert.rejects(pool.searchTools('x', { limit }), { code: 'invalid_argument', message: /limit must be at least 1/ });
+  }
+  await assert.rejects(pool.searchTools('x', { limit: 1.5 }), { code: 'invalid_argument' });
+  assert.throws(() => pool.searchRecipes('x', { limit: 0 }), { code: 'invalid_argument', message: /limit must be at least 1/ });
   await assert.rejects(pool.searchTools(7), { code: 'invalid_argument' });
 });

@@ -108,15 +108,18 @@ impl NativePool {
         to_json(&self.pool()?.server_states())
     }
 
+    /// `limit` as the caller gave it (core says what `None` and 0 mean).
+    #[pyo3(signature = (query, limit=None))]
     fn search_tools<'py>(
         &self,
         py: Python<'py>,
         query: String,
-        limit: usize,
+        limit: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
+        let limit = limit.map(count);
         awaitable(py, async move {
-            json_result(Ok(pool.search_tools(&query, limit).await))
+            json_result(pool.search_tools(&query, limit).await)
         })
     }
 
@@ -647,8 +650,9 @@ impl NativePool {
             .transpose()
     }
 
-    fn search_recipes(&self, query: &str, limit: usize) -> PyResult<String> {
-        to_json(&self.pool()?.recipes().search(query, limit))
+    #[pyo3(signature = (query, limit=None))]
+    fn search_recipes(&self, query: &str, limit: Option<i64>) -> PyResult<String> {
+        json_result(self.pool()?.search_recipes(query, limit.map(count)))
     }
 
     /// The canvas's widgets, as JSON.
@@ -713,6 +717,11 @@ impl NativePool {
             Ok(())
         })
     }
+}
+
+/// A count a Python caller gave; a negative one is passed on as 0, which core refuses.
+fn count(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(0)
 }
 
 /// A host request (sampling, elicitation, roots) as the Python handler gets it.

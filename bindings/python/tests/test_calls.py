@@ -42,8 +42,13 @@ async def test_search_lists_a_new_server_first_and_ranks_its_tools(tpool: mcpmux
     assert hits[0].id == "mcp__t__echo" and hits[0].score > 0
     assert len(hits) <= 3
     assert {t.id for t in tpool.known_tools()} >= {"mcp__t__echo", "mcp__t__sleep"}
-    with pytest.raises(mcpmux.InvalidArgumentError):
-        await tpool.search_tools("x", limit=0)
+    # Core owns what a limit means: left out it is 10, and 0 is refused, as in every language.
+    assert len(await tpool.search_tools("t")) <= 10
+    for bad in (0, -1):
+        with pytest.raises(mcpmux.InvalidArgumentError, match="limit must be at least 1"):
+            await tpool.search_tools("x", limit=bad)
+    with pytest.raises(mcpmux.InvalidArgumentError, match="limit must be at least 1"):
+        tpool.search_recipes("x", limit=0)
 
 
 async def test_structured_content_and_is_error(tpool: mcpmux.Pool) -> None:

@@ -35,13 +35,15 @@ impl Pool {
         removed
     }
 
-    /// Ranked tools for `query` (names, titles, descriptions, parameter names), best first.
+    /// Ranked tools for `query` (names, titles, descriptions, parameter names), best first,
+    /// at most `limit` (`None`: [`crate::search::DEFAULT_LIMIT`]; 0 is refused).
     /// Servers whose tools are not known for their current config are listed first
     /// ([`Pool::ensure_catalog`]); the others are not started. A server that cannot be listed
     /// is left out (its error is in [`Pool::server_states`] and [`Pool::layers`]).
-    pub async fn search_tools(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+    pub async fn search_tools(&self, query: &str, limit: Option<usize>) -> Result<Vec<SearchHit>> {
+        let limit = crate::search::limit(limit)?;
         self.ensure_catalog(&Default::default()).await;
-        self.inner.search_index().search(query, limit)
+        Ok(self.inner.search_index().search(query, limit))
     }
 
     /// The server id a pool tool id belongs to, if the pool has seen that id (`local` for

@@ -24,6 +24,19 @@ impl Pool {
         self.inner.canvas.clone()
     }
 
+    /// Recipes ranked for `query`, best first, at most `limit` (`None`:
+    /// [`crate::search::DEFAULT_LIMIT`]; 0 is refused), as `{"name", "description"}`.
+    pub fn search_recipes(
+        &self,
+        query: &str,
+        limit: Option<usize>,
+    ) -> Result<Vec<serde_json::Value>> {
+        Ok(self
+            .inner
+            .recipes
+            .search(query, crate::search::limit(limit)?))
+    }
+
     /// Adds a recipe (markdown with front matter) and makes sure `widget_display` and `canvas`
     /// are offered as host tools.
     pub fn register_recipe(&self, markdown: &str) -> Result<Recipe> {

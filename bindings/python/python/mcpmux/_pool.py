@@ -451,14 +451,12 @@ class Pool:
 
     # --- tools -------------------------------------------------------------------------
 
-    async def search_tools(self, query: str, limit: int = 10) -> list[SearchHit]:
+    async def search_tools(self, query: str, limit: int | None = None) -> list[SearchHit]:
         """Ranked tools for ``query`` (names, titles, descriptions, parameter names), best
         first. Answers from the tools already known, live or from the catalog saved beside
         the config; a server whose tools are not known for its current config (never listed,
         or its config changed) is listed first (see :meth:`ensure_catalog`). Servers whose
-        tools are known are not started."""
-        if limit < 1:
-            raise InvalidArgumentError("limit must be at least 1")
+        tools are known are not started. ``limit``: at most this many (10 when left out)."""
         return _many(SearchHit, await self._native.search_tools(query, limit))
 
     async def ensure_catalog(
@@ -744,10 +742,8 @@ class Pool:
         text = self._native.get_recipe(name)
         return None if text is None else _one(Recipe, text)
 
-    def search_recipes(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
-        """Recipes ranked for ``query``, best first."""
-        if limit < 1:
-            raise InvalidArgumentError("limit must be at least 1")
+    def search_recipes(self, query: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Recipes ranked for ``query``, best first (at most ``limit``, 10 when left out)."""
         result: list[dict[str, Any]] = json.loads(self._native.search_recipes(query, limit))
         return result
 

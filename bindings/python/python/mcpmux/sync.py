@@ -402,7 +402,7 @@ class Pool:
         """Closes a server's connection."""
         return self._call(self._pool.disconnect(server))
 
-    def search_tools(self, query: str, limit: int = 10) -> list[SearchHit]:
+    def search_tools(self, query: str, limit: int | None = None) -> list[SearchHit]:
         """See :meth:`mcpmux.Pool.search_tools`."""
         return self._call(self._pool.search_tools(query, limit))
 
@@ -576,7 +576,7 @@ class Pool:
     def get_recipe(self, name: str) -> Recipe | None:
         return self._pool.get_recipe(name)
 
-    def search_recipes(self, query: str, limit: int = 10) -> list[dict[str, Any]]:
+    def search_recipes(self, query: str, limit: int | None = None) -> list[dict[str, Any]]:
         return self._pool.search_recipes(query, limit)
 
     def layers(self) -> list[ToolLayer]:
