@@ -723,7 +723,8 @@ mcpmux_status mcpmux_prompts_get_async(mcpmux_pool pool,
                                        mcpmux_request_id *out_request_id);
 
 // Replaces the roots every server sees unless it has its own, a JSON array
-// `[{"uri": "file:///home/me/project", "name": "project"}]`; connected servers are told
+// `[{"uri": "file:///home/me/project", "name": "project"}]` (a root may also be just its URI,
+// `["file:///home/me/project"]`); connected servers are told
 // the list changed. Set them before connecting for servers that read roots only once.
 mcpmux_status mcpmux_roots_set(mcpmux_pool pool, const char *roots_json);
 
@@ -776,20 +777,25 @@ mcpmux_status mcpmux_pool_set_elicitation_handler(mcpmux_pool pool,
                                                   void *user_data,
                                                   mcpmux_free_fn free_user_data);
 
-// Answers a host request with its result as JSON:
+// Answers a host request with its result as JSON, read as in every language (the table of
+// answers and what they give is tests/contract/host_answers.json; mcpmux_host_answer_read()
+// shows what an answer gives):
 // - sampling: MCP's CreateMessageResult (`{"role": "assistant", "content": {"type": "text",
-//   "text": "..."}, "model": "...", "stopReason": "endTurn"}`);
+//   "text": "..."}, "model": "...", "stopReason": "endTurn"}`), or just the text (a JSON
+//   string: model "host", stopReason "endTurn");
 // - elicitation: an ElicitResult (`{"action": "accept", "content": {...}}`, or action
-//   "decline" / "cancel");
+//   "decline" / "cancel"), or the content alone (accepted), or `null` (declined);
 // - host tool (mcpmux_tools_register()): a CallToolResult (`{"content": [...],
-//   "isError": false}`), or any other JSON: a string becomes text content, an object its
-//   JSON text plus structuredContent, anything else its JSON text;
+//   "isError": false}`; `is_error`, `structured_content` also read), or any other JSON: a
+//   string becomes text content, `null` no content, an object its JSON text plus
+//   structuredContent, anything else its JSON text;
 // - host provider (mcpmux_provider_new_host()): a response, `{"content": [{"type": "text",
 //   "text": "..."} | {"type": "tool_use", "id": "...", "name": "...", "input": {...}}],
 //   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
-//   "outputTokens": n}}` (stopReason and usage optional);
-// - approval (mcpmux_agent_run()): `"once"`, `"always"` (for the rest of the agent's life),
-//   `"deny"` (quoted or not), `true` (once) or `false`;
+//   "outputTokens": n}}` (stopReason and usage optional), or just the text;
+// - approval (mcpmux_agent_run()): `"once"` or `"allow"` or `true` (this call), `"always"`
+//   (for the rest of the agent's life), `"deny"` or `false` or `null` (words in any case,
+//   quoted or not);
 // - OAuth authorization (mcpmux_pool_set_oauth_handler()): the URL the authorization
 //   server redirected to, with its code and state, as a JSON string
 //   (`"http://localhost:3000/callback?code=...&state=..."`; the bare URL is accepted too);
@@ -822,6 +828,13 @@ mcpmux_status mcpmux_host_request_token(mcpmux_host_request_id request, const ch
 // it was answered, or nobody waits for it any more (cancelled, timed out, pool closed):
 // a host working on a long answer can poll this to stop early.
 mcpmux_status mcpmux_host_request_waiting(mcpmux_host_request_id request);
+
+// Reads `answer_json` as an answer of `kind` ("tool_result", "approval", "sampling",
+// "elicitation", "roots" or "provider_reply") the way mcpmux_host_request_respond() does,
+// and writes what it gives, as JSON, to `*out_json` (free it with mcpmux_string_free()): a
+// host can check an answer before giving it. An answer that would be refused is
+// MCPMUX_ERR_INVALID_ARGUMENT, with the message saying what is expected.
+mcpmux_status mcpmux_host_answer_read(const char *kind, const char *answer_json, char **out_json);
 
 // How users of this pool authorize HTTP servers that ask for OAuth (answer 401).
 //

@@ -85,6 +85,17 @@ process.stdout.write(path.join(dir, rel));
 export MCPMUX_EVERYTHING_JS="$everything_js"
 export MCPMUX_TEST_SERVER="$lib_dir/mcpmux-test-server"
 export MCPMUX_FAKE_LLM="$lib_dir/mcpmux-fake-llm"
+# The host contract's table as lines a C test reads without a JSON parser: each accepted
+# answer in core's form (compact, keys sorted).
+export MCPMUX_CONTRACT_TABLE="$out/host_answers.tsv"
+python3 - tests/contract/host_answers.json "$MCPMUX_CONTRACT_TABLE" <<'PY'
+import json, sys
+canon = lambda v: json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for c in json.load(f)["cases"]:
+        expected = "REFUSED:" + c["refused"] if "refused" in c else canon(c["accepted"])
+        out.write("\t".join([c["kind"], canon(c["answer"]), expected, c.get("says", "")]) + "\n")
+PY
 
 total_passed=0
 total_failed=0

@@ -581,6 +581,8 @@ export type RootSpec = Root | string;
 export interface RootsRequest {
   serverId: string;
   serverName: string;
+  /** `roots/list` has no parameters: always `{}` (the shape of every host request). */
+  params: Record<string, never>;
 }
 
 /** Answers a server's `roots/list`, asked each time. Throwing answers the server with an
@@ -588,7 +590,7 @@ export interface RootsRequest {
 export type RootsHandler = (
   request: RootsRequest,
   context: { signal: AbortSignal },
-) => RootSpec[] | Promise<RootSpec[]>;
+) => RootSpec[] | null | Promise<RootSpec[] | null>;
 
 /** What an OAuth handler is asked: send the user to `authorizationUrl`. */
 export interface AuthorizationPrompt {

@@ -251,53 +251,18 @@ function optionalLimit(limit) {
   return limit;
 }
 
-/** Roots as core's `{ uri, name? }`: a string is a URI. */
-function toRoots(roots) {
-  return roots.map((root) => (typeof root === 'string' ? { uri: root } : root));
-}
-
-/** What a host tool's function returned, as a CallToolResult. */
-function toToolResult(value) {
-  if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
-  if (value === undefined || value === null) return { content: [] };
-  if (isPlainObject(value) && Array.isArray(value.content)) return value;
-  let text;
-  try {
-    text = JSON.stringify(value);
-  } catch (err) {
-    throw new TypeError(`a host tool's result cannot be sent as JSON: ${err.message}`);
-  }
-  if (text === undefined) {
-    throw new TypeError(`a host tool returned ${describe(value)}, which is not a result`);
-  }
-  return isPlainObject(value)
-    ? { content: [{ type: 'text', text }], structuredContent: value }
-    : { content: [{ type: 'text', text }] };
-}
-
-/** What an approval callback answered, as core's "once" / "always" / "deny". */
-function toApproval(answer) {
-  if (answer === true || answer === 'once' || answer === 'allow') return 'once';
-  if (answer === 'always') return 'always';
-  return 'deny';
-}
-
+/** Asks the approval callback; a throw, or an answer core refuses, denies, with a warning. */
 function approvalBridge(nativePool, approve) {
   return bridge(nativePool, async (request) => {
     try {
-      return toApproval(await approve(request));
+      const answer = await approve(request);
+      native.readHostAnswer('approval', JSON.stringify(answer ?? null) ?? 'null');
+      return answer ?? null;
     } catch (err) {
-      // A throwing approval callback denies, and says why.
       warn(err);
       return 'deny';
     }
   });
-}
-
-/** A JS provider's answer as core's Response. */
-function toResponse(answer) {
-  if (typeof answer === 'string') return { content: [{ type: 'text', text: answer }] };
-  return answer;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -670,7 +635,7 @@ class Pool extends EventEmitter {
     requireObject('inputSchema', inputSchema);
     requireFunction('handler', handler);
     const nativePool = this.#native;
-    const callback = bridge(nativePool, async (args, signal) => toToolResult(await handler(args, { signal })));
+    const callback = bridge(nativePool, (args, signal) => handler(args, { signal }));
     return JSON.parse(
       callSync(() => nativePool.registerTool(name, description, toJson('inputSchema', inputSchema), callback)),
     );
@@ -695,15 +660,7 @@ class Pool extends EventEmitter {
       return;
     }
     requireFunction('handler', handler);
-    this.#native.setSamplingHandler(
-      bridge(this.#native, async (request, signal) => {
-        const answer = await handler(request, { signal });
-        if (typeof answer === 'string') {
-          return { role: 'assistant', content: { type: 'text', text: answer }, model: 'host' };
-        }
-        return answer;
-      }),
-    );
+    this.#native.setSamplingHandler(bridge(this.#native, (request, signal) => handler(request, { signal })));
   }
 
   /**
@@ -718,14 +675,7 @@ class Pool extends EventEmitter {
       return;
     }
     requireFunction('handler', handler);
-    this.#native.setElicitationHandler(
-      bridge(this.#native, async (request, signal) => {
-        const answer = await handler(request, { signal });
-        if (answer === undefined || answer === null) return { action: 'decline' };
-        if (isPlainObject(answer) && typeof answer.action === 'string') return answer;
-        return { action: 'accept', content: answer };
-      }),
-    );
+    this.#native.setElicitationHandler(bridge(this.#native, (request, signal) => handler(request, { signal })));
   }
 
   /**
@@ -740,15 +690,7 @@ class Pool extends EventEmitter {
       return;
     }
     requireFunction('handler', handler);
-    this.#native.setRootsHandler(
-      bridge(this.#native, async (request, signal) => {
-        const answer = await handler(request, { signal });
-        if (!Array.isArray(answer)) {
-          throw new TypeError(`the roots handler must return an array of roots, not ${describe(answer)}`);
-        }
-        return toRoots(answer);
-      }),
-    );
+    this.#native.setRootsHandler(bridge(this.#native, (request, signal) => handler(request, { signal })));
   }
 
   /** Tells every connected server that the roots changed: they ask again. */
@@ -841,7 +783,7 @@ class Pool extends EventEmitter {
   /** Replaces the pool's roots; connected servers are told the list changed. */
   async setRoots(roots) {
     if (!Array.isArray(roots)) throw new InvalidArgumentError(`roots must be an array, not ${describe(roots)}`);
-    await call(() => this.#native.setRoots(toJson('roots', toRoots(roots))));
+    await call(() => this.#native.setRoots(toJson('roots', roots)));
   }
 
   /** Gives one server its own roots; `null` returns it to the pool's. */
@@ -850,7 +792,7 @@ class Pool extends EventEmitter {
     if (roots !== null && !Array.isArray(roots)) {
       throw new InvalidArgumentError(`roots must be an array or null, not ${describe(roots)}`);
     }
-    await call(() => this.#native.setServerRoots(idOrName, toJson('roots', roots && toRoots(roots))));
+    await call(() => this.#native.setServerRoots(idOrName, toJson('roots', roots)));
   }
 
   // --- recipes and the canvas -----------------------------------------------------------------
@@ -1045,7 +987,7 @@ class Agent {
         const onToken = (text) => {
           if (stream && typeof text === 'string' && text.length > 0) nativePool.hostToken(id, text);
         };
-        return toResponse(await provider.chat(request, { onToken, signal }));
+        return provider.chat(request, { onToken, signal });
       });
       this.#native = callSync(() => nativePool.createAgent(null, chat, name, model, optionsJson));
     } else {

@@ -115,6 +115,11 @@ impl Canvas {
         listeners.len() != before
     }
 
+    /// Drops every listener (a closed pool's).
+    pub(crate) fn unsubscribe_all(&self) {
+        self.listeners.lock().unwrap().clear();
+    }
+
     fn notify(&self, change: CanvasChange) {
         let listeners: Vec<Listener> = self
             .listeners

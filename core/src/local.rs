@@ -90,6 +90,11 @@ impl LocalTools {
         self.tools.write().unwrap().remove(id).is_some()
     }
 
+    /// Removes every tool (a closed pool's).
+    pub fn clear(&self) {
+        self.tools.write().unwrap().clear();
+    }
+
     pub fn list(&self) -> Vec<ToolInfo> {
         self.tools
             .read()

@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::api::work;
 use crate::calls::{
-    Gate, PoolEntry, UserData, Work, lock, pool_entry, run_async, run_async_with,
-    run_blocking_into, run_blocking_with, timeout_of,
+    Gate, PoolEntry, UserData, Work, pool_entry, run_async, run_async_with, run_blocking_into,
+    run_blocking_with, timeout_of,
 };
 use crate::error::{
     FfiError, FfiResult, c_string, guard, into_c_string, json_arg, opt_str_arg, out_arg, str_arg,
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn mcpmux_tools_register(
         let h = CHandler::new(f, on_cancel, user_data, free_user_data, None);
         let tool_handler = h.clone();
         let tool = LocalTool {
-            name: name.clone(),
+            name,
             description,
             input_schema: schema,
             handler: Arc::new(move |arguments: Value| {
@@ -111,7 +111,6 @@ pub unsafe extern "C" fn mcpmux_tools_register(
         };
         match entry.pool.register_tool(tool) {
             Ok(info) => {
-                lock(&entry.host_tools).insert(name);
                 drop(h);
                 opt_out(out_json, || to_json(&info))
             }
@@ -134,7 +133,6 @@ pub unsafe extern "C" fn mcpmux_tools_unregister(
     guard(|| {
         let entry = pool_entry(pool)?;
         let name = unsafe { str_arg(name, "name") }?;
-        lock(&entry.host_tools).remove(name);
         if entry.pool.unregister_tool(name) {
             Ok(())
         } else {

@@ -972,12 +972,16 @@ pub unsafe extern "C" fn mcpmux_prompts_get_async(
     deprecated,
     reason = "roots are deprecated by SEP-2577 but servers still ask for them"
 )]
+/// Roots as every binding reads them (`mcpmux_core::host::answers::roots`).
 fn roots_arg(text: &str, name: &str) -> FfiResult<Vec<mcpmux_core::model::Root>> {
-    json_arg(text, name)
+    let value: serde_json::Value = json_arg(text, name)?;
+    mcpmux_core::host::answers::roots(value)
+        .map_err(|e| crate::error::FfiError::invalid(format!("{name}: {e}")))
 }
 
 /// Replaces the roots every server sees unless it has its own, a JSON array
-/// `[{"uri": "file:///home/me/project", "name": "project"}]`; connected servers are told
+/// `[{"uri": "file:///home/me/project", "name": "project"}]` (a root may also be just its URI,
+/// `["file:///home/me/project"]`); connected servers are told
 /// the list changed. Set them before connecting for servers that read roots only once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_roots_set(

@@ -34,9 +34,6 @@ pub(crate) struct PoolEntry {
     requests: Mutex<HashMap<u64, CancellationToken>>,
     /// Event subscriptions, ended when the pool closes.
     pub subscriptions: Mutex<HashMap<u64, Arc<Subscription>>>,
-    /// Names of the host tools registered from C, unregistered when the pool closes (so
-    /// their finalizers run).
-    pub host_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 pub(crate) static POOLS: Table<PoolEntry> = Table::new(Tag::Pool, "pool");
@@ -67,7 +64,6 @@ impl PoolEntry {
             in_flight: watch::channel(0).0,
             requests: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashMap::new()),
-            host_tools: Mutex::new(std::collections::HashSet::new()),
         })
     }
 
@@ -322,29 +318,9 @@ async fn close_entry(entry: Arc<PoolEntry>, drain: Duration) {
         t.cancel();
     }
     let _ = idle.wait_for(|n| *n == 0).await;
+    // Core's close also releases every host callback: the C finalizers run once no call of
+    // them is left.
     entry.pool.close().await;
-    // Dropping the handlers runs their finalizers once no call of them is left.
-    entry.pool.set_sampling_handler(None);
-    entry.pool.set_elicitation_handler(None);
-    entry.pool.set_oauth_handler(None);
-    entry
-        .pool
-        .set_token_store(Arc::new(mcpmux_core::auth::MemoryTokenStore::default()));
-    // Every host tool goes, the C ones (their finalizers run) and the recipe tools, whose
-    // handlers hold the pool itself: left registered, that cycle would keep the whole core
-    // pool allocated after the close.
-    let mut tools: std::collections::HashSet<String> = lock(&entry.host_tools).drain().collect();
-    tools.extend(
-        entry
-            .pool
-            .known_tools()
-            .into_iter()
-            .filter(|t| t.server_id == mcpmux_core::local::LOCAL_SERVER)
-            .map(|t| t.id),
-    );
-    for name in tools {
-        entry.pool.unregister_tool(&name);
-    }
     let subs: Vec<_> = lock(&entry.subscriptions).drain().map(|(_, s)| s).collect();
     for sub in subs {
         sub.end(true).await;

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcpmux_core::agent::{Approval, TokenFn};
-use mcpmux_core::host::BoxFuture;
-use mcpmux_core::model::{CallToolResult, ContentBlock, CreateMessageResult, ElicitResult};
+use mcpmux_core::host::{BoxFuture, answers};
+use mcpmux_core::model::{CallToolResult, CreateMessageResult, ElicitResult};
 use mcpmux_core::{ElicitationHandler, HostRequest, SamplingHandler};
 use serde::Serialize;
 use serde_json::Value;
@@ -184,12 +184,7 @@ fn server_request<P: Serialize, R: Send + 'static>(
     request: HostRequest<P>,
     pending: impl FnOnce(oneshot::Sender<Result<R, String>>) -> Pending,
 ) -> BoxFuture<Result<R, String>> {
-    let json = serde_json::json!({
-        "serverId": request.server_id,
-        "serverName": request.server_name,
-        "params": request.params,
-    })
-    .to_string();
+    let json = serde_json::to_string(&request).unwrap_or_default();
     let answer = ask(handler, json, pending);
     Box::pin(async move {
         answer
@@ -262,43 +257,21 @@ fn not_pending(request: u64) -> FfiError {
     )
 }
 
-/// A host tool's answer: a CallToolResult (an object with a `content` array) as it is; a
-/// string as text content; any other JSON as its text, an object also as structuredContent.
-pub(crate) fn tool_result(value: Value) -> Result<CallToolResult, String> {
-    match value {
-        Value::Object(ref m) if m.get("content").is_some_and(Value::is_array) => {
-            serde_json::from_value(value).map_err(|e| format!("not a valid CallToolResult: {e}"))
-        }
-        Value::String(s) => Ok(CallToolResult::success(vec![ContentBlock::text(s)])),
-        Value::Object(_) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
-            r.structured_content = Some(value);
-            Ok(r)
-        }
-        other => Ok(CallToolResult::success(vec![ContentBlock::text(
-            other.to_string(),
-        )])),
+/// The JSON of an answer. An approval may also be a bare word (`once`), as C hosts write it.
+fn answer_value(text: &str, approval: bool) -> Result<Value, FfiError> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(_) if approval => Ok(Value::String(text.trim().to_string())),
+        Err(e) => Err(FfiError::invalid(format!(
+            "result_json is not valid JSON text: {e}"
+        ))),
     }
 }
 
-/// An approval answer: "once", "always" or "deny" (as a JSON string or bare), or a JSON
-/// boolean (true: once).
-fn approval_of(text: &str) -> Result<Approval, String> {
-    let word = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Bool(true)) => return Ok(Approval::AllowOnce),
-        Ok(Value::Bool(false)) => return Ok(Approval::Deny),
-        Ok(Value::String(s)) => s,
-        Ok(_) => String::new(),
-        Err(_) => text.trim().to_string(),
-    };
-    match word.as_str() {
-        "once" => Ok(Approval::AllowOnce),
-        "always" => Ok(Approval::AllowAlways),
-        "deny" => Ok(Approval::Deny),
-        _ => Err(format!(
-            "an approval is \"once\", \"always\", \"deny\", true or false, not {text}"
-        )),
-    }
+/// One of core's readers of host answers (`mcpmux_core::host::answers`), on C's JSON text.
+fn read_as<T>(text: &str, read: impl FnOnce(Value) -> Result<T, String>) -> Result<T, FfiError> {
+    let value = answer_value(text, false)?;
+    read(value).map_err(|e| FfiError::invalid(format!("result_json was refused: {e}")))
 }
 
 /// Delivers an answer, or hands the request back with why the answer is unusable.
@@ -308,29 +281,26 @@ fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
             .map_err(|e| FfiError::invalid(format!("result_json is not a valid {what}: {e}")))
     }
     match pending {
-        Pending::Sampling(tx) => match parsed::<CreateMessageResult>(text, "CreateMessageResult") {
+        Pending::Sampling(tx) => match read_as(text, answers::sampling_result) {
             Ok(r) => drop(tx.send(Ok(r))),
             Err(e) => return Err((Pending::Sampling(tx), e)),
         },
-        Pending::Elicitation(tx) => match parsed::<ElicitResult>(text, "ElicitResult") {
+        Pending::Elicitation(tx) => match read_as(text, answers::elicitation_result) {
             Ok(r) => drop(tx.send(Ok(r))),
             Err(e) => return Err((Pending::Elicitation(tx), e)),
         },
-        Pending::Tool(tx) => {
-            match parsed::<Value>(text, "JSON text").and_then(|v| {
-                tool_result(v).map_err(|e| FfiError::invalid(format!("result_json is {e}")))
-            }) {
-                Ok(r) => drop(tx.send(Ok(r))),
-                Err(e) => return Err((Pending::Tool(tx), e)),
-            }
-        }
+        Pending::Tool(tx) => match read_as(text, answers::tool_result) {
+            Ok(r) => drop(tx.send(Ok(r))),
+            Err(e) => return Err((Pending::Tool(tx), e)),
+        },
         Pending::Chat {
             tx,
             on_token,
             provider,
         } => {
-            let checked = parsed::<Value>(text, "JSON text").and_then(|v| {
-                mcpmux_core::agent::hosted::parse_response(&provider, v.clone())
+            // Checked here, so that the host can answer again; the run reads it once more.
+            let checked = answer_value(text, false).and_then(|v| {
+                answers::provider_reply(&provider, v.clone())
                     .map(|_| v)
                     .map_err(FfiError::from)
             });
@@ -348,9 +318,11 @@ fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
                 }
             }
         }
-        Pending::Approval(tx) => match approval_of(text) {
+        Pending::Approval(tx) => match answer_value(text, true)
+            .and_then(|v| answers::approval(&v).map_err(FfiError::invalid))
+        {
             Ok(a) => drop(tx.send(a)),
-            Err(e) => return Err((Pending::Approval(tx), FfiError::invalid(e))),
+            Err(e) => return Err((Pending::Approval(tx), e)),
         },
         Pending::Authorize(tx) => match crate::oauth::redirect_of(text) {
             Ok(url) => drop(tx.send(Ok(url))),
@@ -369,20 +341,25 @@ fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
     Ok(())
 }
 
-/// Answers a host request with its result as JSON:
+/// Answers a host request with its result as JSON, read as in every language (the table of
+/// answers and what they give is tests/contract/host_answers.json; mcpmux_host_answer_read()
+/// shows what an answer gives):
 /// - sampling: MCP's CreateMessageResult (`{"role": "assistant", "content": {"type": "text",
-///   "text": "..."}, "model": "...", "stopReason": "endTurn"}`);
+///   "text": "..."}, "model": "...", "stopReason": "endTurn"}`), or just the text (a JSON
+///   string: model "host", stopReason "endTurn");
 /// - elicitation: an ElicitResult (`{"action": "accept", "content": {...}}`, or action
-///   "decline" / "cancel");
+///   "decline" / "cancel"), or the content alone (accepted), or `null` (declined);
 /// - host tool (mcpmux_tools_register()): a CallToolResult (`{"content": [...],
-///   "isError": false}`), or any other JSON: a string becomes text content, an object its
-///   JSON text plus structuredContent, anything else its JSON text;
+///   "isError": false}`; `is_error`, `structured_content` also read), or any other JSON: a
+///   string becomes text content, `null` no content, an object its JSON text plus
+///   structuredContent, anything else its JSON text;
 /// - host provider (mcpmux_provider_new_host()): a response, `{"content": [{"type": "text",
 ///   "text": "..."} | {"type": "tool_use", "id": "...", "name": "...", "input": {...}}],
 ///   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
-///   "outputTokens": n}}` (stopReason and usage optional);
-/// - approval (mcpmux_agent_run()): `"once"`, `"always"` (for the rest of the agent's life),
-///   `"deny"` (quoted or not), `true` (once) or `false`;
+///   "outputTokens": n}}` (stopReason and usage optional), or just the text;
+/// - approval (mcpmux_agent_run()): `"once"` or `"allow"` or `true` (this call), `"always"`
+///   (for the rest of the agent's life), `"deny"` or `false` or `null` (words in any case,
+///   quoted or not);
 /// - OAuth authorization (mcpmux_pool_set_oauth_handler()): the URL the authorization
 ///   server redirected to, with its code and state, as a JSON string
 ///   (`"http://localhost:3000/callback?code=...&state=..."`; the bare URL is accepted too);
@@ -491,6 +468,36 @@ pub extern "C" fn mcpmux_host_request_waiting(request: mcpmux_host_request_id) -
     })
 }
 
+/// Reads `answer_json` as an answer of `kind` ("tool_result", "approval", "sampling",
+/// "elicitation", "roots" or "provider_reply") the way mcpmux_host_request_respond() does,
+/// and writes what it gives, as JSON, to `*out_json` (free it with mcpmux_string_free()): a
+/// host can check an answer before giving it. An answer that would be refused is
+/// MCPMUX_ERR_INVALID_ARGUMENT, with the message saying what is expected.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpmux_host_answer_read(
+    kind: *const c_char,
+    answer_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> mcpmux_status {
+    guard(|| {
+        let out = crate::error::out_arg(out_json, "out_json")?;
+        *out = std::ptr::null_mut();
+        let kind_text = unsafe { str_arg(kind, "kind") }?;
+        let text = unsafe { str_arg(answer_json, "answer_json") }?;
+        let kind: answers::AnswerKind =
+            serde_json::from_value(Value::String(kind_text.to_string())).map_err(|_| {
+                FfiError::invalid(format!(
+                    "kind must be tool_result, approval, sampling, elicitation, roots or \
+                     provider_reply, not '{kind_text}'"
+                ))
+            })?;
+        let value = answer_value(text, kind == answers::AnswerKind::Approval)?;
+        let read = answers::read(kind, value)?;
+        *out = crate::error::into_c_string(read.to_string());
+        Ok(())
+    })
+}
+
 /// Handler-less checks shared by the registration functions.
 pub(crate) fn required_handler(
     handler: mcpmux_host_request_fn,
@@ -502,32 +509,19 @@ pub(crate) fn required_handler(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
-    fn host_tool_answers_become_results() {
-        let r = tool_result(json!("plain")).unwrap();
-        assert_eq!(r.is_error, Some(false));
-        assert!(serde_json::to_string(&r.content).unwrap().contains("plain"));
-        let r = tool_result(json!({"n": 1})).unwrap();
-        assert_eq!(r.structured_content, Some(json!({"n": 1})));
-        let r = tool_result(json!({"content": [{"type": "text", "text": "t"}], "isError": true}))
-            .unwrap();
-        assert_eq!(r.is_error, Some(true));
-        assert!(r.structured_content.is_none());
-        let r = tool_result(json!([1, 2])).unwrap();
-        assert!(serde_json::to_string(&r.content).unwrap().contains("[1,2]"));
-        assert!(tool_result(json!({"content": [{"type": "nope"}]})).is_err());
-    }
-
-    #[test]
-    fn approvals_read_words_and_booleans() {
-        assert_eq!(approval_of("\"once\""), Ok(Approval::AllowOnce));
-        assert_eq!(approval_of("always"), Ok(Approval::AllowAlways));
-        assert_eq!(approval_of(" deny "), Ok(Approval::Deny));
-        assert_eq!(approval_of("true"), Ok(Approval::AllowOnce));
-        assert_eq!(approval_of("false"), Ok(Approval::Deny));
-        assert!(approval_of("\"maybe\"").is_err());
-        assert!(approval_of("{}").is_err());
+    fn a_bare_approval_word_is_read_as_its_json_string() {
+        for (text, want) in [
+            ("once", Approval::AllowOnce),
+            (" deny ", Approval::Deny),
+            ("\"always\"", Approval::AllowAlways),
+            ("true", Approval::AllowOnce),
+        ] {
+            let value = answer_value(text, true).unwrap();
+            assert_eq!(answers::approval(&value), Ok(want), "{text}");
+        }
+        // Only approvals: any other answer must be JSON.
+        assert!(answer_value("once", false).is_err());
     }
 }

@@ -7,6 +7,8 @@
  *                           (its tests are skipped without it, unless
  *                           MCPMUX_REQUIRE_SERVERS=1 turns the skip into a failure)
  *   MCPMUX_FAKE_LLM         path of the mcpmux-fake-llm binary (the scripted model service)
+ *   MCPMUX_CONTRACT_TABLE   tests/contract/host_answers.json as lines of
+ *                           "kind<TAB>answer<TAB>accepted or REFUSED:kind<TAB>says"
  *   MCPMUX_C_TEST_FILTER    run only tests whose name contains this text
  *
  * Prints one line per test and closes with "N passed, N failed".
@@ -1759,6 +1761,113 @@ static int wait_for(atomic_int *v, int at_least, long ms) {
     return atomic_load(v) >= at_least;
 }
 
+/* The next tab-separated field of `*rest` (empty fields kept), or "" at the end. */
+static char *tab_field(char **rest) {
+    char *start = *rest;
+    if (!start) {
+        return "";
+    }
+    char *tab = strchr(start, '\t');
+    if (tab) {
+        *tab = 0;
+        *rest = tab + 1;
+    } else {
+        *rest = NULL;
+    }
+    return start;
+}
+
+/* What the contract tool answers, and how mcpmux_host_request_respond() took it. */
+typedef struct {
+    const char *answer;
+    atomic_int status;
+} contract_tool;
+
+static void on_contract_tool(void *user_data, mcpmux_host_request_id request, const char *json,
+                             size_t len) {
+    contract_tool *c = user_data;
+    (void)json;
+    (void)len;
+    mcpmux_status s = mcpmux_host_request_respond(request, c->answer);
+    atomic_store(&c->status, s);
+    if (s != MCPMUX_OK) {
+        /* A refused answer leaves the request waiting: the host may answer again. */
+        CHECK_STATUS(mcpmux_host_request_refuse(request, "the answer was refused"), MCPMUX_OK);
+    }
+}
+
+/* The host contract: every answer of tests/contract/host_answers.json gives what the table
+ * says, through mcpmux_host_answer_read(), and for host tools through a real call too. */
+static void test_host_answer_contract(void) {
+    const char *path = getenv("MCPMUX_CONTRACT_TABLE");
+    FILE *table = path ? fopen(path, "r") : NULL;
+    if (!table) {
+        fprintf(stderr, "  MCPMUX_CONTRACT_TABLE must name the contract table's lines\n");
+        CHECK(table != NULL);
+        return;
+    }
+    mcpmux_pool pool = open_pool();
+    static contract_tool tool;
+    CHECK_STATUS(mcpmux_tools_register(pool, "c_contract", "Answers what the table says",
+                                       "{\"type\": \"object\"}", on_contract_tool, NULL, &tool,
+                                       NULL, NULL),
+                 MCPMUX_OK);
+    static char line[16384];
+    int rows = 0;
+    while (fgets(line, sizeof line, table)) {
+        line[strcspn(line, "\n")] = 0;
+        char *rest = line;
+        char *kind = tab_field(&rest), *answer = tab_field(&rest);
+        char *expected = tab_field(&rest), *says = tab_field(&rest);
+        int refused = strncmp(expected, "REFUSED:", 8) == 0;
+        char *out = NULL;
+        mcpmux_status s = mcpmux_host_answer_read(kind, answer, &out);
+        if (refused) {
+            CHECK_STATUS(s, MCPMUX_ERR_INVALID_ARGUMENT);
+            CHECK(strcmp(mcpmux_status_name(s), expected + 8) == 0);
+            char *why = mcpmux_last_error();
+            CHECK_CONTAINS(why, says);
+            mcpmux_string_free(why);
+        } else if (s != MCPMUX_OK || !out || strcmp(out, expected) != 0) {
+            current_failed = 1;
+            fprintf(stderr, "  %s %s: got %s, the table says %s\n", kind, answer,
+                    out ? out : mcpmux_status_name(s), expected);
+        }
+        mcpmux_string_free(out);
+        out = NULL;
+        if (strcmp(kind, "tool_result") == 0) {
+            tool.answer = answer;
+            CHECK_STATUS(mcpmux_tools_call(pool, "c_contract", "{}", 10000, &out), MCPMUX_OK);
+            if (refused) {
+                CHECK(atomic_load(&tool.status) == MCPMUX_ERR_INVALID_ARGUMENT);
+                CHECK_CONTAINS(out, "the answer was refused");
+            } else {
+                /* Read again as a CallToolResult: the same JSON, in core's key order. */
+                char *again = NULL;
+                CHECK_STATUS(mcpmux_host_answer_read("tool_result", out, &again), MCPMUX_OK);
+                if (!again || strcmp(again, expected) != 0) {
+                    current_failed = 1;
+                    fprintf(stderr, "  host tool answering %s gave %s, the table says %s\n",
+                                answer, again ? again : "nothing", expected);
+                }
+                mcpmux_string_free(again);
+            }
+            mcpmux_string_free(out);
+        }
+        rows++;
+    }
+    fclose(table);
+    CHECK(rows >= 30);
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_host_answer_read("guess", "1", &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK(out == NULL);
+    CHECK_STATUS(mcpmux_host_answer_read("approval", "once", &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"once\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_host_answer_read("approval", NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
 static void test_host_tools(void) {
     mcpmux_pool pool = open_pool();
     static tool_ctx t;
@@ -2763,6 +2872,7 @@ int main(void) {
         {"message_too_large", test_message_too_large},
         {"agent_on_a_fresh_config", test_agent_on_a_fresh_config},
         {"host_tools", test_host_tools},
+        {"host_answer_contract", test_host_answer_contract},
         {"recipes", test_recipes},
         {"conversation", test_conversation},
         {"agent_host_provider", test_agent_host_provider},

@@ -27,15 +27,13 @@ fn token_fn(callback: JsonCallback) -> TokenFn {
     })
 }
 
-/// What the host answered to an approval request. JS answers "once", "always", "deny" or a
-/// boolean (normalized by `index.js`); anything else, or a failure, denies.
+/// What the host answered to an approval request, read as core's host contract says; a
+/// failure or a refused answer denies (`index.js` warns about both).
 fn approval(answer: Result<Value, String>) -> Approval {
-    match answer {
-        Ok(Value::String(s)) if s == "always" => Approval::AllowAlways,
-        Ok(Value::String(s)) if s == "once" => Approval::AllowOnce,
-        Ok(Value::Bool(true)) => Approval::AllowOnce,
-        _ => Approval::Deny,
-    }
+    answer
+        .ok()
+        .and_then(|v| mcpmux::host::answers::approval(&v).ok())
+        .unwrap_or(Approval::Deny)
 }
 
 fn approve_fn(js: JsFn) -> ApproveFn {

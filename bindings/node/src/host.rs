@@ -8,13 +8,13 @@
 
 use std::sync::Arc;
 
-use mcpmux::model::{CallToolResult, CreateMessageResult, ElicitResult, Root};
+use mcpmux::host::answers;
 use mcpmux::{ElicitationHandler, LocalTool, RootsHandler, SamplingHandler};
 use napi::Env;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::bridge::JsFn;
 use crate::{JsonCallback, NativePool, core_error, error, parse, promise, to_json};
@@ -63,21 +63,19 @@ impl NativePool {
                     let (js, tool_name) = (js.clone(), tool_name.clone());
                     Box::pin(async move {
                         let answer = js.ask(args, None).await?;
-                        serde_json::from_value::<CallToolResult>(answer).map_err(|e| {
-                            format!("host tool '{tool_name}' answered something that is not a tool result: {e}")
+                        answers::tool_result(answer).map_err(|e| {
+                            format!("the answer of host tool '{tool_name}' was refused: {e}")
                         })
                     })
                 }),
             })
             .map_err(core_error)?;
-        self.shared.host_tools.lock().unwrap().insert(name);
         to_json(&info)
     }
 
     /// Removes a host tool; whether it existed.
     #[napi]
     pub fn unregister_tool(&self, name: String) -> bool {
-        self.shared.host_tools.lock().unwrap().remove(&name);
         self.shared.pool.unregister_tool(&name)
     }
 
@@ -90,15 +88,10 @@ impl NativePool {
             Arc::new(move |req| {
                 let js = js.clone();
                 Box::pin(async move {
-                    let payload = json!({
-                        "serverId": req.server_id,
-                        "serverName": req.server_name,
-                        "params": serde_json::to_value(&req.params).map_err(|e| e.to_string())?,
-                    });
+                    let payload = serde_json::to_value(&req).map_err(|e| e.to_string())?;
                     let answer = js.ask(payload, None).await?;
-                    serde_json::from_value::<CreateMessageResult>(answer).map_err(|e| {
-                        format!("the sampling handler answered an invalid CreateMessageResult: {e}")
-                    })
+                    answers::sampling_result(answer)
+                        .map_err(|e| format!("the answer of the sampling handler was refused: {e}"))
                 })
             })
         });
@@ -113,14 +106,10 @@ impl NativePool {
             Arc::new(move |req| {
                 let js = js.clone();
                 Box::pin(async move {
-                    let payload = json!({
-                        "serverId": req.server_id,
-                        "serverName": req.server_name,
-                        "params": serde_json::to_value(&req.params).map_err(|e| e.to_string())?,
-                    });
+                    let payload = serde_json::to_value(&req).map_err(|e| e.to_string())?;
                     let answer = js.ask(payload, None).await?;
-                    serde_json::from_value::<ElicitResult>(answer).map_err(|e| {
-                        format!("the elicitation handler answered an invalid ElicitResult: {e}")
+                    answers::elicitation_result(answer).map_err(|e| {
+                        format!("the answer of the elicitation handler was refused: {e}")
                     })
                 })
             })
@@ -138,14 +127,10 @@ impl NativePool {
             Arc::new(move |req| {
                 let js = js.clone();
                 Box::pin(async move {
-                    let payload = json!({
-                        "serverId": req.server_id,
-                        "serverName": req.server_name,
-                    });
+                    let payload = serde_json::to_value(&req).map_err(|e| e.to_string())?;
                     let answer = js.ask(payload, None).await?;
-                    serde_json::from_value::<Vec<Root>>(answer).map_err(|e| {
-                        format!("the roots handler answered an invalid list of roots: {e}")
-                    })
+                    answers::roots(answer)
+                        .map_err(|e| format!("the answer of the roots handler was refused: {e}"))
                 })
             })
         });
@@ -173,7 +158,8 @@ impl NativePool {
     pub fn set_roots<'e>(&self, env: &'e Env, roots: String) -> napi::Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
-            let roots: Vec<Root> = parse("roots", &roots)?;
+            let roots = answers::roots(parse("roots", &roots)?)
+                .map_err(|e| error("invalid_argument", format!("invalid roots: {e}")))?;
             pool.set_roots(roots).await;
             Ok(())
         })
@@ -189,7 +175,13 @@ impl NativePool {
     ) -> napi::Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
-            let roots: Option<Vec<Root>> = parse("roots", &roots)?;
+            let roots = match parse::<Value>("roots", &roots)? {
+                Value::Null => None,
+                list => Some(
+                    answers::roots(list)
+                        .map_err(|e| error("invalid_argument", format!("invalid roots: {e}")))?,
+                ),
+            };
             pool.set_server_roots(&server, roots)
                 .await
                 .map_err(core_error)

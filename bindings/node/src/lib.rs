@@ -28,6 +28,7 @@ use napi::{Env, Status};
 use napi_derive::napi;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// Prefix of every error message this addon produces, followed by `<code>:`. `async fn`s cannot
@@ -99,6 +100,23 @@ pub fn event_names() -> Vec<String> {
     mcpmux::EVENT_NAMES.iter().map(|s| s.to_string()).collect()
 }
 
+/// What core makes of a host's answer of `kind` (`tool_result`, `approval`, `sampling`,
+/// `elicitation`, `roots`, `provider_reply`), as JSON; a refused answer is an
+/// `invalid_argument` error. The contract every binding shares (tests/contract).
+#[napi]
+pub fn read_host_answer(kind: String, answer: String) -> napi::Result<String> {
+    let kind: mcpmux::host::answers::AnswerKind = serde_json::from_value(Value::String(kind))
+        .map_err(|_| {
+            error(
+                "invalid_argument",
+                "answer kind must be tool_result, approval, sampling, elicitation, roots or \
+                 provider_reply",
+            )
+        })?;
+    let value: Value = parse("answer", &answer)?;
+    to_json(&mcpmux::host::answers::read(kind, value).map_err(core_error)?)
+}
+
 /// Opens a pool. `options` is core's `PoolOptions` as camelCase JSON (unknown keys are errors).
 #[napi]
 pub async fn open_pool(options: String) -> napi::Result<NativePool> {
@@ -112,7 +130,6 @@ pub async fn open_pool(options: String) -> napi::Result<NativePool> {
             stop_events: CancellationToken::new(),
             forwarding: Mutex::new(None),
             bridge: Arc::default(),
-            host_tools: Mutex::default(),
             canvas_listeners: Mutex::new(Some(std::collections::HashSet::new())),
         })),
         runtime: runtime().clone(),
@@ -148,8 +165,6 @@ pub(crate) struct Shared {
     forwarding: Mutex<Option<CancellationToken>>,
     /// JS callbacks waiting for their answers.
     pub(crate) bridge: Arc<bridge::Bridge>,
-    /// Host tools registered from JS: unregistered at close, which releases their JS functions.
-    pub(crate) host_tools: Mutex<std::collections::HashSet<String>>,
     /// Canvas subscriptions made from JS, released at close (`None` once closed, so that no
     /// subscription slips in after).
     pub(crate) canvas_listeners: Mutex<Option<std::collections::HashSet<u64>>>,
@@ -658,26 +673,12 @@ impl NativePool {
     pub fn close<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
         let shared = self.shared();
         promise(env, async move {
+            // Core's close also drops every host callback (the JS functions they hold), the
+            // host tools and the canvas listeners; calls still waiting for JS fail here.
             shared.pool.close().await;
+            // No canvas subscription after the close (core dropped those made before).
+            shared.canvas_listeners.lock().unwrap().take();
             shared.stop_events.cancel();
-            // Drop the JS handlers (they hold references to JS functions) and fail any call
-            // still waiting for one.
-            shared.pool.set_sampling_handler(None);
-            shared.pool.set_elicitation_handler(None);
-            shared.pool.set_roots_handler(None);
-            shared.pool.set_oauth_handler(None);
-            shared
-                .pool
-                .set_token_store(Arc::new(mcpmux::auth::MemoryTokenStore::default()));
-            let host_tools = std::mem::take(&mut *shared.host_tools.lock().unwrap());
-            for name in host_tools {
-                shared.pool.unregister_tool(&name);
-            }
-            let listeners = shared.canvas_listeners.lock().unwrap().take();
-            let canvas = shared.pool.canvas();
-            for id in listeners.into_iter().flatten() {
-                canvas.unsubscribe(id);
-            }
             shared.bridge.close();
             Ok(())
         })

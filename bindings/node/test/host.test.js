@@ -183,7 +183,7 @@ test('a roots handler answers a server with its name; a throw reaches the caller
   await pool.addServer(testServerInput('t'));
   assert.equal(text(await pool.callTool('mcp__t__ask', {})), 'name="Ada" sample="hi" roots=3');
   assert.equal(asked.length, 1);
-  assert.deepEqual(asked[0], { serverId: (await pool.getServer('t')).id, serverName: 't' });
+  assert.deepEqual(asked[0], { serverId: (await pool.getServer('t')).id, serverName: 't', params: {} });
 
   // Asked again on each request; a sync handler works too.
   pool.setRootsHandler(({ serverName }) => [`file:///${serverName}`]);
@@ -198,9 +198,9 @@ test('a roots handler answers a server with its name; a throw reaches the caller
   await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /rejected roots/ });
   // Answers that are not roots are errors too, that say so.
   pool.setRootsHandler(() => 'file:///x');
-  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /array of roots/ });
+  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /roots are a list of/ });
   pool.setRootsHandler(() => [{ name: 'no uri' }]);
-  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /invalid list of roots/ });
+  await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /a root is a URI or/ });
 
   // null goes back to the lists.
   pool.setRootsHandler(null);

@@ -89,18 +89,21 @@ pub fn host_provider(
     }
 }
 
-/// A Python approval callback: `adapter(request_json) -> "once" | "always" | "deny"`.
+/// A Python approval callback: `adapter(request_json)` answers the approval as JSON, read as
+/// core's host contract says.
 fn approve_fn(event_loop: Py<PyAny>, adapter: Py<PyAny>) -> ApproveFn {
     let callback = PyCallback::new(event_loop, adapter);
     Arc::new(move |request: ApprovalRequest| {
         let answer = callback.call(one(serde_json::to_string(&request).unwrap_or_default()));
         Box::pin(async move {
-            // The adapter reports a failing callback itself; anything unclear is a denial.
-            match answer.await.as_deref() {
-                Ok("\"once\"") => Approval::AllowOnce,
-                Ok("\"always\"") => Approval::AllowAlways,
-                _ => Approval::Deny,
-            }
+            // The adapter reports a failing callback and a refused answer itself; both deny.
+            let value = answer
+                .await
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok());
+            value
+                .and_then(|v| mcpmux::host::answers::approval(&v).ok())
+                .unwrap_or(Approval::Deny)
         })
     })
 }

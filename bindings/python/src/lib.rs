@@ -26,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::_register_result_types, m)?)?;
     m.add_function(wrap_pyfunction!(pool::open_pool, m)?)?;
     m.add_function(wrap_pyfunction!(pool::default_options, m)?)?;
+    m.add_function(wrap_pyfunction!(pool::read_host_answer, m)?)?;
     m.add("EVENT_NAMES", mcpmux::EVENT_NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(agent::create_provider, m)?)?;
     m.add_function(wrap_pyfunction!(agent::host_provider, m)?)?;

@@ -5,6 +5,7 @@ use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcpmux::host::answers;
 use mcpmux::{CallOptions, Pool, PoolOptions, Progress, ServerInput, ServerPatch};
 use pyo3::prelude::*;
 use serde::Serialize;
@@ -423,9 +424,11 @@ impl NativePool {
             let tool_name = tool_name.clone();
             Box::pin(async move {
                 let text = answer.await?;
-                serde_json::from_str::<mcpmux::model::CallToolResult>(&text).map_err(|e| {
-                    format!("host tool '{tool_name}' returned an invalid result ({e}): {text}")
-                })
+                read_answer(
+                    &text,
+                    answers::tool_result,
+                    &format!("host tool '{tool_name}'"),
+                )
             })
         });
         let info = pool
@@ -460,9 +463,7 @@ impl NativePool {
                     let answer = callback.call(one(host_request_json(&req)));
                     Box::pin(async move {
                         let text = answer.await?;
-                        serde_json::from_str(&text).map_err(|e| {
-                            format!("the sampling handler answered an invalid result ({e}): {text}")
-                        })
+                        read_answer(&text, answers::sampling_result, "the sampling handler")
                     })
                 });
                 Some(h)
@@ -489,11 +490,11 @@ impl NativePool {
                     let answer = callback.call(one(host_request_json(&req)));
                     Box::pin(async move {
                         let text = answer.await?;
-                        serde_json::from_str(&text).map_err(|e| {
-                            format!(
-                                "the elicitation handler answered an invalid result ({e}): {text}"
-                            )
-                        })
+                        read_answer(
+                            &text,
+                            answers::elicitation_result,
+                            "the elicitation handler",
+                        )
                     })
                 });
                 Some(h)
@@ -521,9 +522,7 @@ impl NativePool {
                     let answer = callback.call(one(host_request_json(&req)));
                     Box::pin(async move {
                         let text = answer.await?;
-                        serde_json::from_str(&text).map_err(|e| {
-                            format!("the roots handler answered invalid roots ({e}): {text}")
-                        })
+                        read_answer(&text, answers::roots, "the roots handler")
                     })
                 });
                 Some(h)
@@ -719,24 +718,40 @@ impl NativePool {
     }
 }
 
+/// A host request (sampling, elicitation, roots) as the Python handler gets it.
+/// A request without params (`roots/list`) gets an empty `params` object.
 /// A count a Python caller gave; a negative one is passed on as 0, which core refuses.
 fn count(n: i64) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
 
-/// A host request (sampling, elicitation, roots) as the Python handler gets it.
-/// A request without params (`roots/list`) gets an empty `params` object.
 fn host_request_json<P: Serialize>(req: &mcpmux::HostRequest<P>) -> String {
-    let params = match serde_json::to_value(&req.params) {
-        Ok(serde_json::Value::Null) | Err(_) => serde_json::json!({}),
-        Ok(params) => params,
-    };
-    serde_json::json!({
-        "serverId": req.server_id,
-        "serverName": req.server_name,
-        "params": params,
-    })
-    .to_string()
+    serde_json::to_string(req).unwrap_or_default()
+}
+
+/// Reads what a Python adapter answered (JSON text) as core's host contract says.
+fn read_answer<T>(
+    text: &str,
+    read: impl FnOnce(serde_json::Value) -> Result<T, String>,
+    who: &str,
+) -> Result<T, String> {
+    let value =
+        serde_json::from_str(text).map_err(|e| format!("the answer of {who} is not JSON ({e})"))?;
+    read(value).map_err(|e| format!("the answer of {who} was refused: {e}"))
+}
+
+/// What core makes of a host's answer of `kind` (the contract table's `accepted`), as JSON;
+/// a refused answer raises `InvalidArgumentError`.
+#[pyfunction]
+pub fn read_host_answer(kind: &str, answer_json: &str) -> PyResult<String> {
+    let kind: answers::AnswerKind = serde_json::from_value(kind.into()).map_err(|_| {
+        invalid(format!(
+            "answer kind must be tool_result, approval, sampling, elicitation, roots or \
+             provider_reply, not {kind:?}"
+        ))
+    })?;
+    let value = from_json("answer", answer_json)?;
+    to_json(&answers::read(kind, value).map_err(to_py)?)
 }
 
 /// Parses a timeout in seconds.

@@ -1,10 +1,14 @@
-//! What a host-implemented provider answers, as JSON.
+//! What a host answers, of every kind (host tools, approvals, sampling, elicitation, roots,
+//! a provider's reply), as JSON.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mcpmux::host::answers::{AnswerKind, read};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) {
-        let _ = mcpmux::agent::hosted::parse_response("fuzz", value);
+        for kind in AnswerKind::ALL {
+            let _ = read(kind, value.clone());
+        }
     }
 });

@@ -58,18 +58,6 @@ impl HostProvider {
     }
 }
 
-/// Reads a host's answer, with an error that says what is wrong with it.
-pub fn parse_response(provider: &str, value: Value) -> Result<Response> {
-    serde_json::from_value(value).map_err(|e| {
-        Error::invalid(format!(
-            "provider '{provider}' answered an invalid response ({e}); expected \
-             {{\"content\": [{{\"type\": \"text\", \"text\": ...}} | {{\"type\": \"tool_use\", \
-             \"id\": ..., \"name\": ..., \"input\": {{...}}}}], \"stopReason\": ..., \"usage\": \
-             {{\"inputTokens\": n, \"outputTokens\": n}}}}"
-        ))
-    })
-}
-
 impl Provider for HostProvider {
     fn name(&self) -> &str {
         &self.name
@@ -101,7 +89,7 @@ impl Provider for HostProvider {
         let answer = (self.chat)(call);
         Box::pin(cancellable(Some(cancel), async move {
             match answer.await {
-                Ok(v) => parse_response(&name, v),
+                Ok(v) => crate::host::answers::provider_reply(&name, v),
                 Err(message) => Err(Error::Connection {
                     server: name,
                     message,

@@ -203,7 +203,10 @@ impl Pool {
     /// Shuts down: refuses new calls, waits for calls in flight up to the shutdown timeout,
     /// then closes every connection (stdio children: stdin closed, SIGTERM, SIGKILL, by
     /// process group) and finishes writing the tool catalog. Calls still running then fail
-    /// with `ShuttingDown`. Idempotent.
+    /// with `ShuttingDown`. Last, it releases every callback of the host: the sampling,
+    /// elicitation, roots, OAuth and ID-token handlers, the token store, the host tools
+    /// (recipe tools included, whose handlers hold the pool) and the canvas listeners, so a
+    /// binding need not keep its own list of them. Idempotent.
     pub async fn close(&self) {
         let inner = &self.inner;
         inner.closing.store(true, Ordering::SeqCst);
@@ -221,6 +224,9 @@ impl Pool {
         let slots = inner.slots();
         futures::future::join_all(slots.iter().map(|s| s.disconnect(inner))).await;
         inner.catalog.flush(Duration::from_secs(2)).await;
+        inner.host.release();
+        inner.local.clear();
+        inner.canvas.unsubscribe_all();
         tracing::info!("pool closed");
     }
 }

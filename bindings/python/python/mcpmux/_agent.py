@@ -9,14 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
 from . import _native
-from ._host import approve_adapter
+from ._host import answer_json, approve_adapter
 from .errors import InvalidArgumentError
 from .types import (
     AgentResult,
     ApprovalRequest,
     CallToolResult,
     ChatRequest,
-    ChatResponse,
     Message,
     ToolDef,
     camel,
@@ -166,12 +165,6 @@ def _wants_on_token(fn: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
 
 
-def _response(value: Any) -> ChatResponse | Any:
-    if isinstance(value, str):
-        return {"content": [{"type": "text", "text": value}], "stopReason": "end_turn"}
-    return value
-
-
 class PythonProvider(Provider):
     """A provider implemented in Python: ``chat`` is an object's ``chat`` method or a plain
     callable, ``chat(request)`` or ``chat(request, on_token)``, sync or async.
@@ -217,7 +210,7 @@ class PythonProvider(Provider):
             value = user(request, on_token) if with_tokens else user(request)
             if inspect.isawaitable(value):
                 value = await value
-            return json.dumps(_response(value))
+            return answer_json(value)
 
         super().__init__(_native.host_provider(name, model, loop, adapter))
 

@@ -2,8 +2,9 @@
 ``async def adapter(json_text[, extra]) -> json_text`` run on the event loop that registered it.
 
 User functions may be sync or async; a sync one runs on the loop's thread (keep it quick, or
-make it ``async def``). Results are turned into the core's JSON shapes here, so the native
-layer only parses them.
+make it ``async def``). What they return is only made JSON here (a dataclass as a dict, a path
+as a ``file://`` URI); the core reads it, the same way for every language (the table is
+tests/contract/host_answers.json).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from . import _native
 from .errors import InvalidArgumentError
 from .types import ApprovalRequest, AuthorizationPrompt, HostRequest, Model, camel
 
@@ -34,7 +36,7 @@ __all__ = [
     "config_json",
     "schema_from_signature",
     "roots_json",
-    "tool_result",
+    "answer_json",
 ]
 
 Adapter = Callable[..., Awaitable[str]]
@@ -54,41 +56,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _text(value: Any) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def tool_result(value: Any) -> dict[str, Any]:
-    """A host tool's return value as a ``CallToolResult`` JSON object.
-
-    ``str`` -> one text part; a dict with a ``content`` list -> taken as a CallToolResult
-    (``is_error``/``structured_content`` also accepted in snake_case); a
-    :class:`mcpmux.CallToolResult` -> itself; ``None`` -> no content; any other JSON value ->
-    its JSON as text, and as ``structuredContent`` when it is an object.
-    """
-    value = _plain(value)
-    if value is None:
-        return {"content": []}
-    if isinstance(value, str):
-        return {"content": [_text(value)]}
-    if isinstance(value, Mapping) and isinstance(value.get("content"), list):
-        out = dict(value)
-        for snake_key, camel_key in (
-            ("is_error", "isError"),
-            ("structured_content", "structuredContent"),
-        ):
-            if snake_key in out:
-                out[camel_key] = out.pop(snake_key)
-        return out
-    text = json.dumps(value)
-    out = {"content": [_text(text)]}
-    if isinstance(value, Mapping):
-        out["structuredContent"] = dict(value)
-    return out
+def answer_json(value: Any) -> str:
+    """What a callback returned, as the JSON text the core reads (see the module's doc)."""
+    return json.dumps(_plain(value))
 
 
 def _error_result(message: str) -> dict[str, Any]:
-    return {"content": [_text(message)], "isError": True}
+    return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
 def _describe(exc: BaseException) -> str:
@@ -106,8 +80,7 @@ def tool_adapter(fn: Callable[..., Any], name: str) -> Adapter:
                 value = await _maybe_await(fn(**arguments))
             else:
                 value = await _maybe_await(fn(arguments))
-            result = tool_result(value)
-            return json.dumps(result)
+            return answer_json(value)
         except (TypeError, ValueError) as exc:
             # Also a result that is not JSON: say which tool and why.
             return json.dumps(_error_result(f"host tool '{name}' failed: {_describe(exc)}"))
@@ -126,15 +99,7 @@ def sampling_adapter(fn: Callable[[HostRequest], Any]) -> Adapter:
     An exception refuses the request, with its message as the reason."""
 
     async def adapter(request_json: str) -> str:
-        value = _plain(await _maybe_await(fn(_host_request(request_json))))
-        if isinstance(value, str):
-            value = {
-                "role": "assistant",
-                "content": _text(value),
-                "model": "python",
-                "stopReason": "endTurn",
-            }
-        return json.dumps(value)
+        return answer_json(await _maybe_await(fn(_host_request(request_json))))
 
     return adapter
 
@@ -145,37 +110,27 @@ def elicitation_adapter(fn: Callable[[HostRequest], Any]) -> Adapter:
     (declined). An exception fails the request with its message."""
 
     async def adapter(request_json: str) -> str:
-        value = _plain(await _maybe_await(fn(_host_request(request_json))))
-        if value is None:
-            value = {"action": "decline"}
-        elif isinstance(value, Mapping) and "action" not in value:
-            value = {"action": "accept", "content": dict(value)}
-        return json.dumps(value)
+        return answer_json(await _maybe_await(fn(_host_request(request_json))))
 
     return adapter
 
 
-_APPROVALS = {"once": "once", "allow": "once", "always": "always", "deny": "deny"}
-
-
 def approve_adapter(fn: Callable[[ApprovalRequest], Any]) -> Adapter:
-    """``fn(request)`` answers ``True``/``"once"``, ``"always"``, or ``False``/``"deny"``. An
-    exception denies the call and goes to the loop's exception handler."""
+    """``fn(request)`` answers ``True``/``"once"``/``"allow"``, ``"always"``, or
+    ``False``/``"deny"``/``None``. An exception, or an answer that is none of these, denies
+    the call and goes to the loop's exception handler."""
 
     async def adapter(request_json: str) -> str:
         request = ApprovalRequest.from_dict(json.loads(request_json))
         try:
-            answer = await _maybe_await(fn(request))
+            answer = answer_json(await _maybe_await(fn(request)))
+            _native.read_host_answer("approval", answer)
         except Exception as exc:
             asyncio.get_running_loop().call_exception_handler(
-                {"message": f"mcpmux approval callback {fn!r} raised; denied", "exception": exc}
+                {"message": f"mcpmux approval callback {fn!r} failed; denied", "exception": exc}
             )
             return json.dumps("deny")
-        if answer is True:
-            return json.dumps("once")
-        if isinstance(answer, str) and answer.lower() in _APPROVALS:
-            return json.dumps(_APPROVALS[answer.lower()])
-        return json.dumps("deny")
+        return answer
 
     return adapter
 
@@ -343,7 +298,7 @@ def roots_adapter(fn: Callable[[HostRequest], Any]) -> Adapter:
 
     async def adapter(request_json: str) -> str:
         value = await _maybe_await(fn(_host_request(request_json)))
-        return "[]" if value is None else roots_json(value)
+        return "null" if value is None else roots_json(value)
 
     return adapter
 

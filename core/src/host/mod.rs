@@ -5,6 +5,8 @@
     reason = "roots and sampling are deprecated by SEP-2577 but servers still use them"
 )]
 
+pub mod answers;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +25,23 @@ pub struct HostRequest<P> {
     pub server_id: String,
     pub server_name: String,
     pub params: P,
+}
+
+/// What every binding hands its host: `{"serverId", "serverName", "params"}`, with
+/// `params` an object even for a request that has none (`roots/list`).
+impl<P: serde::Serialize> serde::Serialize for HostRequest<P> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeStruct};
+        let params = match serde_json::to_value(&self.params).map_err(S::Error::custom)? {
+            serde_json::Value::Null => serde_json::Value::Object(Default::default()),
+            other => other,
+        };
+        let mut out = s.serialize_struct("HostRequest", 3)?;
+        out.serialize_field("serverId", &self.server_id)?;
+        out.serialize_field("serverName", &self.server_name)?;
+        out.serialize_field("params", &params)?;
+        out.end()
+    }
 }
 
 /// Answers `sampling/createMessage`. An `Err` is the user's refusal, with a reason the
@@ -166,6 +185,18 @@ impl Host {
         *self.elicitation.write().unwrap() = handler;
     }
 
+    /// Drops every callback of the host (handlers, OAuth, token store): a closed pool keeps
+    /// none, so what a binding attached to them (a C finalizer, a Python or JS function) is
+    /// let go once no call of them is left.
+    pub(crate) fn release(&self) {
+        self.set_sampling(None);
+        self.set_elicitation(None);
+        self.set_roots_handler(None);
+        self.set_oauth_handler(None);
+        self.set_id_token_provider(None);
+        self.set_token_store(Arc::new(crate::auth::MemoryTokenStore::default()));
+    }
+
     /// The roots a server sees: its own if set, else the pool's.
     pub fn roots_for(&self, server_id: &str) -> Vec<Root> {
         if let Some(r) = self.server_roots.read().unwrap().get(server_id) {
@@ -204,6 +235,25 @@ impl Host {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_host_request_is_camel_case_json_with_params_an_object() {
+        let r = HostRequest {
+            server_id: "s1".into(),
+            server_name: "files".into(),
+            params: (),
+        };
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"serverId": "s1", "serverName": "files", "params": {}})
+        );
+        let r = HostRequest {
+            server_id: r.server_id,
+            server_name: r.server_name,
+            params: json!({"maxTokens": 5}),
+        };
+        assert_eq!(serde_json::to_value(&r).unwrap()["params"]["maxTokens"], 5);
+    }
 
     #[test]
     fn defaults_fill_what_the_user_left_out() {
