@@ -73,6 +73,22 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order of their C status numbers: what each binding's table of
+    /// error classes must cover (its tests compare with this list).
+    pub const ALL: [ErrorKind; 11] = [
+        ErrorKind::InvalidConfig,
+        ErrorKind::InvalidArgument,
+        ErrorKind::NotFound,
+        ErrorKind::Connection,
+        ErrorKind::Timeout,
+        ErrorKind::Cancelled,
+        ErrorKind::Protocol,
+        ErrorKind::Tool,
+        ErrorKind::MessageTooLarge,
+        ErrorKind::ShuttingDown,
+        ErrorKind::Io,
+    ];
+
     /// A stable snake_case code, used as the `code` of JS errors and in JSON.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 /// Connection state of one server (seed 003's state machine).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ConnectionState {
     Disconnected,
@@ -14,7 +14,7 @@ pub enum ConnectionState {
 }
 
 /// Finer steps inside `connecting` and why a connection left `connected` (seed 000's phases).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConnectionPhase {
     /// Spawning the child process or opening the HTTP session.
@@ -35,7 +35,7 @@ pub enum ConnectionPhase {
 
 /// Something that happened in the pool. Serialized with a `type` tag, fields in camelCase.
 /// No event ever carries an env value, a header value or a token.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum Event {

@@ -19,6 +19,7 @@ pub mod host;
 pub mod import;
 pub mod local;
 mod memory;
+pub mod mirror;
 mod pool;
 pub mod recipes;
 pub mod record;

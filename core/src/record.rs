@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// How mcpmux reaches a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TransportType {
     Stdio,
@@ -32,7 +32,9 @@ impl TransportType {
 }
 
 /// Whether a server belongs to the user (everywhere) or to one project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     #[default]
@@ -41,7 +43,9 @@ pub enum Scope {
 }
 
 /// Where a record came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum InstallSource {
     Builtin,
@@ -55,7 +59,7 @@ pub enum InstallSource {
 /// Connection settings: `command`/`args`/`env`/`cwd` for stdio, `url`/`headers` otherwise.
 ///
 /// `env` and `headers` often hold secrets, so `Debug` prints their keys only.
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,7 +122,9 @@ pub fn redact_url(url: &str) -> String {
 }
 
 /// Per-server time limits; unset fields fall back to the pool's defaults.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeouts {
     /// Connect and handshake, in milliseconds.
@@ -146,7 +152,7 @@ fn yes() -> bool {
 }
 
 /// One MCP server as persisted in the config store, serialized in seed 003's camelCase.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerRecord {
     /// `mcp_{timestamp}_{random}`, never changes.
@@ -179,7 +185,7 @@ pub struct ServerRecord {
 }
 
 /// What a caller gives to add a server; everything but `name` and `config` has a default.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerInput {
     pub name: String,
@@ -206,7 +212,7 @@ pub struct ServerInput {
 }
 
 /// A partial update of a record; `None` leaves a field as it is.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerPatch {
     pub name: Option<String>,

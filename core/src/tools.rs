@@ -13,7 +13,7 @@ pub(crate) type ToolList = std::sync::Arc<Vec<StoredTool>>;
 pub const MAX_TOOL_ID_LEN: usize = 64;
 
 /// A tool of some server, under the id an LLM sees.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
     /// `mcp__{server}__{tool}`, sanitized, at most 64 characters, unique in the pool.

@@ -69,27 +69,35 @@ pub(crate) fn status_code(status: i32) -> &'static str {
     status_code_c(status).to_str().expect("ASCII names")
 }
 
-/// [`status_code`] as a C string with static lifetime, for `mcpmux_status_name`.
+/// The statuses of the C API itself, which no core error kind has.
+const OWN_STATUSES: [(mcpmux_status, &CStr); 5] = [
+    (MCPMUX_OK, c"ok"),
+    (MCPMUX_ERR_NULL_ARGUMENT, c"null_argument"),
+    (MCPMUX_ERR_INVALID_HANDLE, c"invalid_handle"),
+    (MCPMUX_ERR_PANIC, c"panic"),
+    (MCPMUX_ERR_BUFFER_TOO_SMALL, c"buffer_too_small"),
+];
+
+/// [`status_code`] as a C string with static lifetime, for `mcpmux_status_name`: the C
+/// API's own names, and for every core error kind its code (`ErrorKind::as_str`).
 pub(crate) fn status_code_c(status: i32) -> &'static CStr {
-    match status {
-        0 => c"ok",
-        1 => c"invalid_argument",
-        2 => c"null_argument",
-        3 => c"invalid_handle",
-        4 => c"not_found",
-        5 => c"connection",
-        6 => c"timeout",
-        7 => c"cancelled",
-        8 => c"protocol",
-        9 => c"tool",
-        10 => c"shutting_down",
-        11 => c"io",
-        12 => c"panic",
-        13 => c"invalid_config",
-        14 => c"buffer_too_small",
-        15 => c"message_too_large",
-        _ => c"unknown",
+    static KINDS: std::sync::OnceLock<Vec<(i32, std::ffi::CString)>> = std::sync::OnceLock::new();
+    if let Some((_, name)) = OWN_STATUSES.iter().find(|(s, _)| *s as i32 == status) {
+        return name;
     }
+    let kinds = KINDS.get_or_init(|| {
+        ErrorKind::ALL
+            .iter()
+            .map(|k| {
+                let name = std::ffi::CString::new(k.as_str()).expect("codes are ASCII");
+                (status_of(*k) as i32, name)
+            })
+            .collect()
+    });
+    kinds
+        .iter()
+        .find(|(s, _)| *s == status)
+        .map_or(c"unknown", |(_, name)| name.as_c_str())
 }
 
 thread_local! {
@@ -189,6 +197,28 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> FfiResult<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_status_has_its_name_and_every_core_kind_its_own_status() {
+        let mut seen = std::collections::HashSet::new();
+        for kind in ErrorKind::ALL {
+            let status = status_of(kind) as i32;
+            assert!(seen.insert(status), "{kind:?} shares status {status}");
+            assert_eq!(status_code(status), kind.as_str());
+        }
+        for (status, name) in OWN_STATUSES {
+            assert!(
+                seen.insert(status as i32),
+                "{name:?} is also a core kind's status"
+            );
+        }
+        // The numbers are dense from 0: every one has a name, and the next one none.
+        for status in 0..seen.len() as i32 {
+            assert_ne!(status_code(status), "unknown", "status {status}");
+        }
+        assert_eq!(status_code(seen.len() as i32), "unknown");
+        assert_eq!(status_code(-1), "unknown");
+    }
 
     #[test]
     fn a_panic_becomes_a_status_and_a_message() {

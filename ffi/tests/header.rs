@@ -50,3 +50,24 @@ fn header_declares_every_export() {
     }
     assert!(exported > 40, "only {exported} exports found");
 }
+
+#[test]
+fn the_header_names_every_pool_option() {
+    // mcpmux_pool_open's comment lists the options by hand: core's PoolOptions says which.
+    let header = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
+    let doc = header
+        .split("mcpmux_status mcpmux_pool_open(")
+        .next()
+        .and_then(|before| before.rsplit("\n\n").next())
+        .expect("mcpmux_pool_open is declared with its comment");
+    let mirrored = mcpmux_core::mirror::mirrored();
+    let options = mirrored["types"]["PoolOptions"].as_array().unwrap();
+    assert!(options.len() >= 10);
+    for option in options {
+        let option = option.as_str().unwrap();
+        assert!(
+            doc.contains(option),
+            "the comment of mcpmux_pool_open does not name the option {option}:\n{doc}"
+        );
+    }
+}

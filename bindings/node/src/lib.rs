@@ -100,6 +100,13 @@ pub fn event_names() -> Vec<String> {
     mcpmux::EVENT_NAMES.iter().map(|s| s.to_string()).collect()
 }
 
+/// What the JS types mirror (`index.d.ts`: fields of records and events, error codes), as
+/// JSON, for the drift tests.
+#[napi]
+pub fn mirrored() -> String {
+    mcpmux::mirror::mirrored().to_string()
+}
+
 /// What core makes of a host's answer of `kind` (`tool_result`, `approval`, `sampling`,
 /// `elicitation`, `roots`, `provider_reply`), as JSON; a refused answer is an
 /// `invalid_argument` error. The contract every binding shares (tests/contract).

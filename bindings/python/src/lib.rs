@@ -28,6 +28,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pool::default_options, m)?)?;
     m.add_function(wrap_pyfunction!(pool::read_host_answer, m)?)?;
     m.add("EVENT_NAMES", mcpmux::EVENT_NAMES.to_vec())?;
+    // What the Python types mirror (fields, events, error codes), for the drift tests.
+    m.add("MIRRORED", mcpmux::mirror::mirrored().to_string())?;
     m.add_function(wrap_pyfunction!(agent::create_provider, m)?)?;
     m.add_function(wrap_pyfunction!(agent::host_provider, m)?)?;
     m.add_class::<pool::NativePool>()?;

@@ -30,7 +30,9 @@ pub(crate) use step_up::StepUpClient;
 pub use store::{FileTokenStore, MemoryTokenStore, TokenStore};
 
 /// How a client gets its tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Grant {
     /// A user signs in through the authorization server (with PKCE).
@@ -48,7 +50,7 @@ pub enum Grant {
 
 /// A server's OAuth settings (`config.oauth` in its record). All optional: with none, a
 /// server that answers 401 is authorized with dynamic client registration.
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OAuthSettings {
     /// A client registered beforehand with the authorization server.
@@ -78,7 +80,7 @@ pub struct OAuthSettings {
 
 /// The enterprise identity provider of the `enterprise_managed` grant (`config.oauth.idp`):
 /// where the user's ID token is exchanged for an identity assertion grant (ID-JAG).
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IdpSettings {
     /// The identity provider's issuer identifier (exactly as in its metadata and ID tokens).

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How a [`crate::Pool`] behaves. Deserializable from camelCase JSON so bindings can pass it as is.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct PoolOptions {
     /// The config file; `None` means `$MCPMUX_CONFIG` or the platform default.

@@ -66,7 +66,7 @@ pub(crate) struct Slot {
 }
 
 /// A snapshot of one server's connection, as `server_states` reports it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
     pub id: String,

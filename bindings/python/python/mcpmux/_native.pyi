@@ -18,12 +18,14 @@ __all__ = [
     "NativeProvider",
     "NativeAgent",
     "EVENT_NAMES",
+    "MIRRORED",
     "create_provider",
     "host_provider",
 ]
 
 __version__: str
 EVENT_NAMES: list[str]
+MIRRORED: str
 
 def _register_errors(classes: Mapping[str, type[BaseException]]) -> None: ...
 def _register_result_types(call_tool_result: type) -> None: ...

@@ -1,0 +1,55 @@
+"""The Python types mirror core's by hand (``types.py``, the error classes, ``Pool.open``'s
+options): each must have every field, event and code that core has (``_native.MIRRORED``,
+from core's JSON Schemas). A test here fails when core gains one that Python lacks."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+import mcpmux
+from mcpmux import _native, errors
+from mcpmux._pool import OPTION_NAMES
+from mcpmux.types import IdpSettings, OAuthSettings, snake
+
+MIRRORED: dict[str, Any] = json.loads(_native.MIRRORED)
+
+DATACLASSES: dict[str, type] = {
+    "ServerRecord": mcpmux.ServerRecord,
+    "ServerConfig": mcpmux.ServerConfig,
+    "Timeouts": mcpmux.Timeouts,
+    "ToolInfo": mcpmux.ToolInfo,
+    "ServerStatus": mcpmux.ServerStatus,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATACLASSES))
+def test_each_record_type_has_every_field_of_core(name: str) -> None:
+    have = {f.name for f in dataclasses.fields(DATACLASSES[name])}
+    missing = [f for f in MIRRORED["types"][name] if snake(f) not in have]
+    assert not missing, f"mcpmux.{name} lacks {missing}"
+
+
+@pytest.mark.parametrize("name,typed", [("OAuthSettings", OAuthSettings), ("IdpSettings", IdpSettings)])
+def test_each_settings_dict_takes_every_key_of_core(name: str, typed: type) -> None:
+    keys = set(typed.__annotations__)
+    missing = [f for f in MIRRORED["types"][name] if f not in keys or snake(f) not in keys]
+    assert not missing, f"mcpmux.{name} lacks {missing} (camelCase and snake_case)"
+
+
+def test_every_pool_option_is_a_keyword_of_open() -> None:
+    core = {snake(o) for o in MIRRORED["types"]["PoolOptions"] if o != "configPath"}
+    assert core == set(OPTION_NAMES)
+
+
+def test_every_error_code_has_its_exception_class() -> None:
+    assert sorted(MIRRORED["errorCodes"]) == sorted(errors._BY_CODE)
+    for code in MIRRORED["errorCodes"]:
+        assert errors._BY_CODE[code].__name__ in mcpmux.__all__, code
+
+
+def test_every_event_core_emits_can_be_subscribed_to() -> None:
+    assert sorted(MIRRORED["events"]) == sorted(mcpmux.EVENT_NAMES)
