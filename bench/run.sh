@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole benchmark (issue 10): prepares the bindings and SDKs (bench/setup.sh), builds
-# the bench in release mode and runs every client interleaved over several rounds, then the
+# Runs the whole benchmark against its speed targets: prepares the bindings and SDKs
+# (bench/setup.sh), builds the bench in release mode and runs every client interleaved over several rounds, then the
 # scale figures, and prints medians, ratios and the targets with pass/fail.
 #
 #   bash bench/run.sh            # 5 rounds, K = 5000 calls per client

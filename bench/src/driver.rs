@@ -1,6 +1,6 @@
 //! `mcpmux-bench all`: every client and scale figure in its own process, interleaved over
 //! several rounds; medians, ratios to the floor and to each language's anchor, peak RSS, and
-//! the targets of issue 10 with pass/fail.
+//! the speed targets (bench/README.md) with pass/fail.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -485,7 +485,7 @@ fn report(
         }
     }
 
-    // The targets of issue 10.
+    // The speed targets, as bench/README.md lists them.
     struct Target {
         what: &'static str,
         measured: f64,
@@ -623,7 +623,7 @@ fn report(
     );
 
     println!();
-    println!("Targets (issue 10):");
+    println!("Targets:");
     println!();
     println!(
         "| target | measured | raw pipe in mcpmux's place | the language's bare pipe in mcpmux's place | goal | |"

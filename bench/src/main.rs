@@ -1,4 +1,4 @@
-//! mcpmux's benchmark harness (issue 10). See bench/README.md.
+//! mcpmux's benchmark harness: figures beside each language's floor. See bench/README.md.
 //!
 //! ```text
 //! mcpmux-bench all [--quick] [--rounds R] [--k K] [--conc C] [--only a,b] [--no-scale]

@@ -354,7 +354,7 @@ export interface CallToolOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Events (seed 003's names: the `type` of each event)
+// Events (Elftia's names: the `type` of each event)
 // ---------------------------------------------------------------------------------------------
 
 export interface ServerConnectedEvent {

@@ -1,4 +1,4 @@
-//! Canonical tool names (seed 002, phase 3): servers name the same job differently
+//! Canonical tool names (as WebMCP Auto-UI resolves them): servers name the same job differently
 //! (`find_recipe_by_keyword`, `recipes_search`, ...); the agent's prompt uses one canonical
 //! name and an alias map sends each call to the server's real tool.
 

@@ -1,6 +1,6 @@
-//! The canvas store (seed 002's `createCanvasVanilla`): the widgets an agent has shown, with
+//! The canvas store (WebMCP Auto-UI's `createCanvasVanilla`): the widgets an agent has shown, with
 //! subscribe/notify for any UI framework, and a round trip through JSON and through a
-//! compact URL-safe string (seed 002's HyperSkills links).
+//! compact URL-safe string (WebMCP Auto-UI's HyperSkills links).
 
 use std::sync::{Arc, Mutex, RwLock};
 

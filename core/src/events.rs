@@ -1,9 +1,9 @@
-//! Pool events (seed 003's names) and the bus that delivers them to any number of subscribers.
+//! Pool events (Elftia's names) and the bus that delivers them to any number of subscribers.
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-/// Connection state of one server (seed 003's state machine).
+/// Connection state of one server (Elftia's state machine).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ConnectionState {
@@ -13,7 +13,8 @@ pub enum ConnectionState {
     Error,
 }
 
-/// Finer steps inside `connecting` and why a connection left `connected` (seed 000's phases).
+/// Finer steps inside `connecting` and why a connection left `connected` (the llama.cpp web
+/// UI's phases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConnectionPhase {

@@ -1,7 +1,7 @@
 //! Host ("local") tools: functions of the application itself, offered next to the servers'
-//! tools and dispatched in-process (seed 002's WebMCP layer). Arguments are checked against
-//! the tool's JSON Schema first; a bad call answers with the errors and the schema, so an
-//! agent can correct itself.
+//! tools and dispatched in-process (WebMCP Auto-UI's local WebMCP layer). Arguments are
+//! checked against the tool's JSON Schema first; a bad call answers with the errors and the
+//! schema, so an agent can correct itself.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};

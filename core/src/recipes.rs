@@ -1,4 +1,4 @@
-//! Recipes (seed 002's widget registry): markdown documents whose YAML front matter names a
+//! Recipes (WebMCP Auto-UI's widget registry): markdown documents whose YAML front matter names a
 //! widget, says what it is for and gives the JSON Schema of its parameters, and whose body
 //! tells an agent when and how to use it.
 

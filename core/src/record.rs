@@ -1,4 +1,4 @@
-//! Server records: what the config store persists for each MCP server (seed 003's McpServerRecord).
+//! Server records: what the config store persists for each MCP server (Elftia's McpServerRecord).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -151,7 +151,7 @@ fn yes() -> bool {
     true
 }
 
-/// One MCP server as persisted in the config store, serialized in seed 003's camelCase.
+/// One MCP server as persisted in the config store, serialized in Elftia's camelCase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerRecord {
@@ -236,7 +236,7 @@ pub(crate) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// A fresh id in seed 003's format, `mcp_{timestamp}_{random}`.
+/// A fresh id in Elftia's format, `mcp_{timestamp}_{random}`.
 pub fn new_server_id() -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";

@@ -1013,7 +1013,7 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
         "mcp__t__pid"
     );
 
-    // The server's own recipe tool takes the canonical name (seed 002's alias map).
+    // The server's own recipe tool takes the canonical name (WebMCP Auto-UI's alias map).
     let def = conv
         .tools()
         .into_iter()

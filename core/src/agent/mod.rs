@@ -1,4 +1,4 @@
-//! The agent (seed 002's `runAgentLoop`), built piece by piece: messages, the provider
+//! The agent (WebMCP Auto-UI's `runAgentLoop`), built piece by piece: messages, the provider
 //! interface, an OpenAI-compatible provider, text tool-call parsing, and the loop.
 
 pub mod anthropic;

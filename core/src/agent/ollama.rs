@@ -1,4 +1,4 @@
-//! Ollama's `/api/chat` with native tools, streamed as NDJSON (seed 002's LocalLLMProvider).
+//! Ollama's `/api/chat` with native tools, streamed as NDJSON (WebMCP Auto-UI's LocalLLMProvider).
 
 use std::sync::RwLock;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! OpenAI-compatible Chat Completions with streaming: OpenAI, Mistral, Qwen, vLLM, LM Studio,
-//! llama.cpp's server, and seed 002's proxy mode (a URL that adds the key, so the client
+//! llama.cpp's server, and WebMCP Auto-UI's proxy mode (a URL that adds the key, so the client
 //! holds none).
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The provider interface (seed 002's `LLMProvider`): one `chat` for every model service.
+//! The provider interface (WebMCP Auto-UI's `LLMProvider`): one `chat` for every model service.
 
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ pub(crate) async fn cancellable<T>(
     }
 }
 
-/// A provider described as data (seed 002's `createProvider` config), camelCase JSON with a
+/// A provider described as data (WebMCP Auto-UI's `createProvider` config), camelCase JSON with a
 /// `type`: `openai` (any compatible API), `remote` (a key-adding proxy), `anthropic`, `ollama`.
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(

@@ -1,4 +1,4 @@
-//! The agent loop (seed 002's `runAgentLoop`): ask the model, run the tools it asks for
+//! The agent loop (WebMCP Auto-UI's `runAgentLoop`): ask the model, run the tools it asks for
 //! (discovery answered locally, real tools through the pool with lazy activation and
 //! approval), feed the results back, until it answers or the iteration limit is reached.
 
@@ -54,7 +54,7 @@ pub struct AgentOptions {
     /// Tool results of the last this-many turns are always sent whole.
     pub keep_recent_turns: usize,
     /// Older results longer than this many characters are cut to a preview with a hint to
-    /// call `recall(id)` (seed 002's `compressOldToolResults`).
+    /// call `recall(id)` (WebMCP Auto-UI's `compressOldToolResults`).
     pub compress_over_chars: usize,
     pub preview_chars: usize,
     /// Estimated tokens (characters / 4) the transcript may take; over it, every result but
@@ -83,7 +83,7 @@ const IMAGE_CHARS: usize = 4_000;
 /// The tool an agent calls to read a compressed result in full.
 const RECALL: &str = "recall";
 
-/// A resource the host attaches to the user's message (seed 000's mcpResourceStore).
+/// A resource the host attaches to the user's message (the llama.cpp web UI's mcpResourceStore).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Attachment {
@@ -120,7 +120,7 @@ pub struct RunOptions {
 pub enum Stop {
     /// The model answered without asking for tools.
     Finished,
-    /// `max_iterations` model requests were made (seed 002's END_MAX).
+    /// `max_iterations` model requests were made (WebMCP Auto-UI's END_MAX).
     MaxIterations,
     Cancelled,
 }
@@ -187,7 +187,7 @@ impl Agent {
         self.provider.set_model(model);
     }
 
-    /// Seed 002's structured prompt: discover, read, execute, display; then the servers
+    /// WebMCP Auto-UI's structured prompt: discover, read, execute, display; then the servers
     /// and the host's instructions.
     pub fn system_prompt(&self) -> String {
         let mut p = String::from(

@@ -1,5 +1,5 @@
-//! Tool layers, discovery pseudo-tools and lazy per-server activation (seed 002, phases 1
-//! and 2): an agent starts with a handful of discovery tools instead of hundreds of real
+//! Tool layers, discovery pseudo-tools and lazy per-server activation (WebMCP Auto-UI's phases
+//! 1 and 2): an agent starts with a handful of discovery tools instead of hundreds of real
 //! ones, and a server's tools join the conversation when it first uses one of them.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::local::LOCAL_SERVER;
 use crate::tools::{ToolInfo, sanitize};
 
-/// One server's tools as a layer (seed 002's `ToolLayer`).
+/// One server's tools as a layer (WebMCP Auto-UI's `ToolLayer`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolLayer {
@@ -98,7 +98,7 @@ fn summary(tools: &[ToolInfo]) -> Value {
     )
 }
 
-/// The layer's own tool for a canonical role (seed 002's alias map), if it has one.
+/// The layer's own tool for a canonical role (WebMCP Auto-UI's alias map), if it has one.
 fn aliased<'a>(layer: &'a ToolLayer, canonical: &str) -> Option<&'a ToolInfo> {
     layer
         .tools
@@ -172,7 +172,7 @@ impl Pool {
         self.conversation_with(ServerFilter::default())
     }
 
-    /// A conversation that sees only the servers `filter` lets through (seed 000's
+    /// A conversation that sees only the servers `filter` lets through (the llama.cpp web UI's
     /// per-conversation server overrides).
     pub fn conversation_with(&self, filter: ServerFilter) -> Conversation {
         Conversation {

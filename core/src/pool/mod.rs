@@ -69,7 +69,7 @@ pub(crate) struct Inner {
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
 }
 
-/// Counts a call in flight (seed 000's activeFlowCount) until dropped.
+/// Counts a call in flight (the llama.cpp web UI's activeFlowCount) until dropped.
 pub(crate) struct Flight {
     inner: Arc<Inner>,
 }

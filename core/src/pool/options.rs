@@ -1,4 +1,4 @@
-//! Pool settings, with the defaults of seeds 000 and 003.
+//! Pool settings, with the defaults of the llama.cpp web UI and Elftia's desktop app.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,7 +17,7 @@ pub struct PoolOptions {
     pub request_timeout_ms: u64,
     /// Default limit on spawning/connecting plus the handshake.
     pub connect_timeout_ms: u64,
-    /// How long a server's tool list is trusted without asking again (seed 003: 5 minutes).
+    /// How long a server's tool list is trusted without asking again (Elftia's: 5 minutes).
     pub tools_ttl_ms: u64,
     /// Background health checks of idle connections; 0 turns them off.
     pub health_check_interval_ms: u64,

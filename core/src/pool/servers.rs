@@ -1,4 +1,4 @@
-//! Managing the server list (seed 003's list / add / addJson / update / remove / test / discover).
+//! Managing the server list (Elftia's list / add / addJson / update / remove / test / discover).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -1,5 +1,5 @@
 //! Recipes and the canvas in the pool: `register_recipe` also offers the agent the host tools
-//! `widget_display(name, params)` and `canvas(action, id, params)` (seed 002's autoui layer).
+//! `widget_display(name, params)` and `canvas(action, id, params)` (WebMCP Auto-UI's autoui layer).
 
 use std::sync::Arc;
 
