@@ -10,24 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
 
 # --- tools -----------------------------------------------------------------------------
-missing=()
-for tool in gcc g++ valgrind pkg-config; do
-    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
-done
-if ((${#missing[@]})); then
-    pkgs=()
-    for tool in "${missing[@]}"; do
-        case "$tool" in
-            g++) pkgs+=(g++) ;;
-            *) pkgs+=("$tool") ;;
-        esac
-    done
-    echo "== installing ${pkgs[*]}"
-    sudo_cmd=()
-    [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
-    "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${pkgs[@]}" >/dev/null
-fi
+bash scripts/apt-install.sh gcc g++ valgrind pkg-config
 if ! command -v cargo >/dev/null 2>&1 && [[ -f "$HOME/.cargo/env" ]]; then
     # shellcheck disable=SC1091
     . "$HOME/.cargo/env"

@@ -12,6 +12,10 @@ export MCPMUX_REQUIRE_SERVERS=1
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+echo "== repository checks (scripts/check-repo.py, shellcheck)"
+python3 scripts/check-repo.py
+bash scripts/apt-install.sh shellcheck
+git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"

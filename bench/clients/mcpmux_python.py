@@ -8,7 +8,6 @@ import tempfile
 import time
 
 import mcpmux
-
 from bench_common import args, measure, report
 
 

@@ -8,7 +8,6 @@ Built on the Python SDK 1.x, the last line that ships a WebSocket server transpo
 import sys
 
 import anyio
-
 import uvicorn
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.websocket import websocket_server

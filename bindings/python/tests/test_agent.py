@@ -196,7 +196,9 @@ async def test_approval_denied_is_told_to_the_model(tpool: mcpmux.Pool, fake_llm
     assert "denied" in tool_results(result)[0]["content"]
 
     errors: list[BaseException] = []
-    asyncio.get_running_loop().set_exception_handler(lambda _l, ctx: errors.append(ctx["exception"]))
+    asyncio.get_running_loop().set_exception_handler(
+        lambda _l, ctx: errors.append(ctx["exception"])
+    )
 
     def broken(request: mcpmux.ApprovalRequest) -> bool:
         raise RuntimeError("approval UI crashed")
@@ -225,10 +227,14 @@ async def test_approval_is_asked_for_tools_of_a_server_connected_earlier(
     turns = iter(
         [
             {"content": [{"type": "tool_use", "id": "a", "name": "t_mcp_list_tools", "input": {}}]},
-            {"content": [{"type": "tool_use", "id": "b", "name": "mcp__t__echo", "input": {"text": "x"}}]},
+            {
+                "content": [
+                    {"type": "tool_use", "id": "b", "name": "mcp__t__echo", "input": {"text": "x"}}
+                ]
+            },
             "done",
         ]
-    )  # fmt: skip
+    )
     for _ in range(100):  # the server connects in the background after being added
         if tpool.known_tools():
             break
@@ -264,9 +270,10 @@ async def test_cancelling_the_task_cancels_the_run(tpool: mcpmux.Pool, fake_llm:
 async def test_max_iterations(tpool: mcpmux.Pool, fake_llm: Any) -> None:
     llm = fake_llm([[("t_mcp_list_tools", {})]])  # the model never stops asking
     agent = mcpmux.Agent(
-        tpool, mcpmux.Provider.from_config({"type": "openai", "model": "m", "baseUrl": llm.base_url}),
+        tpool,
+        mcpmux.Provider.from_config({"type": "openai", "model": "m", "baseUrl": llm.base_url}),
         max_iterations=2,
-    )  # fmt: skip
+    )
     result = await agent.run("loop")
     assert result.stop == "max_iterations" and result.iterations == 2
     assert "limit of 2" in result.text
@@ -310,9 +317,7 @@ class ScriptedProvider:
         self.requests.append(request)
         if len(self.requests) == 1:
             return {
-                "content": [
-                    {"type": "tool_use", "id": "c1", "name": "double", "input": {"n": 21}}
-                ],
+                "content": [{"type": "tool_use", "id": "c1", "name": "double", "input": {"n": 21}}],
                 "stopReason": "tool_use",
                 "usage": {"inputTokens": 5, "outputTokens": 1},
             }

@@ -88,7 +88,9 @@ async def test_cancelling_the_task_cancels_the_call(tpool: mcpmux.Pool) -> None:
     pid = (await tpool.call_tool("mcp__t__pid")).text
     progress: list[float] = []
     task = asyncio.create_task(
-        tpool.call_tool("mcp__t__sleep", {"ms": 10_000}, on_progress=lambda p: progress.append(p.progress))
+        tpool.call_tool(
+            "mcp__t__sleep", {"ms": 10_000}, on_progress=lambda p: progress.append(p.progress)
+        )
     )
     await asyncio.sleep(0.35)
     assert tpool.in_flight == 1
@@ -127,7 +129,9 @@ async def test_timeouts(pool: mcpmux.Pool, test_server: str) -> None:
     with pytest.raises(mcpmux.InvalidArgumentError, match="timeout"):
         await pool.call_tool("mcp__t__echo", {"text": "x"}, timeout=-1)
     # A server that never answers: the connect timeout of the server's record applies.
-    await pool.add_server("silent", command=test_server, args=["--silent"], timeouts={"connect_ms": 700})
+    await pool.add_server(
+        "silent", command=test_server, args=["--silent"], timeouts={"connect_ms": 700}
+    )
     started = time.monotonic()
     with pytest.raises(mcpmux.TimeoutError) as e:
         await pool.list_tools("silent")

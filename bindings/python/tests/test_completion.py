@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import mcpmux
-
 from conftest import POOL_OPTIONS
 
 
@@ -27,7 +26,9 @@ async def test_many_calls_in_flight_each_get_their_own_result(tpool: mcpmux.Pool
     # Errors and results completing together keep their own outcome too.
     mixed = await asyncio.gather(
         *(
-            tpool.call_tool("mcp__t__add", {"a": i, "b": 1}) if i % 3 else tpool.call_tool("mcp__t__nope")
+            tpool.call_tool("mcp__t__add", {"a": i, "b": 1})
+            if i % 3
+            else tpool.call_tool("mcp__t__nope")
             for i in range(60)
         ),
         return_exceptions=True,
@@ -67,7 +68,9 @@ async def test_cancelling_a_call_reaches_the_server(tpool: mcpmux.Pool) -> None:
         await task
     assert time.monotonic() - started < 1.0
     deadline = time.monotonic() + 5
-    while (tpool.in_flight or await _cancelled_count(tpool) != before + 1) and time.monotonic() < deadline:
+    while (
+        tpool.in_flight or await _cancelled_count(tpool) != before + 1
+    ) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert tpool.in_flight == 0
     assert await _cancelled_count(tpool) == before + 1
@@ -78,8 +81,12 @@ async def test_cancelling_a_call_reaches_the_server(tpool: mcpmux.Pool) -> None:
         await task
     assert tpool.in_flight == 0
     # Many cancelled at once, others finishing beside them.
-    sleepers = [asyncio.create_task(tpool.call_tool("mcp__t__hang", {"ms": 10_000})) for _ in range(20)]
-    echoes = [asyncio.create_task(tpool.call_tool("mcp__t__echo", {"text": str(i)})) for i in range(20)]
+    sleepers = [
+        asyncio.create_task(tpool.call_tool("mcp__t__hang", {"ms": 10_000})) for _ in range(20)
+    ]
+    echoes = [
+        asyncio.create_task(tpool.call_tool("mcp__t__echo", {"text": str(i)})) for i in range(20)
+    ]
     await asyncio.sleep(0.2)
     for s in sleepers:
         s.cancel()
@@ -103,7 +110,9 @@ def test_one_pool_across_event_loops_and_threads(config_path: str, test_server: 
     try:
         # A new loop on this thread each time (the last one closed in between).
         for i in range(3):
-            assert asyncio.run(pool.call_tool("mcp__t__echo", {"text": f"run {i}"})).text == f"run {i}"
+            assert (
+                asyncio.run(pool.call_tool("mcp__t__echo", {"text": f"run {i}"})).text == f"run {i}"
+            )
         # The first loop, not closed, still gets its results.
         assert first.run_until_complete(pool.call_tool("mcp__t__add", {"a": 1, "b": 2})).text == "3"
 
@@ -113,7 +122,9 @@ def test_one_pool_across_event_loops_and_threads(config_path: str, test_server: 
 
         def worker(n: int) -> None:
             async def many() -> list[str]:
-                rs = await asyncio.gather(*(pool.call_tool("mcp__t__add", {"a": n, "b": j}) for j in range(100)))
+                rs = await asyncio.gather(
+                    *(pool.call_tool("mcp__t__add", {"a": n, "b": j}) for j in range(100))
+                )
                 return [r.text for r in rs]
 
             try:
@@ -124,9 +135,12 @@ def test_one_pool_across_event_loops_and_threads(config_path: str, test_server: 
         threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
         for t in threads:
             t.start()
+
         # Meanwhile, calls on the first loop.
         async def echoes() -> list[mcpmux.CallToolResult]:
-            return await asyncio.gather(*(pool.call_tool("mcp__t__echo", {"text": str(i)}) for i in range(100)))
+            return await asyncio.gather(
+                *(pool.call_tool("mcp__t__echo", {"text": str(i)}) for i in range(100))
+            )
 
         texts = first.run_until_complete(echoes())
         for t in threads:
@@ -155,17 +169,28 @@ class Color(enum.IntEnum):
     "args",
     [
         {},
-        {"s": "héllo ✓\u0000", "i": -(2**63), "u": 2**64 - 1, "f": 1.5, "whole": 2.0, "t": True, "n": None},
+        {
+            "s": "héllo ✓\u0000",
+            "i": -(2**63),
+            "u": 2**64 - 1,
+            "f": 1.5,
+            "whole": 2.0,
+            "t": True,
+            "n": None,
+        },
         {"nested": {"list": [1, [2, {"x": (3, 4.25)}]], "empty": {}, "tuple": ()}},
         # Beyond the direct conversion: json.dumps decides, as it always did.
         {"big": 2**70},
-        {1: "int key", None: "none key", 2.5: "float key", True: "bool key"},
+        {1: "int key", None: "none key", 2.5: "float key"},
+        {True: "bool key", False: "other bool key"},
         {"ordered": collections.OrderedDict([("b", 1), ("a", 2)])},
         {"enum": Color.RED},
         {"deep": json.loads("[" * 100 + "]" * 100)},
     ],
 )
-async def test_arguments_reach_tools_as_json_dumps_writes_them(pool: mcpmux.Pool, args: dict[Any, Any]) -> None:
+async def test_arguments_reach_tools_as_json_dumps_writes_them(
+    pool: mcpmux.Pool, args: dict[Any, Any]
+) -> None:
     seen: list[dict[str, Any]] = []
 
     def record(**kwargs: Any) -> str:

@@ -19,7 +19,9 @@ async def until(check: object, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def test_on_delivers_named_events_on_the_loop_thread(pool: mcpmux.Pool, test_server: str) -> None:
+async def test_on_delivers_named_events_on_the_loop_thread(
+    pool: mcpmux.Pool, test_server: str
+) -> None:
     called: list[tuple[mcpmux.Event, threading.Thread]] = []
     every: list[str] = []
     handle = pool.on("tool:called", lambda e: called.append((e, threading.current_thread())))

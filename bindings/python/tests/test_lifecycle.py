@@ -94,7 +94,10 @@ def test_forked_child_can_use_a_new_pool(config_path: str, test_server: str) -> 
         assert os.WEXITSTATUS(status) == 0 and report == "ok", report
         # The parent's pool and server are untouched by the child.
         assert parent_server and pid_alive(parent_server)
-        assert loop.run_until_complete(parent_pool.call_tool("mcp__t__echo", {"text": "p"})).text == "p"
+        assert (
+            loop.run_until_complete(parent_pool.call_tool("mcp__t__echo", {"text": "p"})).text
+            == "p"
+        )
         loop.run_until_complete(parent_pool.close())
     finally:
         loop.close()

@@ -33,7 +33,9 @@ def test_each_record_type_has_every_field_of_core(name: str) -> None:
     assert not missing, f"mcpmux.{name} lacks {missing}"
 
 
-@pytest.mark.parametrize("name,typed", [("OAuthSettings", OAuthSettings), ("IdpSettings", IdpSettings)])
+@pytest.mark.parametrize(
+    "name,typed", [("OAuthSettings", OAuthSettings), ("IdpSettings", IdpSettings)]
+)
 def test_each_settings_dict_takes_every_key_of_core(name: str, typed: type) -> None:
     keys = set(typed.__annotations__)
     missing = [f for f in MIRRORED["types"][name] if f not in keys or snake(f) not in keys]

@@ -58,7 +58,11 @@ async def test_oauth_settings_in_snake_or_camel_case(pool: mcpmux.Pool) -> None:
     # snake_case inside config= too; read back from the config file.
     await pool.add_server(
         "mixed",
-        config={"url": "http://127.0.0.1:9/mcp", "strict_transport": True, "oauth": {"client_id": "m"}},
+        config={
+            "url": "http://127.0.0.1:9/mcp",
+            "strict_transport": True,
+            "oauth": {"client_id": "m"},
+        },
     )
     stored = await pool.get_server("mixed")
     assert stored.config.strict_transport is True
@@ -76,7 +80,11 @@ async def test_enterprise_settings_in_snake_or_camel_case(pool: mcpmux.Pool) -> 
             "grant": "enterprise_managed",
             "client_id": "mcp-client",
             "client_secret": "s3cret",
-            "idp": {"issuer": "https://idp.example", "client_id": "idp-client", "id_token": "id.tok.en"},
+            "idp": {
+                "issuer": "https://idp.example",
+                "client_id": "idp-client",
+                "id_token": "id.tok.en",
+            },
         },
     )
     assert record.config.oauth == {
@@ -88,7 +96,9 @@ async def test_enterprise_settings_in_snake_or_camel_case(pool: mcpmux.Pool) -> 
     assert "id.tok.en" not in repr(record)
     with pytest.raises(mcpmux.Error, match="needs `idp`"):
         await pool.add_server(
-            "no-idp", url="http://127.0.0.1:9/mcp", oauth={"grant": "enterprise_managed", "client_id": "c"}
+            "no-idp",
+            url="http://127.0.0.1:9/mcp",
+            oauth={"grant": "enterprise_managed", "client_id": "c"},
         )
 
 
@@ -279,7 +289,8 @@ def test_authorization_code_round_trip(
 
 @pytest.mark.parametrize(
     # client_secret_basic; private_key_jwt with the suite's key in oauth["private_key_pem"]
-    "scenario", ["auth/client-credentials-basic", "auth/client-credentials-jwt"]
+    "scenario",
+    ["auth/client-credentials-basic", "auth/client-credentials-jwt"],
 )
 def test_client_credentials_round_trip(
     conformance: tuple[str, str], tmp_path: Path, scenario: str

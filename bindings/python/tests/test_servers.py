@@ -50,7 +50,11 @@ async def test_default_config_path_comes_from_the_environment(
 
 async def test_add_get_update_remove(pool: mcpmux.Pool, test_server: str) -> None:
     rec = await pool.add_server(
-        "t", command=test_server, args=["--name", "x"], env={"A": "1"}, timeouts={"request_ms": 5000}
+        "t",
+        command=test_server,
+        args=["--name", "x"],
+        env={"A": "1"},
+        timeouts={"request_ms": 5000},
     )
     assert isinstance(rec, mcpmux.ServerRecord)
     assert rec.name == "t" and rec.type == "stdio" and rec.is_active

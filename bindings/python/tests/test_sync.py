@@ -22,7 +22,10 @@ def test_sync_pool(config_path: str, test_server: str) -> None:
         assert "mcp__t__echo" in {t.id for t in pool.list_tools()}
         assert pool.call_tool("mcp__t__echo", {"text": "sync"}).text == "sync"
         progress: list[mcpmux.Progress] = []
-        assert pool.call_tool("mcp__t__sleep", {"ms": 350}, on_progress=progress.append).text == "slept"
+        assert (
+            pool.call_tool("mcp__t__sleep", {"ms": 350}, on_progress=progress.append).text
+            == "slept"
+        )
         time.sleep(0.05)
         assert progress
         assert pool.read_resource("t", "test://hello").text
@@ -35,7 +38,9 @@ def test_sync_pool(config_path: str, test_server: str) -> None:
         with pytest.raises(mcpmux.NotFoundError):
             pool.call_tool("mcp__t__nope")
         with pytest.raises(mcpmux.TimeoutError):
-            pool.add_server("silent", command=test_server, args=["--silent"], timeouts={"connect_ms": 500})
+            pool.add_server(
+                "silent", command=test_server, args=["--silent"], timeouts={"connect_ms": 500}
+            )
             pool.list_tools("silent")
         pool.remove_server("t")
     assert pool.closed
@@ -127,10 +132,14 @@ def test_sync_host_tools_handlers_and_agent(config_path: str, test_server: str) 
 
         turns = iter(
             [
-                {"content": [{"type": "tool_use", "id": "1", "name": "shout", "input": {"text": "a"}}]},
+                {
+                    "content": [
+                        {"type": "tool_use", "id": "1", "name": "shout", "input": {"text": "a"}}
+                    ]
+                },
                 "done",
             ]
-        )  # fmt: skip
+        )
         agent = mcpmux.sync.Agent(pool, lambda request: next(turns), max_iterations=3)
         result = agent.run("shout a")
         assert result.stop == "finished" and result.text == "done"

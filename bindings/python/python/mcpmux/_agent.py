@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, Union
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _native
 from ._host import answer_json, approve_adapter
@@ -25,15 +25,15 @@ if TYPE_CHECKING:
     from ._pool import Pool
 
 __all__ = [
-    "Provider",
-    "OpenAIProvider",
-    "RemoteProvider",
-    "AnthropicProvider",
-    "OllamaProvider",
-    "PythonProvider",
-    "ChatProvider",
     "Agent",
+    "AnthropicProvider",
+    "ChatProvider",
     "Conversation",
+    "OllamaProvider",
+    "OpenAIProvider",
+    "Provider",
+    "PythonProvider",
+    "RemoteProvider",
     "servers_filter",
 ]
 
@@ -141,9 +141,7 @@ class AnthropicProvider(Provider):
         self, model: str, *, base_url: str | None = None, api_key: str | None = None
     ) -> None:
         super().__init__(
-            _native.create_provider(
-                _config("anthropic", model, base_url=base_url, api_key=api_key)
-            )
+            _native.create_provider(_config("anthropic", model, base_url=base_url, api_key=api_key))
         )
 
 
@@ -215,7 +213,7 @@ class PythonProvider(Provider):
         super().__init__(_native.host_provider(name, model, loop, adapter))
 
 
-ProviderLike = Union[Provider, Mapping[str, Any], ChatProvider, Callable[..., Any]]
+ProviderLike = Provider | Mapping[str, Any] | ChatProvider | Callable[..., Any]
 
 
 def _provider(value: ProviderLike) -> Provider:
@@ -249,7 +247,7 @@ def _token_callback(loop: asyncio.AbstractEventLoop, fn: TokenCallback) -> Calla
 
 
 class Agent:
-    """An agent over a pool's servers and a provider (seed 002's agent loop).
+    """An agent over a pool's servers and a provider (WebMCP Auto-UI's agent loop).
 
     ``provider`` is a :class:`Provider`, a config dict (``{"type": "openai", ...}``), or a
     Python provider (an object with ``chat`` or a callable; see :class:`PythonProvider`).
@@ -268,9 +266,7 @@ class Agent:
         self.pool = pool
         self.provider = _provider(provider)
         body = {AGENT_OPTIONS[k]: v for k, v in options.items() if v is not None}
-        self._native = _native.NativeAgent(
-            pool._native, self.provider._native, json.dumps(body)
-        )
+        self._native = _native.NativeAgent(pool._native, self.provider._native, json.dumps(body))
 
     @property
     def model(self) -> str:

@@ -25,18 +25,18 @@ from .errors import InvalidArgumentError
 from .types import ApprovalRequest, AuthorizationPrompt, HostRequest, Model, camel
 
 __all__ = [
-    "tool_adapter",
-    "sampling_adapter",
-    "elicitation_adapter",
-    "roots_adapter",
-    "approve_adapter",
-    "oauth_adapter",
-    "token_store_adapter",
-    "oauth_json",
-    "config_json",
-    "schema_from_signature",
-    "roots_json",
     "answer_json",
+    "approve_adapter",
+    "config_json",
+    "elicitation_adapter",
+    "oauth_adapter",
+    "oauth_json",
+    "roots_adapter",
+    "roots_json",
+    "sampling_adapter",
+    "schema_from_signature",
+    "token_store_adapter",
+    "tool_adapter",
 ]
 
 Adapter = Callable[..., Awaitable[str]]
@@ -203,7 +203,9 @@ _IDP_KEYS = {
 def _camel_keys(settings: Any, keys: set[str], what: str) -> dict[str, Any]:
     settings = _plain(settings)
     if not isinstance(settings, Mapping):
-        raise InvalidArgumentError(f"{what} must be a dict of settings, not {type(settings).__name__}")
+        raise InvalidArgumentError(
+            f"{what} must be a dict of settings, not {type(settings).__name__}"
+        )
     out: dict[str, Any] = {}
     for key, value in settings.items():
         name = camel(key) if key in keys else key

@@ -5,22 +5,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, final
 
 __all__ = [
+    "EVENT_NAMES",
+    "MIRRORED",
+    "NativeAgent",
+    "NativeConversation",
+    "NativeEvents",
+    "NativePool",
+    "NativeProvider",
+    "NativeSubscription",
     "__version__",
     "_register_errors",
     "_register_result_types",
-    "open_pool",
-    "default_options",
-    "read_host_answer",
-    "NativePool",
-    "NativeEvents",
-    "NativeSubscription",
-    "NativeConversation",
-    "NativeProvider",
-    "NativeAgent",
-    "EVENT_NAMES",
-    "MIRRORED",
     "create_provider",
+    "default_options",
     "host_provider",
+    "open_pool",
+    "read_host_answer",
 ]
 
 __version__: str

@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -16,30 +16,28 @@ from ._host import (
     elicitation_adapter,
     oauth_adapter,
     oauth_json,
-    token_store_adapter,
     roots_adapter,
     roots_json,
     sampling_adapter,
     schema_from_signature,
+    token_store_adapter,
     tool_adapter,
 )
 from .errors import InvalidArgumentError
 from .types import (
     AuthorizationPrompt,
     CallToolResult,
-    OAuthSettings,
-    TokenStore,
-    HostRequest,
-    Recipe,
-    ToolLayer,
     DiscoverResult,
     Event,
     GetPromptResult,
+    HostRequest,
     ImportResult,
     Model,
+    OAuthSettings,
     Progress,
     PromptInfo,
     ReadResourceResult,
+    Recipe,
     ResourceInfo,
     ResourceTemplateInfo,
     SearchHit,
@@ -48,7 +46,9 @@ from .types import (
     ServerStatus,
     TestResult,
     Timeouts,
+    TokenStore,
     ToolInfo,
+    ToolLayer,
     Unlisted,
     camel,
     snake,
@@ -57,7 +57,7 @@ from .types import (
 if TYPE_CHECKING:
     from ._agent import Conversation
 
-__all__ = ["Pool", "EventStream", "Subscription", "EVENT_NAMES", "OPTION_NAMES", "OAuthCallback"]
+__all__ = ["EVENT_NAMES", "OPTION_NAMES", "EventStream", "OAuthCallback", "Pool", "Subscription"]
 
 _M = TypeVar("_M", bound=Model)
 
@@ -137,13 +137,20 @@ def _server_fields(
     return out
 
 
+# The tasks of coroutine listeners still running: the loop keeps only weak references to
+# tasks, so without these one could be collected before it finishes.
+_listener_tasks: set[asyncio.Future[Any]] = set()
+
+
 def _deliver(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: Any) -> None:
     """Runs a user callback on the loop; a coroutine it returns becomes a task. Its
     exceptions go to the loop's exception handler instead of stopping delivery."""
     try:
         result = callback(*args)
         if inspect.isawaitable(result):
-            asyncio.ensure_future(result, loop=loop)
+            task = asyncio.ensure_future(result, loop=loop)
+            _listener_tasks.add(task)
+            task.add_done_callback(_listener_tasks.discard)
     except Exception as exc:  # a listener's bug must not stop other listeners
         loop.call_exception_handler(
             {"message": f"mcpmux callback {callback!r} raised", "exception": exc}
@@ -356,7 +363,8 @@ class Pool:
         is inferred when not given."""
         body = _server_fields(
             config=config, command=command, args=args, env=env, cwd=cwd, url=url,
-            headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts, type=type, scope=scope, is_active=is_active,
+            headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
+            type=type, scope=scope, is_active=is_active,
             is_trusted=is_trusted, disabled_tools=disabled_tools,
             disabled_auto_approve_tools=disabled_auto_approve_tools,
             install_source=install_source, project_path=project_path,
@@ -519,7 +527,9 @@ class Pool:
         """Resources of every server that has them, or of one."""
         return _many(ResourceInfo, await self._native.list_resources(server))
 
-    async def list_resource_templates(self, server: str | None = None) -> list[ResourceTemplateInfo]:
+    async def list_resource_templates(
+        self, server: str | None = None
+    ) -> list[ResourceTemplateInfo]:
         """Resource templates of every server that has them, or of one."""
         return _many(ResourceTemplateInfo, await self._native.list_resource_templates(server))
 
@@ -761,18 +771,14 @@ class Pool:
         """The layers as known now, without connecting anything."""
         return _many(ToolLayer, self._native.known_layers())
 
-    def conversation(
-        self, servers: list[str] | Mapping[str, Any] | None = None
-    ) -> Conversation:
+    def conversation(self, servers: list[str] | Mapping[str, Any] | None = None) -> Conversation:
         """A conversation for an agent loop of your own: discovery tools first, a server's
         tools once it is used. ``servers`` limits it (names or ids, or ``{"enabled": [...],
         "disabled": [...]}``)."""
         from ._agent import Conversation, servers_filter
 
         filt = servers_filter(servers)
-        return Conversation(
-            self._native.conversation(None if filt is None else json.dumps(filt))
-        )
+        return Conversation(self._native.conversation(None if filt is None else json.dumps(filt)))
 
     def _loop(self, what: str) -> asyncio.AbstractEventLoop:
         try:

@@ -13,18 +13,18 @@ import builtins
 from . import _native
 
 __all__ = [
-    "Error",
-    "ConfigError",
-    "InvalidArgumentError",
-    "NotFoundError",
-    "ConnectionError",
-    "TimeoutError",
     "CancelledError",
-    "ProtocolError",
-    "ToolError",
-    "MessageTooLargeError",
-    "ShuttingDownError",
+    "ConfigError",
+    "ConnectionError",
+    "Error",
+    "InvalidArgumentError",
     "IoError",
+    "MessageTooLargeError",
+    "NotFoundError",
+    "ProtocolError",
+    "ShuttingDownError",
+    "TimeoutError",
+    "ToolError",
 ]
 
 

@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import os
 import threading
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -19,17 +19,15 @@ from . import _agent, _pool
 from .errors import InvalidArgumentError, ShuttingDownError
 from .types import (
     AgentResult,
-    OAuthSettings,
-    TokenStore,
     CallToolResult,
-    Recipe,
-    ToolLayer,
     DiscoverResult,
     Event,
     GetPromptResult,
     ImportResult,
+    OAuthSettings,
     PromptInfo,
     ReadResourceResult,
+    Recipe,
     ResourceInfo,
     ResourceTemplateInfo,
     SearchHit,
@@ -38,12 +36,14 @@ from .types import (
     ServerStatus,
     TestResult,
     Timeouts,
+    TokenStore,
     ToolDef,
     ToolInfo,
+    ToolLayer,
     Unlisted,
 )
 
-__all__ = ["Pool", "Agent", "Conversation", "EventIterator", "Subscription"]
+__all__ = ["Agent", "Conversation", "EventIterator", "Pool", "Subscription"]
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -316,7 +316,8 @@ class Pool:
         return self._call(
             self._pool.add_server(
                 name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
-                strict_transport=strict_transport, oauth=oauth, config=config, type=type, scope=scope, is_active=is_active,
+                strict_transport=strict_transport, oauth=oauth, config=config, type=type,
+                scope=scope, is_active=is_active,
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
                 disabled_auto_approve_tools=disabled_auto_approve_tools,
                 install_source=install_source, project_path=project_path, timeouts=timeouts,

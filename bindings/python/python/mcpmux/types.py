@@ -11,46 +11,46 @@ import copy
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict, TypeVar, Union
+from typing import Any, Literal, Protocol, TypedDict, TypeVar
 
 __all__ = [
-    "OAuthSettings",
-    "IdpSettings",
-    "AuthorizationPrompt",
-    "TokenStore",
-    "ServerConfig",
-    "Timeouts",
-    "ServerRecord",
-    "ImportResult",
-    "TestResult",
-    "DiscoverResult",
-    "ServerStatus",
-    "ToolInfo",
-    "CallToolResult",
-    "ResourceInfo",
-    "ResourceTemplateInfo",
-    "ReadResourceResult",
-    "PromptInfo",
-    "GetPromptResult",
-    "Progress",
-    "Event",
-    "HostRequest",
-    "ApprovalRequest",
-    "Recipe",
-    "ToolDef",
-    "ToolLayer",
-    "Usage",
     "AgentResult",
-    "TextBlock",
-    "ImageBlock",
-    "ToolUseBlock",
-    "ToolResultBlock",
-    "ContentBlock",
-    "Message",
+    "ApprovalRequest",
+    "AuthorizationPrompt",
+    "CallToolResult",
     "ChatRequest",
     "ChatResponse",
     "ChatUsage",
+    "ContentBlock",
+    "DiscoverResult",
+    "Event",
+    "GetPromptResult",
+    "HostRequest",
+    "IdpSettings",
+    "ImageBlock",
+    "ImportResult",
+    "Message",
+    "OAuthSettings",
+    "Progress",
+    "PromptInfo",
     "ProviderConfig",
+    "ReadResourceResult",
+    "Recipe",
+    "ResourceInfo",
+    "ResourceTemplateInfo",
+    "ServerConfig",
+    "ServerRecord",
+    "ServerStatus",
+    "TestResult",
+    "TextBlock",
+    "Timeouts",
+    "TokenStore",
+    "ToolDef",
+    "ToolInfo",
+    "ToolLayer",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "Usage",
 ]
 
 _M = TypeVar("_M", bound="Model")
@@ -519,7 +519,7 @@ class ToolResultBlock(_ToolResultBlockBase, total=False):
     images: list[dict[str, str]]
 
 
-ContentBlock = Union[TextBlock, ImageBlock, ToolUseBlock, ToolResultBlock]
+ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock
 
 
 class Message(TypedDict):

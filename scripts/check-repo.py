@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Checks the repository's own habits, which no compiler sees:
+
+- one version: every manifest says the version of the root workspace;
+- one license: every manifest says the license the LICENSE file holds;
+- words a reader can follow: the text names designs ("as the llama.cpp web UI does"), never
+  the design documents' file numbers or issue numbers, which the repository does not define.
+
+Prints what is wrong, with the file to change, and exits 1; prints one line and exits 0 when
+all is well. Standard library only (Python 3.11+, for tomllib).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Manifests that state a version and a license of their own; every other crate inherits both
+# from the root workspace (`version.workspace = true`).
+OWN_VERSION = [
+    "bindings/python/Cargo.toml",
+    "bindings/node/Cargo.toml",
+    "bindings/node/package.json",
+]
+# The design documents were numbered 000, 002, 003 where they were kept; issues by number.
+CITATION = re.compile(r"\bseeds? ?0\d\d\b|\bissues? #?\d+\b", re.IGNORECASE)
+# The changelog records history, where an old wording may be quoted.
+CITATION_ALLOWED = {"CHANGELOG.md", "scripts/check-repo.py"}
+
+
+def toml(path: str) -> dict:
+    return tomllib.loads((ROOT / path).read_text())
+
+
+def tracked_files() -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    return [p for p in out.split("\0") if p]
+
+
+def version_and_license(path: str) -> tuple[str | None, str | None]:
+    if path.endswith("package.json"):
+        data = json.loads((ROOT / path).read_text())
+        return data.get("version"), data.get("license")
+    package = toml(path).get("package", {})
+    return package.get("version"), package.get("license")
+
+
+def check_versions(problems: list[str]) -> str:
+    root = toml("Cargo.toml")["workspace"]["package"]
+    version, license_ = root["version"], root["license"]
+    for path in OWN_VERSION:
+        v, lic = version_and_license(path)
+        if v != version:
+            problems.append(f"{path}: version {v!r}, but Cargo.toml's workspace says {version!r}")
+        if lic != license_:
+            problems.append(
+                f"{path}: license {lic!r}, but Cargo.toml's workspace says {license_!r}"
+            )
+    for member in toml("Cargo.toml")["workspace"]["members"]:
+        package = toml(f"{member}/Cargo.toml")["package"]
+        for key in ("version", "license"):
+            if package.get(key) != {"workspace": True}:
+                problems.append(f"{member}/Cargo.toml: set `{key}.workspace = true`")
+        if toml(f"{member}/Cargo.toml").get("lints") != {"workspace": True}:
+            problems.append(
+                f"{member}/Cargo.toml: take the workspace's lints (`[lints] workspace = true`)"
+            )
+    pyproject = toml("bindings/python/pyproject.toml")["project"]
+    if "version" in pyproject or "version" not in pyproject.get("dynamic", []):
+        problems.append(
+            "bindings/python/pyproject.toml: the version comes from Cargo.toml "
+            '(`dynamic = ["version"]`), not a second copy'
+        )
+    if pyproject.get("license") != license_:
+        problems.append(f"bindings/python/pyproject.toml: license should be {license_!r}")
+    licence_text = (ROOT / "LICENSE").read_text() if (ROOT / "LICENSE").exists() else ""
+    if license_ == "Apache-2.0" and "Apache License" not in licence_text:
+        problems.append("LICENSE: missing, or not the Apache License 2.0 the manifests name")
+    return version
+
+
+def check_citations(problems: list[str]) -> None:
+    for path in tracked_files():
+        if path in CITATION_ALLOWED or path.endswith((".lock", "package-lock.json")):
+            continue
+        try:
+            text = (ROOT / path).read_text()
+        except (UnicodeDecodeError, FileNotFoundError):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            m = CITATION.search(line)
+            if m:
+                problems.append(
+                    f"{path}:{number}: cites {m.group(0)!r}; name the design or the behaviour "
+                    "instead (docs/design.md says what each design is)"
+                )
+
+
+def main() -> int:
+    problems: list[str] = []
+    version = check_versions(problems)
+    check_citations(problems)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        print(f"check-repo: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"check-repo: one version ({version}), one license, no unexplained citations")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
