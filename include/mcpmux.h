@@ -55,6 +55,14 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+/** The version of this header: compare with mcpmux_version() to find a library of another release. */
+#define MCPMUX_VERSION_MAJOR 0
+#define MCPMUX_VERSION_MINOR 1
+#define MCPMUX_VERSION_PATCH 0
+#define MCPMUX_VERSION "0.1.0"
+/** MCPMUX_VERSION_MAJOR, _MINOR, _PATCH as one number, e.g. 0.1.0 -> 100, to compare with `#if`. */
+#define MCPMUX_VERSION_NUMBER (0 * 10000 + 1 * 100 + 0)
+
 // Result of every call. Numbers are stable: they are never renumbered nor reused, and
 // new ones are only added.
 enum mcpmux_status

@@ -206,6 +206,17 @@ static int waiter_wait(waiter *w, long ms) {
 static void test_version_and_status_names(void) {
     const char *v = mcpmux_version();
     CHECK(v != NULL && strlen(v) >= 5);
+    /* The header and the library come from the same release, and the macros agree. */
+    CHECK(strcmp(v, MCPMUX_VERSION) == 0);
+    char parts[32];
+    snprintf(parts, sizeof parts, "%d.%d.%d", MCPMUX_VERSION_MAJOR, MCPMUX_VERSION_MINOR,
+             MCPMUX_VERSION_PATCH);
+    CHECK(strcmp(parts, MCPMUX_VERSION) == 0);
+    CHECK(MCPMUX_VERSION_NUMBER == MCPMUX_VERSION_MAJOR * 10000 + MCPMUX_VERSION_MINOR * 100 +
+                                       MCPMUX_VERSION_PATCH);
+#if MCPMUX_VERSION_NUMBER < 100
+#error "MCPMUX_VERSION_NUMBER is usable in #if and says 0.1.0 or later"
+#endif
     CHECK(strcmp(mcpmux_status_name(MCPMUX_OK), "ok") == 0);
     CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_TIMEOUT), "timeout") == 0);
     CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_INVALID_HANDLE), "invalid_handle") == 0);
