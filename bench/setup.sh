@@ -38,7 +38,8 @@ cp "$target/release/libmcpmux_node.so" "$node_dir/mcpmux.linux-x64-gnu.node"
 # The binding's JavaScript layer beside it, with a loader in place of the native.js that
 # `napi build` writes into bindings/node (absent in a fresh clone); it needs nothing from
 # node_modules at run time.
-cp bindings/node/index.js "$node_dir/index.js"
+rm -rf "${node_dir:?}/lib"
+cp -r bindings/node/index.js bindings/node/lib "$node_dir/"
 echo "module.exports = require('./mcpmux.linux-x64-gnu.node');" > "$node_dir/native.js"
 
 step "TypeScript SDK (bench/package-lock.json)"

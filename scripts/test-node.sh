@@ -55,6 +55,9 @@ echo "== cargo fmt --check / clippy (bindings/node)"
 cargo fmt --check
 cargo clippy --quiet --target-dir "$pkg/target" --all-targets -- -D warnings
 
+echo "== eslint (bindings/node)"
+npx eslint .
+
 echo "== tsc --strict (index.d.ts)"
 npx tsc -p test/types
 

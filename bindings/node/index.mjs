@@ -15,6 +15,7 @@ export const {
   CancelledError,
   ProtocolError,
   ToolError,
+  MessageTooLargeError,
   ShuttingDownError,
   IoError,
 } = mcpmux;

@@ -100,7 +100,7 @@ impl NativePool {
         name: String,
         model: String,
         options: String,
-    ) -> napi::Result<NativeAgent> {
+    ) -> crate::Result<NativeAgent> {
         let options: AgentOptions = parse("agent options", &options)?;
         let _entered = self.runtime.enter();
         let provider: Arc<dyn Provider> = match (provider_config, chat) {
@@ -144,7 +144,7 @@ impl NativePool {
 
     /// A conversation over the servers `servers` (core's `ServerFilter` JSON) lets through.
     #[napi]
-    pub fn conversation(&self, servers: String) -> napi::Result<NativeConversation> {
+    pub fn conversation(&self, servers: String) -> crate::Result<NativeConversation> {
         // Core does not re-export `ServerFilter`; it is read as the `servers` of `RunParams`.
         let params: RunParams = parse("servers", &format!("{{\"servers\": {servers}}}"))?;
         let conversation = self.shared.pool.conversation_with(params.servers);
@@ -171,7 +171,7 @@ impl NativeAgent {
         params: String,
         on_token: Option<JsonCallback>,
         approve: Option<JsonCallback>,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> crate::Result<PromiseRaw<'e, String>> {
         let agent = Arc::clone(&self.agent);
         let guard = CallGuard {
             shared: Arc::clone(&self.shared),
@@ -225,13 +225,13 @@ impl NativeAgent {
 impl NativeConversation {
     /// The function definitions to offer a model now, as JSON.
     #[napi]
-    pub fn tools(&self) -> napi::Result<String> {
+    pub fn tools(&self) -> crate::Result<String> {
         to_json(&self.conversation.tools())
     }
 
     /// Ids of the servers activated so far, as JSON.
     #[napi]
-    pub fn activated(&self) -> napi::Result<String> {
+    pub fn activated(&self) -> crate::Result<String> {
         to_json(&self.conversation.activated())
     }
 
@@ -244,7 +244,7 @@ impl NativeConversation {
         name: String,
         arguments: String,
         timeout_ms: Option<f64>,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> crate::Result<PromiseRaw<'e, String>> {
         let conversation = Arc::clone(&self.conversation);
         let guard = CallGuard {
             shared: Arc::clone(&self.shared),

@@ -28,10 +28,10 @@ use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::{Env, sys};
 
 /// How a call ends: a value to resolve with (converted to JS on the JS thread), or an addon
-/// error (`mcpmux:<code>:<message>`) to reject with.
+/// error (with its code) to reject with.
 pub(crate) enum Outcome {
     Value(Box<dyn ValueFn>),
-    Err(napi::Error),
+    Err(crate::errors::Error),
 }
 
 /// A value that becomes a JS value on the JS thread.
@@ -81,7 +81,7 @@ struct PortShared {
     /// function is referenced (keeps Node alive) exactly while this is not zero.
     in_flight: AtomicUsize,
     /// `(message) => Error`: turns an addon error into the error class JS throws.
-    make_error: FunctionRef<String, Unknown<'static>>,
+    make_error: FunctionRef<Unknown<'static>, Unknown<'static>>,
 }
 
 // SAFETY: the raw threadsafe function is behind the mutex and only used through Node-API
@@ -114,10 +114,10 @@ impl Drop for PortOwner {
 }
 
 impl Port {
-    /// A port on the JS thread of `env`; `make_error(message)` builds rejection values.
+    /// A port on the JS thread of `env`; `make_error(error)` builds rejection values.
     pub(crate) fn new(
         env: &Env,
-        make_error: FunctionRef<String, Unknown<'static>>,
+        make_error: FunctionRef<Unknown<'static>, Unknown<'static>>,
     ) -> napi::Result<Port> {
         let shared = Arc::new(PortShared {
             state: Mutex::new(State {
@@ -399,8 +399,10 @@ fn settle(env: &Env, shared: &PortShared, deferred: Deferred, outcome: Outcome) 
     // SAFETY: JS thread; every value made for this call lives in its own handle scope.
     unsafe { sys::napi_open_handle_scope(raw, &mut scope) };
     let value = match outcome {
-        Outcome::Value(f) => f.make(env).map_err(|e| error_value(env, shared, e)),
-        Outcome::Err(e) => Err(error_value(env, shared, e)),
+        Outcome::Value(f) => f
+            .make(env)
+            .map_err(|e| error_value(env, shared, &crate::internal(e))),
+        Outcome::Err(e) => Err(error_value(env, shared, &e)),
     };
     // SAFETY: the deferred was made on this thread and is settled once, here.
     unsafe {
@@ -412,31 +414,23 @@ fn settle(env: &Env, shared: &PortShared, deferred: Deferred, outcome: Outcome) 
     }
 }
 
-fn error_value(env: &Env, shared: &PortShared, e: napi::Error) -> sys::napi_value {
+/// The error a call's promise rejects with: the addon's error (with its `code`) as
+/// `makeError` turns it into the package's error class; the plain error if that throws.
+fn error_value(env: &Env, shared: &PortShared, e: &crate::errors::Error) -> sys::napi_value {
     use napi::JsValue;
-    let message = e.reason.clone();
-    let made = shared
-        .make_error
-        .borrow_back(env)
-        .and_then(|f| f.call(message));
+    let plain = crate::errors::js_error(env, e);
+    // SAFETY: a value made on this thread, in the call's handle scope.
+    let arg = unsafe { Unknown::from_raw_unchecked(env.raw(), plain) };
+    let made = shared.make_error.borrow_back(env).and_then(|f| f.call(arg));
     match made {
         Ok(v) => v.raw(),
         Err(_) => {
-            // SAFETY: JS thread; the fallback is a plain Error with the addon's message.
+            // SAFETY: JS thread; the exception makeError threw is dropped for the plain error.
             unsafe {
                 let mut exception = ptr::null_mut();
                 sys::napi_get_and_clear_last_exception(env.raw(), &mut exception);
-                let mut msg = ptr::null_mut();
-                sys::napi_create_string_utf8(
-                    env.raw(),
-                    e.reason.as_ptr().cast(),
-                    e.reason.len() as isize,
-                    &mut msg,
-                );
-                let mut error = ptr::null_mut();
-                sys::napi_create_error(env.raw(), ptr::null_mut(), msg, &mut error);
-                error
             }
+            plain
         }
     }
 }

@@ -48,7 +48,7 @@ impl NativePool {
         description: String,
         input_schema: String,
         handler: JsonCallback,
-    ) -> napi::Result<String> {
+    ) -> crate::Result<String> {
         let input_schema: Value = parse("input schema", &input_schema)?;
         let js = self.js_fn(handler);
         let tool_name = name.clone();
@@ -139,7 +139,7 @@ impl NativePool {
 
     /// Tells every connected server that the roots changed (they ask again).
     #[napi]
-    pub fn notify_roots_changed<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+    pub fn notify_roots_changed<'e>(&self, env: &'e Env) -> crate::Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
             pool.notify_roots_changed().await;
@@ -149,13 +149,13 @@ impl NativePool {
 
     /// The pool's roots (those of servers without their own), as JSON.
     #[napi]
-    pub fn roots(&self) -> napi::Result<String> {
+    pub fn roots(&self) -> crate::Result<String> {
         to_json(&self.shared.pool.roots())
     }
 
     /// Replaces the pool's roots (JSON list of `{uri, name?}`); connected servers are told.
     #[napi]
-    pub fn set_roots<'e>(&self, env: &'e Env, roots: String) -> napi::Result<PromiseRaw<'e, ()>> {
+    pub fn set_roots<'e>(&self, env: &'e Env, roots: String) -> crate::Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
             let roots = answers::roots(parse("roots", &roots)?)
@@ -172,7 +172,7 @@ impl NativePool {
         env: &'e Env,
         server: String,
         roots: String,
-    ) -> napi::Result<PromiseRaw<'e, ()>> {
+    ) -> crate::Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
             let roots = match parse::<Value>("roots", &roots)? {
@@ -191,7 +191,7 @@ impl NativePool {
     /// Adds a recipe (markdown with YAML front matter); also offers `widget_display` and
     /// `canvas` as host tools.
     #[napi]
-    pub fn register_recipe(&self, markdown: String) -> napi::Result<String> {
+    pub fn register_recipe(&self, markdown: String) -> crate::Result<String> {
         to_json(
             &self
                 .shared
@@ -202,18 +202,18 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn list_recipes(&self) -> napi::Result<String> {
+    pub fn list_recipes(&self) -> crate::Result<String> {
         to_json(&self.shared.pool.recipes().list())
     }
 
     /// A recipe as JSON, or `null`.
     #[napi]
-    pub fn get_recipe(&self, name: String) -> napi::Result<String> {
+    pub fn get_recipe(&self, name: String) -> crate::Result<String> {
         to_json(&self.shared.pool.recipes().get(&name))
     }
 
     #[napi]
-    pub fn search_recipes(&self, query: String, limit: Option<i64>) -> napi::Result<String> {
+    pub fn search_recipes(&self, query: String, limit: Option<i64>) -> crate::Result<String> {
         let found = self
             .shared
             .pool
@@ -223,14 +223,14 @@ impl NativePool {
 
     /// The canvas as its JSON document (`{version, widgets}`).
     #[napi]
-    pub fn canvas(&self) -> napi::Result<String> {
+    pub fn canvas(&self) -> crate::Result<String> {
         to_json(&self.shared.pool.canvas().to_json())
     }
 
     /// Sends every change of the canvas, as JSON (`{change, widget?, id?}`), to `callback`
     /// until `offCanvas(id)` or the pool closes. Returns the subscription's id.
     #[napi(ts_args_type = "callback: (json: string) => void")]
-    pub fn on_canvas(&self, callback: JsonCallback) -> napi::Result<i64> {
+    pub fn on_canvas(&self, callback: JsonCallback) -> crate::Result<i64> {
         let mut listeners = self.shared.canvas_listeners.lock().unwrap();
         let Some(listeners) = listeners.as_mut() else {
             return Err(error("shutting_down", "the pool is closed"));

@@ -8,6 +8,7 @@
 mod agent;
 mod bridge;
 mod calls;
+mod errors;
 mod host;
 mod oauth;
 
@@ -25,32 +26,19 @@ use mcpmux::{CallOptions, Pool, PoolOptions, ProgressFn, ServerInput, ServerPatc
 use napi::bindgen_prelude::{FunctionRef, PromiseRaw, ToNapiValue, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status};
+
+pub(crate) use errors::{Result, core_error, error, internal};
 use napi_derive::napi;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-/// Prefix of every error message this addon produces, followed by `<code>:`. `async fn`s cannot
-/// set a custom `code` on the JS error (only a napi `Status`), so the code travels in the text.
-const ERROR_PREFIX: &str = "mcpmux:";
-
 /// A JS callback receiving one JSON string. Weak, so that it never keeps Node's event loop
 /// alive by itself: an idle pool must not stop the process from exiting.
 pub(crate) type JsonCallback = ThreadsafeFunction<String, (), String, Status, false, true>;
 
-pub(crate) fn error(code: &str, message: impl std::fmt::Display) -> napi::Error {
-    napi::Error::new(
-        Status::GenericFailure,
-        format!("{ERROR_PREFIX}{code}:{message}"),
-    )
-}
-
-pub(crate) fn core_error(e: mcpmux::Error) -> napi::Error {
-    error(e.kind().as_str(), e)
-}
-
-pub(crate) fn parse<T: DeserializeOwned>(what: &str, json: &str) -> napi::Result<T> {
+pub(crate) fn parse<T: DeserializeOwned>(what: &str, json: &str) -> Result<T> {
     serde_json::from_str(json)
         .map_err(|e| error("invalid_argument", format!("invalid {what}: {e}")))
 }
@@ -60,7 +48,7 @@ pub(crate) fn count(n: i64) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
 
-pub(crate) fn to_json<T: Serialize>(value: &T) -> napi::Result<String> {
+pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String> {
     // Core's types always serialize; a failure here would be a bug worth reporting as such.
     serde_json::to_string(value)
         .map_err(|e| error("internal", format!("cannot encode result: {e}")))
@@ -111,7 +99,7 @@ pub fn mirrored() -> String {
 /// `elicitation`, `roots`, `provider_reply`), as JSON; a refused answer is an
 /// `invalid_argument` error. The contract every binding shares (tests/contract).
 #[napi]
-pub fn read_host_answer(kind: String, answer: String) -> napi::Result<String> {
+pub fn read_host_answer(kind: String, answer: String) -> Result<String> {
     let kind: mcpmux::host::answers::AnswerKind = serde_json::from_value(Value::String(kind))
         .map_err(|_| {
             error(
@@ -125,22 +113,24 @@ pub fn read_host_answer(kind: String, answer: String) -> napi::Result<String> {
 }
 
 /// Opens a pool. `options` is core's `PoolOptions` as camelCase JSON (unknown keys are errors).
-#[napi]
-pub async fn open_pool(options: String) -> napi::Result<NativePool> {
+#[napi(ts_return_type = "Promise<NativePool>")]
+pub fn open_pool(env: &Env, options: String) -> Result<PromiseRaw<'_, NativePool>> {
     let options: PoolOptions = parse("pool options", &options)?;
-    let pool = on_runtime(async move { Pool::open(options).await.map_err(core_error) }).await?;
-    Ok(NativePool {
-        shared: std::mem::ManuallyDrop::new(Arc::new(Shared {
-            pool,
-            calls: Mutex::new(HashMap::new()),
-            next_call: AtomicU32::new(1),
-            stop_events: CancellationToken::new(),
-            forwarding: Mutex::new(None),
-            bridge: Arc::default(),
-            canvas_listeners: Mutex::new(Some(std::collections::HashSet::new())),
-        })),
-        runtime: runtime().clone(),
-        port: OnceLock::new(),
+    promise(env, async move {
+        let pool = Pool::open(options).await.map_err(core_error)?;
+        Ok(NativePool {
+            shared: std::mem::ManuallyDrop::new(Arc::new(Shared {
+                pool,
+                calls: Mutex::new(HashMap::new()),
+                next_call: AtomicU32::new(1),
+                stop_events: CancellationToken::new(),
+                forwarding: Mutex::new(None),
+                bridge: Arc::default(),
+                canvas_listeners: Mutex::new(Some(std::collections::HashSet::new())),
+            })),
+            runtime: runtime().clone(),
+            port: OnceLock::new(),
+        })
     })
 }
 
@@ -211,20 +201,33 @@ impl Drop for CallGuard {
     }
 }
 
-/// Runs `fut` on napi's runtime and returns its promise; rejections carry `ERROR_PREFIX` codes.
-pub(crate) fn promise<'e, T, F>(env: &'e Env, fut: F) -> napi::Result<PromiseRaw<'e, T>>
+/// Runs `fut` on the pools' runtime and returns its promise, which rejects with a JS error
+/// whose `code` is the error's (see `errors.rs`).
+pub(crate) fn promise<'e, T, F>(env: &'e Env, fut: F) -> Result<PromiseRaw<'e, T>>
 where
     T: ToNapiValue + Send + 'static,
-    F: Future<Output = napi::Result<T>> + Send + 'static,
+    F: Future<Output = Result<T>> + Send + 'static,
 {
-    env.spawn_future(on_runtime(fut))
+    // napi rejects only with its own `napi::Error`, whose code is a napi status: the outcome
+    // crosses as a value, and on the JS thread an error becomes the JS error it rejects with
+    // (napi rejects with a JS error it is handed as is).
+    let outcome = async move { Ok(on_runtime(fut).await) };
+    env.spawn_future_with_callback(outcome, |env, outcome: Result<T>| {
+        outcome.map_err(|e| {
+            // SAFETY: the callback runs on the JS thread of `env`, where the value was made.
+            let value =
+                unsafe { Unknown::from_raw_unchecked(env.raw(), errors::js_error(env, &e)) };
+            napi::Error::from(value)
+        })
+    })
+    .map_err(internal)
 }
 
 /// Runs `fut` on the pools' runtime, wherever it is awaited.
-pub(crate) async fn on_runtime<T, F>(fut: F) -> napi::Result<T>
+pub(crate) async fn on_runtime<T, F>(fut: F) -> Result<T>
 where
     T: Send + 'static,
-    F: Future<Output = napi::Result<T>> + Send + 'static,
+    F: Future<Output = Result<T>> + Send + 'static,
 {
     runtime()
         .spawn(fut)
@@ -290,12 +293,12 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn server_states(&self) -> napi::Result<String> {
+    pub fn server_states(&self) -> Result<String> {
         to_json(&self.shared.pool.server_states())
     }
 
     #[napi]
-    pub fn list_servers<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn list_servers<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(&pool.list_servers().await.map_err(core_error)?)
@@ -303,11 +306,7 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn get_server<'e>(
-        &self,
-        env: &'e Env,
-        server: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn get_server<'e>(&self, env: &'e Env, server: String) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(&pool.get_server(&server).await.map_err(core_error)?)
@@ -315,11 +314,7 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn add_server<'e>(
-        &self,
-        env: &'e Env,
-        input: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn add_server<'e>(&self, env: &'e Env, input: String) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             let input: ServerInput = parse("server", &input)?;
@@ -328,7 +323,7 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn add_json<'e>(&self, env: &'e Env, text: String) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn add_json<'e>(&self, env: &'e Env, text: String) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(&pool.add_json(&text).await.map_err(core_error)?)
@@ -341,7 +336,7 @@ impl NativePool {
         env: &'e Env,
         server: String,
         patch: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             let patch: ServerPatch = parse("server patch", &patch)?;
@@ -359,7 +354,7 @@ impl NativePool {
         &self,
         env: &'e Env,
         server: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(&pool.remove_server(&server).await.map_err(core_error)?)
@@ -367,11 +362,7 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn test_server<'e>(
-        &self,
-        env: &'e Env,
-        server: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn test_server<'e>(&self, env: &'e Env, server: String) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(&pool.test_server(&server).await.map_err(core_error)?)
@@ -379,11 +370,7 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn test_config<'e>(
-        &self,
-        env: &'e Env,
-        input: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn test_config<'e>(&self, env: &'e Env, input: String) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             let input: ServerInput = parse("server", &input)?;
@@ -392,11 +379,7 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn discover<'e>(
-        &self,
-        env: &'e Env,
-        server: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn discover<'e>(&self, env: &'e Env, server: String) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(&pool.discover(&server).await.map_err(core_error)?)
@@ -404,11 +387,7 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn connect<'e>(
-        &self,
-        env: &'e Env,
-        server: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn connect<'e>(&self, env: &'e Env, server: String) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(&pool.connect(&server).await.map_err(core_error)?)
@@ -416,13 +395,13 @@ impl NativePool {
     }
 
     #[napi]
-    pub fn connect_all<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn connect_all<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move { to_json(&pool.connect_all().await) })
     }
 
     #[napi]
-    pub fn disconnect<'e>(&self, env: &'e Env, server: String) -> napi::Result<PromiseRaw<'e, ()>> {
+    pub fn disconnect<'e>(&self, env: &'e Env, server: String) -> Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
             pool.disconnect(&server).await.map_err(core_error)
@@ -434,7 +413,7 @@ impl NativePool {
         &self,
         env: &'e Env,
         server: Option<String>,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(
@@ -454,7 +433,7 @@ impl NativePool {
         env: &'e Env,
         query: String,
         limit: Option<i64>,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         let limit = limit.map(count);
         promise(env, async move {
@@ -469,7 +448,7 @@ impl NativePool {
         &self,
         env: &'e Env,
         servers: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let filter: mcpmux::ServerFilter = parse("servers", &servers)?;
         let pool = self.pool();
         promise(
@@ -480,7 +459,7 @@ impl NativePool {
 
     /// Every tool known without connecting anything.
     #[napi]
-    pub fn known_tools<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, String>> {
+    pub fn known_tools<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move { to_json(&pool.known_tools()) })
     }
@@ -504,13 +483,13 @@ impl NativePool {
 
     /// Makes the queue `callTool` settles its promises through; `makeError(message)` turns an
     /// addon error message into the error to reject with. Called once, by `Pool`.
-    #[napi(ts_args_type = "makeError: (message: string) => Error")]
+    #[napi(ts_args_type = "makeError: (error: Error) => Error")]
     pub fn init_calls(
         &self,
         env: &Env,
-        make_error: FunctionRef<String, Unknown<'static>>,
-    ) -> napi::Result<()> {
-        let port = calls::Port::new(env, make_error)?;
+        make_error: FunctionRef<Unknown<'static>, Unknown<'static>>,
+    ) -> Result<()> {
+        let port = calls::Port::new(env, make_error).map_err(internal)?;
         let _ = self.port.set(port);
         Ok(())
     }
@@ -530,7 +509,7 @@ impl NativePool {
         cancel_id: Option<u32>,
         timeout_ms: Option<f64>,
         on_progress: Option<JsonCallback>,
-    ) -> napi::Result<Unknown<'e>> {
+    ) -> Result<Unknown<'e>> {
         let port = self
             .port
             .get()
@@ -557,7 +536,7 @@ impl NativePool {
                 Err(e) => calls::Outcome::Err(e),
             }
         };
-        let promise = port.start(env, Box::pin(fut))?;
+        let promise = port.start(env, Box::pin(fut)).map_err(internal)?;
         // SAFETY: a promise made on this thread, in this call's scope.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), promise) })
     }
@@ -567,7 +546,7 @@ impl NativePool {
         &self,
         env: &'e Env,
         server: Option<String>,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(
@@ -584,7 +563,7 @@ impl NativePool {
         &self,
         env: &'e Env,
         server: Option<String>,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             let list = pool.list_resource_templates(server.as_deref()).await;
@@ -598,7 +577,7 @@ impl NativePool {
         env: &'e Env,
         server: String,
         uri: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(
@@ -616,7 +595,7 @@ impl NativePool {
         env: &'e Env,
         server: String,
         uri: String,
-    ) -> napi::Result<PromiseRaw<'e, ()>> {
+    ) -> Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
             pool.subscribe_resource(&server, &uri)
@@ -631,7 +610,7 @@ impl NativePool {
         env: &'e Env,
         server: String,
         uri: String,
-    ) -> napi::Result<PromiseRaw<'e, ()>> {
+    ) -> Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
             pool.unsubscribe_resource(&server, &uri)
@@ -645,7 +624,7 @@ impl NativePool {
         &self,
         env: &'e Env,
         server: Option<String>,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             to_json(
@@ -665,7 +644,7 @@ impl NativePool {
         server: String,
         name: String,
         arguments: String,
-    ) -> napi::Result<PromiseRaw<'e, String>> {
+    ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
         promise(env, async move {
             let arguments: Option<serde_json::Map<String, serde_json::Value>> =
@@ -677,7 +656,7 @@ impl NativePool {
 
     /// Closes the pool (see core's `Pool::close`) and stops event delivery. Idempotent.
     #[napi]
-    pub fn close<'e>(&self, env: &'e Env) -> napi::Result<PromiseRaw<'e, ()>> {
+    pub fn close<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         let shared = self.shared();
         promise(env, async move {
             // Core's close also drops every host callback (the JS functions they hold), the
@@ -700,7 +679,7 @@ async fn call_tool(
     timeout_ms: Option<f64>,
     on_progress: Option<JsonCallback>,
     cancel: Option<CancellationToken>,
-) -> napi::Result<impl Serialize + Send + 'static> {
+) -> Result<impl Serialize + Send + 'static> {
     let arguments: serde_json::Value = parse("tool arguments", arguments)?;
     let timeout = match timeout_ms {
         None => None,
@@ -719,28 +698,13 @@ async fn call_tool(
             }
         })
     });
-    // Core does not watch the cancellation token of host (local) tools; dropping the call
-    // is what aborts the JS handler's signal. Host tool names never start with `mcp__`.
-    let watch = match &cancel {
-        Some(token) if !tool_id.starts_with("mcp__") => (pool.tool_server(tool_id).as_deref()
-            == Some(mcpmux::local::LOCAL_SERVER))
-        .then(|| token.clone()),
-        _ => None,
-    };
     let options = CallOptions {
         timeout,
         on_progress,
         cancel,
     };
-    let call = pool.call_tool(tool_id, arguments, options);
-    let result = match watch {
-        Some(token) => {
-            tokio::select! {
-                r = call => r,
-                _ = token.cancelled() => Err(mcpmux::Error::Cancelled),
-            }
-        }
-        None => call.await,
-    };
-    result.map_err(core_error)
+    // Core watches `cancel` for server and host tools alike.
+    pool.call_tool(tool_id, arguments, options)
+        .await
+        .map_err(core_error)
 }

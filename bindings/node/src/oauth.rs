@@ -77,7 +77,7 @@ impl NativePool {
         &self,
         handler: Option<JsonCallback>,
         redirect_uri: String,
-    ) -> napi::Result<()> {
+    ) -> crate::Result<()> {
         let handler = match handler {
             None => None,
             Some(cb) => {
@@ -141,7 +141,7 @@ impl NativePool {
 
     /// Forgets a server's OAuth tokens and disconnects it.
     #[napi]
-    pub fn logout<'e>(&self, env: &'e Env, server: String) -> napi::Result<PromiseRaw<'e, ()>> {
+    pub fn logout<'e>(&self, env: &'e Env, server: String) -> crate::Result<PromiseRaw<'e, ()>> {
         let pool = self.pool();
         promise(env, async move {
             pool.logout(&server).await.map_err(core_error)

@@ -2,6 +2,9 @@
 // Tools, resources and prompts through the pool, against the real test server.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 
 const { Pool, CancelledError, TimeoutError, NotFoundError } = require('..');
 const { testOptions, testServerInput, waitEvent, text } = require('./helpers');
@@ -44,6 +47,36 @@ test('listTools and callTool keep every part of a result', async (t) => {
   // isError is a result, not an exception.
   const failed = await pool.callTool('mcp__t__fail', {});
   assert.equal(failed.isError, true);
+});
+
+test('errors of the addon carry their code as a property, not in the text', async (t) => {
+  const native = require('../native.js');
+  const plain = (err) => {
+    // A JS Error with the code set, whose message is core's message alone.
+    assert.ok(err instanceof Error);
+    assert.doesNotMatch(err.message, /^mcpmux:/);
+    return err;
+  };
+  // Thrown by a synchronous method.
+  assert.throws(() => native.readHostAnswer('approval', '42'), (err) => plain(err).code === 'invalid_argument');
+  // A rejected promise of an async method: openPool over a config file that is not JSON.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpmux-errors-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const configPath = path.join(dir, 'servers.json');
+  fs.writeFileSync(configPath, '{ not json');
+  await assert.rejects(native.openPool(JSON.stringify({ configPath })), (err) => {
+    assert.equal(plain(err).code, 'invalid_config', err.message);
+    assert.match(err.message, /servers\.json/);
+    return true;
+  });
+  // A rejected callTool promise (its own settle path), before and after the class mapping.
+  const pool = await poolWithServer(t);
+  await assert.rejects(pool.callTool('mcp__t__nope', {}), (err) => {
+    assert.ok(err instanceof NotFoundError);
+    assert.equal(plain(err).code, 'not_found');
+    assert.match(err.message, /mcp__t__nope/);
+    return true;
+  });
 });
 
 test('callTool errors carry the right code', async (t) => {

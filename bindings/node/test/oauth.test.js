@@ -43,7 +43,9 @@ function runScenario(scenario, mode = 'memory') {
       let fixture = null;
       try {
         fixture = JSON.parse(fs.readFileSync(report, 'utf8'));
-      } catch {}
+      } catch {
+        // No report: the scenario failed before writing one; the output says why.
+      }
       fs.rmSync(path.dirname(report), { recursive: true, force: true });
       resolve({
         exitCode: err ? (err.code ?? 1) : 0,

@@ -18,7 +18,8 @@ test('npm pack, install the tarball elsewhere, require() and import', async (t) 
     execFileSync(npm, ['pack', '--json', '--pack-destination', dir], { cwd: packageDir, encoding: 'utf8' }),
   );
   const files = packed[0].files.map((f) => f.path).sort();
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'package.json']) {
+  const modules = fs.readdirSync(path.join(packageDir, 'lib')).map((f) => `lib/${f}`);
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'native.js', 'package.json', ...modules]) {
     assert.ok(files.includes(f), `${f} missing from ${files}`);
   }
   assert.ok(files.some((f) => /^mcpmux\..+\.node$/.test(f)), `no addon in ${files}`);
@@ -53,7 +54,12 @@ test('npm pack, install the tarball elsewhere, require() and import', async (t) 
     `import { Pool, NotFoundError } from 'mcpmux';
      import cjs from 'mcpmux';
      const kind = 'import';
+     import * as esm from 'mcpmux';
      if (cjs.Pool !== Pool || cjs.NotFoundError !== NotFoundError) throw new Error('two copies');
+     // Every export of the CommonJS entry is a named export of the ES module entry, the same object.
+     for (const [name, value] of Object.entries(cjs)) {
+       if (esm[name] !== value) throw new Error('the ES module entry lacks ' + name);
+     }
      ${use}`,
   );
   for (const [file, expected] of [['cjs.js', 'from require'], ['esm.mjs', 'from import']]) {
