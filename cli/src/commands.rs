@@ -302,7 +302,9 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                             }
                             s
                         }
-                        _ => mcpmux::record::redact_url(r.config.url.as_deref().unwrap_or("")),
+                        _ => mcpmux::config::record::redact_url(
+                            r.config.url.as_deref().unwrap_or(""),
+                        ),
                     };
                     let flags = format!(
                         "{}{}",

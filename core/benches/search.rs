@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use mcpmux::ToolInfo;
-use mcpmux::search::SearchIndex;
+use mcpmux::tools::search::SearchIndex;
 use serde_json::json;
 
 const VERBS: &[&str] = &[

@@ -44,11 +44,11 @@ fn events() -> Map<String, Value> {
 pub fn mirrored() -> Value {
     json!({
         "types": {
-            "ServerRecord": fields::<crate::record::ServerRecord>(),
-            "ServerInput": fields::<crate::record::ServerInput>(),
-            "ServerPatch": fields::<crate::record::ServerPatch>(),
-            "ServerConfig": fields::<crate::record::ServerConfig>(),
-            "Timeouts": fields::<crate::record::Timeouts>(),
+            "ServerRecord": fields::<crate::config::record::ServerRecord>(),
+            "ServerInput": fields::<crate::config::record::ServerInput>(),
+            "ServerPatch": fields::<crate::config::record::ServerPatch>(),
+            "ServerConfig": fields::<crate::config::record::ServerConfig>(),
+            "Timeouts": fields::<crate::config::record::Timeouts>(),
             "OAuthSettings": fields::<crate::auth::OAuthSettings>(),
             "IdpSettings": fields::<crate::auth::IdpSettings>(),
             "PoolOptions": fields::<crate::pool::PoolOptions>(),

@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use mcpmux_core::LocalTool;
+use mcpmux_core::HostTool;
 use mcpmux_core::agent::{
     Agent, AgentOptions, ApproveFn, HostChat, HostChatFn, HostProvider, Provider, ProviderConfig,
     RunOptions, RunParams, TokenFn, create_provider, sampling_handler,
@@ -96,7 +96,7 @@ pub unsafe extern "C" fn mcpmux_tools_register(
         let f = required_handler(handler, "handler")?;
         let h = CHandler::new(f, on_cancel, user_data, free_user_data, None);
         let tool_handler = h.clone();
-        let tool = LocalTool {
+        let tool = HostTool {
             name,
             description,
             input_schema: schema,

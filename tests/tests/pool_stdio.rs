@@ -1067,7 +1067,7 @@ async fn host_tools_are_listed_searched_validated_and_called_in_process() {
     let mut events = pool.events();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let seen = calls.clone();
-    pool.register_tool(mcpmux::LocalTool {
+    pool.register_tool(mcpmux::HostTool {
         name: "set_theme".into(),
         description: "Switch the application between light and dark theme".into(),
         input_schema: json!({
@@ -1154,7 +1154,7 @@ async fn host_tools_are_listed_searched_validated_and_called_in_process() {
         }
     }
     let seen = dropped.clone();
-    pool.register_tool(mcpmux::LocalTool {
+    pool.register_tool(mcpmux::HostTool {
         name: "wait_forever".into(),
         description: "never answers".into(),
         input_schema: json!({"type": "object"}),

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use mcpmux::host::answers;
-use mcpmux::{ElicitationHandler, LocalTool, RootsHandler, SamplingHandler};
+use mcpmux::{ElicitationHandler, HostTool, RootsHandler, SamplingHandler};
 use napi::Env;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -55,7 +55,7 @@ impl NativePool {
         let info = self
             .shared
             .pool
-            .register_tool(LocalTool {
+            .register_tool(HostTool {
                 name: name.clone(),
                 description,
                 input_schema,

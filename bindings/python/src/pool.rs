@@ -419,7 +419,7 @@ impl NativePool {
         let input_schema: serde_json::Value = from_json("input schema", &schema_json)?;
         let callback = PyCallback::new(event_loop, adapter);
         let tool_name = name.clone();
-        let handler: mcpmux::LocalHandler = Arc::new(move |arguments: serde_json::Value| {
+        let handler: mcpmux::HostToolHandler = Arc::new(move |arguments: serde_json::Value| {
             let answer = callback.call(one(arguments.to_string()));
             let tool_name = tool_name.clone();
             Box::pin(async move {
@@ -432,7 +432,7 @@ impl NativePool {
             })
         });
         let info = pool
-            .register_tool(mcpmux::LocalTool {
+            .register_tool(mcpmux::HostTool {
                 name,
                 description,
                 input_schema,

@@ -17,8 +17,8 @@ use super::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventReceiver};
 use crate::host::BoxFuture;
-use crate::local::LOCAL_SERVER;
 use crate::pool::{CallOptions, Conversation, Pool, ServerFilter, ToolDef};
+use crate::tools::host_tools::HOST_TOOLS_SERVER;
 
 /// The host's answer to "may this tool run?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -401,7 +401,7 @@ impl Agent {
     /// not seen yet is located first, so it cannot slip through unchecked.
     async fn needs_approval(&self, tool_id: &str) -> Option<String> {
         let (server_id, name) = self.pool.locate_tool(tool_id).await.ok()?;
-        if server_id == LOCAL_SERVER {
+        if server_id == HOST_TOOLS_SERVER {
             return None;
         }
         let record = self.pool.get_server(&server_id).await.ok()?;

@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 
 use super::flow::{auth_error, discover, manager};
 use super::{IdTokenFn, IdTokenRequest, IdpSettings, OAuthSettings, TokenStore};
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
-use crate::record::ServerRecord;
 
 fn invalid(record: &ServerRecord, message: impl std::fmt::Display) -> Error {
     Error::InvalidConfig {

@@ -11,8 +11,8 @@ use rmcp::transport::auth::{
 use super::loopback::{AUTHORIZE_TIMEOUT, Loopback, open_browser};
 use super::store::ServerCredentials;
 use super::{AuthorizationPrompt, Grant, IdTokenFn, OAuthHandler, OAuthSettings, TokenStore};
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
-use crate::record::ServerRecord;
 
 /// The name this client registers under.
 const CLIENT_NAME: &str = "mcpmux";

@@ -13,9 +13,9 @@ use rmcp::service::{
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::record::{ServerRecord, TransportType};
 use crate::error::{Error, Result};
-use crate::handler::{ClientSide, ServerShared};
-use crate::record::{ServerRecord, TransportType};
+use crate::pool::client_side::{ClientSide, ServerShared};
 use crate::transport::direct::Direct;
 use crate::transport::in_order::InOrder;
 use crate::transport::limit::MessageLimit;

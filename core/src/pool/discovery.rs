@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 
 use super::listing::Unlisted;
 use super::{CallOptions, Pool};
-use crate::canonical::canonical_name;
 use crate::error::{Error, Result};
-use crate::local::LOCAL_SERVER;
+use crate::tools::canonical::canonical_name;
+use crate::tools::host_tools::HOST_TOOLS_SERVER;
 use crate::tools::{ToolInfo, sanitize};
 
 /// One server's tools as a layer (WebMCP Auto-UI's `ToolLayer`).
@@ -114,7 +114,10 @@ fn string_arg(args: &Value, key: &str, tool: &str) -> Result<String> {
 }
 
 /// The answer of a search tool: the hits, and the servers that could not be searched.
-fn search_answer(hits: Vec<crate::search::SearchHit>, unlisted: &[Unlisted]) -> CallToolResult {
+fn search_answer(
+    hits: Vec<crate::tools::search::SearchHit>,
+    unlisted: &[Unlisted],
+) -> CallToolResult {
     let mut answer = json!({ "tools": hits });
     if !unlisted.is_empty() {
         answer["unavailable"] = unlisted
@@ -152,7 +155,7 @@ impl Pool {
         by_server
             .into_iter()
             .map(|((server_name, server_id), tools)| ToolLayer {
-                protocol: if server_id == LOCAL_SERVER {
+                protocol: if server_id == HOST_TOOLS_SERVER {
                     "local"
                 } else {
                     "mcp"
@@ -252,7 +255,7 @@ impl Conversation {
             // Unknown everywhere: the call itself reports it.
             return Ok(());
         };
-        let name = if server_id == LOCAL_SERVER {
+        let name = if server_id == HOST_TOOLS_SERVER {
             server_id.clone()
         } else {
             self.pool.get_server(&server_id).await?.name
@@ -419,7 +422,7 @@ impl Conversation {
                         .search_index()
                         .search(&query, 50)
                         .into_iter()
-                        .filter(|h| h.server_name == LOCAL_SERVER)
+                        .filter(|h| h.server_name == HOST_TOOLS_SERVER)
                         .take(10)
                         .collect();
                     Ok(search_answer(hits, &[]))

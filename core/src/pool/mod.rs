@@ -1,15 +1,19 @@
 //! The connection pool: one per application, cheap to clone, every method async.
 
 mod calls;
+pub(crate) mod client_side;
 mod connection;
 mod discovery;
 mod host;
+mod host_tools;
 mod listing;
+mod oauth;
 mod options;
 mod reply;
 mod search;
 mod servers;
 mod slot;
+mod tool_index;
 mod widgets;
 
 use std::collections::HashMap;
@@ -21,21 +25,22 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use calls::{CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
+pub use client_side::{Progress, ProgressFn};
 pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use listing::Unlisted;
 pub use options::PoolOptions;
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;
 
-use crate::canvas::Canvas;
-use crate::catalog::Catalog;
+use crate::config::store::ConfigStore;
 use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
 use crate::host::Host;
-use crate::local::LocalTools;
-use crate::recipes::RecipeRegistry;
-use crate::search::SearchIndex;
-use crate::store::ConfigStore;
+use crate::tools::catalog::Catalog;
+use crate::tools::host_tools::HostTools;
+use crate::tools::search::SearchIndex;
+use crate::widgets::canvas::Canvas;
+use crate::widgets::recipes::RecipeRegistry;
 use slot::Slot;
 
 /// A pool of MCP server connections over one config file.
@@ -57,7 +62,7 @@ pub(crate) struct Inner {
     closing: AtomicBool,
     shutdown: CancellationToken,
     host: Arc<Host>,
-    local: LocalTools,
+    local: HostTools,
     recipes: RecipeRegistry,
     canvas: Arc<Canvas>,
     catalog: Catalog,
@@ -115,11 +120,11 @@ impl Pool {
             host: {
                 let host = Host::default();
                 host.set_token_store(Arc::new(crate::auth::FileTokenStore::new(
-                    crate::store::sibling(store.path(), ".tokens.json"),
+                    crate::config::store::sibling(store.path(), ".tokens.json"),
                 )));
                 Arc::new(host)
             },
-            local: LocalTools::default(),
+            local: HostTools::default(),
             recipes: RecipeRegistry::default(),
             canvas: Arc::new(Canvas::default()),
             catalog,

@@ -1,47 +1,24 @@
 //! Tool search across the pool, answered from the tools already known (live lists, else the
-//! catalog), after listing the servers whose tools are not known yet (`pool::listing`).
+//! catalog), after listing the servers whose tools are not known yet (`pool::listing`), and
+//! which server a tool id belongs to. Host tools are registered in `host_tools.rs`.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::{Inner, Pool};
 use crate::error::Result;
-use crate::events::Event;
-use crate::local::{LOCAL_SERVER, LocalTool};
-use crate::search::{SearchHit, SearchIndex};
+use crate::tools::host_tools::HOST_TOOLS_SERVER;
+use crate::tools::search::{SearchHit, SearchIndex};
 use crate::tools::{ToolInfo, describe};
 
 impl Pool {
-    /// Adds (or replaces) a tool of the host application, listed and searched with the
-    /// servers' tools under its own name and called in-process.
-    pub fn register_tool(&self, tool: LocalTool) -> Result<ToolInfo> {
-        let info = self.inner.local.register(tool)?;
-        self.inner.tools_changed();
-        self.inner.events.emit(Event::ToolsChanged {
-            server_id: LOCAL_SERVER.into(),
-        });
-        Ok(info)
-    }
-
-    /// Removes a host tool; returns whether it existed.
-    pub fn unregister_tool(&self, name: &str) -> bool {
-        let removed = self.inner.local.unregister(name);
-        if removed {
-            self.inner.tools_changed();
-            self.inner.events.emit(Event::ToolsChanged {
-                server_id: LOCAL_SERVER.into(),
-            });
-        }
-        removed
-    }
-
     /// Ranked tools for `query` (names, titles, descriptions, parameter names), best first,
-    /// at most `limit` (`None`: [`crate::search::DEFAULT_LIMIT`]; 0 is refused).
+    /// at most `limit` (`None`: [`crate::tools::search::DEFAULT_LIMIT`]; 0 is refused).
     /// Servers whose tools are not known for their current config are listed first
     /// ([`Pool::ensure_catalog`]); the others are not started. A server that cannot be listed
     /// is left out (its error is in [`Pool::server_states`] and [`Pool::layers`]).
     pub async fn search_tools(&self, query: &str, limit: Option<usize>) -> Result<Vec<SearchHit>> {
-        let limit = crate::search::limit(limit)?;
+        let limit = crate::tools::search::limit(limit)?;
         self.ensure_catalog(&Default::default()).await;
         Ok(self.inner.search_index().search(query, limit))
     }
@@ -50,7 +27,7 @@ impl Pool {
     /// the host's tools).
     pub fn tool_server(&self, tool_id: &str) -> Option<String> {
         if self.inner.local.contains(tool_id) {
-            return Some(LOCAL_SERVER.into());
+            return Some(HOST_TOOLS_SERVER.into());
         }
         let index = self.inner.tool_index.read().unwrap();
         index.get(tool_id).map(|(server_id, _)| server_id.clone())
@@ -61,7 +38,7 @@ impl Pool {
     /// the server the call would reach).
     pub async fn locate_tool(&self, tool_id: &str) -> Result<(String, String)> {
         if self.inner.local.contains(tool_id) {
-            return Ok((LOCAL_SERVER.into(), tool_id.into()));
+            return Ok((HOST_TOOLS_SERVER.into(), tool_id.into()));
         }
         let (slot, tool) = self.inner.resolve_tool(tool_id).await?;
         Ok((slot.id.clone(), tool))

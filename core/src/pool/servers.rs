@@ -9,11 +9,11 @@ use serde::Serialize;
 use super::connection::Connection;
 use super::slot::Slot;
 use super::{Inner, Pool, blocking};
+use crate::config::import::parse_server_json;
+use crate::config::record::{ServerInput, ServerPatch, ServerRecord};
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::handler::ServerShared;
-use crate::import::parse_server_json;
-use crate::record::{ServerInput, ServerPatch, ServerRecord};
+use crate::pool::client_side::ServerShared;
 
 /// The outcome of one entry of [`Pool::add_json`].
 #[derive(Debug, Clone, Serialize)]

@@ -11,10 +11,10 @@ use tracing::Instrument;
 use super::Inner;
 use super::connection::Connection;
 use super::options::backoff;
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 use crate::events::{ConnectionPhase, ConnectionState, Event};
-use crate::handler::ServerShared;
-use crate::record::ServerRecord;
+use crate::pool::client_side::ServerShared;
 
 /// A server's tool list as last fetched.
 pub(crate) struct CachedTools {

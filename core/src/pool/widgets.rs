@@ -7,11 +7,11 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 use super::Pool;
-use crate::canvas::{Canvas, sanitize_urls};
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
-use crate::local::LocalTool;
-use crate::recipes::{Recipe, RecipeRegistry};
+use crate::tools::host_tools::HostTool;
+use crate::widgets::canvas::{Canvas, sanitize_urls};
+use crate::widgets::recipes::{Recipe, RecipeRegistry};
 
 impl Pool {
     /// The pool's recipes.
@@ -25,7 +25,7 @@ impl Pool {
     }
 
     /// Recipes ranked for `query`, best first, at most `limit` (`None`:
-    /// [`crate::search::DEFAULT_LIMIT`]; 0 is refused), as `{"name", "description"}`.
+    /// [`crate::tools::search::DEFAULT_LIMIT`]; 0 is refused), as `{"name", "description"}`.
     pub fn search_recipes(
         &self,
         query: &str,
@@ -34,7 +34,7 @@ impl Pool {
         Ok(self
             .inner
             .recipes
-            .search(query, crate::search::limit(limit)?))
+            .search(query, crate::tools::search::limit(limit)?))
     }
 
     /// Adds a recipe (markdown with front matter) and makes sure `widget_display` and `canvas`
@@ -45,7 +45,7 @@ impl Pool {
             // Weak: the tool lives in the pool, and a strong handle would keep the pool
             // alive forever.
             let (pool, events) = (Arc::downgrade(&self.inner), self.inner.events.clone());
-            self.register_tool(LocalTool {
+            self.register_tool(HostTool {
                 name: "widget_display".into(),
                 description: "Show a widget on the canvas: `name` is a recipe (read it first \
                               with get_recipe), `params` must follow its schema."
@@ -68,7 +68,7 @@ impl Pool {
                 }),
             })?;
             let canvas = self.canvas();
-            self.register_tool(LocalTool {
+            self.register_tool(HostTool {
                 name: "canvas".into(),
                 description: "Change a widget on the canvas: action move ({x, y}), resize \
                               ({width, height}), style, update (params merged), clear (id, or \

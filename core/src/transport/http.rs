@@ -11,8 +11,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::http_limit::Limited;
 use super::limit::MessageLimit;
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
-use crate::record::ServerRecord;
 
 /// Headers that the transport itself manages; a user value would break the session.
 const MANAGED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", "content-type"];

@@ -10,7 +10,7 @@ use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use crate::handler::ServerShared;
+use crate::pool::client_side::ServerShared;
 
 /// `T` with progress routed in the order the server sent it.
 pub(crate) struct InOrder<T> {

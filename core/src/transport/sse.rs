@@ -12,9 +12,9 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
-use crate::record::ServerRecord;
 use crate::transport::http::custom_headers;
 use crate::transport::limit::MessageLimit;
 
@@ -158,7 +158,7 @@ pub(crate) async fn open(
         .map_err(|e| {
             Error::connection(
                 &name,
-                format!("GET {}: {e}", crate::record::redact_url(&url)),
+                format!("GET {}: {e}", crate::config::record::redact_url(&url)),
             )
         })?;
     let status = response.status();

@@ -17,9 +17,9 @@ use tokio::sync::Mutex;
 
 use super::direct::Direct;
 use super::limit::MessageLimit;
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
-use crate::record::ServerRecord;
 
 /// The rmcp transport over a child's pipes.
 pub(crate) struct StdioTransport {

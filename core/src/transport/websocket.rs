@@ -17,9 +17,9 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Message, http::HeaderValue};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
-use crate::record::ServerRecord;
 use crate::transport::http::custom_headers;
 use crate::transport::limit::MessageLimit;
 
@@ -71,7 +71,7 @@ pub(crate) async fn open(
             .map_err(|e| {
                 Error::connection(
                     name,
-                    format!("WebSocket {}: {e}", crate::record::redact_url(&url)),
+                    format!("WebSocket {}: {e}", crate::config::record::redact_url(&url)),
                 )
             })?;
     let agreed = response

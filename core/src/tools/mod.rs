@@ -1,10 +1,19 @@
-//! Tool ids (`mcp__{server}__{tool}`) and the tool descriptions the pool hands out.
+//! Tools: their ids (`mcp__{server}__{tool}`) and the descriptions the pool hands out (here),
+//! how the pool keeps a server's list ([`stored_tool`]) and saves every server's ([`catalog`]),
+//! ranked search ([`search`]), canonical names ([`canonical`]) and the host's own tools
+//! ([`host_tools`]).
+
+pub mod canonical;
+pub(crate) mod catalog;
+pub mod host_tools;
+pub mod search;
+pub(crate) mod stored_tool;
 
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stored_tool::StoredTool;
+use crate::tools::stored_tool::StoredTool;
 
 /// A server's tools as last listed, shared by its cache entry and the catalog.
 pub(crate) type ToolList = std::sync::Arc<Vec<StoredTool>>;
@@ -35,7 +44,9 @@ pub struct ToolInfo {
 
 /// Describes the tools of a set of servers under pool-unique ids. Servers are taken in
 /// creation order, so ids stay stable as servers are added; disabled tools are left out.
-pub(crate) fn describe(mut lists: Vec<(crate::record::ServerRecord, ToolList)>) -> Vec<ToolInfo> {
+pub(crate) fn describe(
+    mut lists: Vec<(crate::config::record::ServerRecord, ToolList)>,
+) -> Vec<ToolInfo> {
     lists.sort_by(|(a, _), (b, _)| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
     let entries: Vec<_> = lists
         .iter()

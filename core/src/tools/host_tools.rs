@@ -14,38 +14,38 @@ use crate::host::BoxFuture;
 use crate::tools::{ToolInfo, sanitize};
 
 /// The server id and name under which host tools appear.
-pub const LOCAL_SERVER: &str = "local";
+pub const HOST_TOOLS_SERVER: &str = "local";
 
 /// Runs a host tool: gets the validated arguments, answers a result or a failure message.
-pub type LocalHandler =
+pub type HostToolHandler =
     Arc<dyn Fn(Value) -> BoxFuture<std::result::Result<CallToolResult, String>> + Send + Sync>;
 
 /// A tool the host application provides.
 #[derive(Clone)]
-pub struct LocalTool {
+pub struct HostTool {
     /// Also its id: `[A-Za-z0-9_-]`, at most 64 characters, not starting with `mcp__`.
     pub name: String,
     pub description: String,
     /// A JSON Schema for the arguments (an object schema).
     pub input_schema: Value,
-    pub handler: LocalHandler,
+    pub handler: HostToolHandler,
 }
 
 struct Registered {
     info: ToolInfo,
     validator: Arc<jsonschema::Validator>,
-    handler: LocalHandler,
+    handler: HostToolHandler,
 }
 
 /// The host's tools, by id.
 #[derive(Default)]
-pub(crate) struct LocalTools {
+pub(crate) struct HostTools {
     tools: RwLock<BTreeMap<String, Registered>>,
 }
 
-impl LocalTools {
+impl HostTools {
     /// Adds or replaces a tool; returns how it is listed.
-    pub fn register(&self, tool: LocalTool) -> Result<ToolInfo> {
+    pub fn register(&self, tool: HostTool) -> Result<ToolInfo> {
         let id = tool.name.clone();
         if id.is_empty() || id.len() > crate::tools::MAX_TOOL_ID_LEN || sanitize(&id) != id {
             return Err(Error::invalid(format!(
@@ -66,8 +66,8 @@ impl LocalTools {
             .map_err(|e| Error::invalid(format!("host tool '{id}': invalid JSON Schema: {e}")))?;
         let info = ToolInfo {
             id: id.clone(),
-            server_id: LOCAL_SERVER.into(),
-            server_name: LOCAL_SERVER.into(),
+            server_id: HOST_TOOLS_SERVER.into(),
+            server_name: HOST_TOOLS_SERVER.into(),
             name: id.clone(),
             title: None,
             description: Some(tool.description),
@@ -157,8 +157,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn adder() -> LocalTool {
-        LocalTool {
+    fn adder() -> HostTool {
+        HostTool {
             name: "add".into(),
             description: "Add two numbers".into(),
             input_schema: json!({
@@ -179,7 +179,7 @@ mod tests {
 
     #[tokio::test]
     async fn valid_calls_run_and_invalid_ones_explain_the_schema() {
-        let tools = LocalTools::default();
+        let tools = HostTools::default();
         tools.register(adder()).unwrap();
         let r = tools.call("add", json!({"a": 2, "b": 3})).await.unwrap();
         assert_eq!(r.is_error, Some(false));
@@ -196,11 +196,11 @@ mod tests {
 
     #[test]
     fn bad_names_and_schemas_are_refused() {
-        let tools = LocalTools::default();
+        let tools = HostTools::default();
         for name in ["", "has space", "mcp__x__y", "search_tools"] {
             assert!(
                 tools
-                    .register(LocalTool {
+                    .register(HostTool {
                         name: name.into(),
                         ..adder()
                     })
@@ -208,7 +208,7 @@ mod tests {
                 "{name}"
             );
         }
-        let bad = LocalTool {
+        let bad = HostTool {
             input_schema: json!({"type": "object", "properties": {"a": {"type": 7}}}),
             ..adder()
         };
@@ -221,7 +221,7 @@ mod tests {
         );
         assert!(
             tools
-                .register(LocalTool {
+                .register(HostTool {
                     input_schema: json!({"type": "string"}),
                     ..adder()
                 })

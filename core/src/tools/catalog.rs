@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::record::now_ms;
+use crate::config::store::{lock_beside, write_atomic};
 use crate::error::{Error, Result};
-use crate::record::now_ms;
-use crate::store::{lock_beside, write_atomic};
-use crate::stored_tool::StoredTool;
 use crate::tools::ToolList;
+use crate::tools::stored_tool::StoredTool;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

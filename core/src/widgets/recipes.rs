@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::search::SearchIndex;
 use crate::tools::ToolInfo;
+use crate::tools::search::SearchIndex;
 
 /// One recipe.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
-use crate::record::ServerRecord;
 
 /// Environment variable that overrides the default config path.
 pub const CONFIG_ENV: &str = "MCPMUX_CONFIG";
@@ -162,7 +162,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{ServerConfig, ServerInput};
+    use crate::config::record::{ServerConfig, ServerInput};
     use std::os::unix::fs::PermissionsExt;
 
     fn rec(name: &str) -> ServerRecord {

@@ -2,7 +2,7 @@
 //! (`find_recipe_by_keyword`, `recipes_search`, ...); the agent's prompt uses one canonical
 //! name and an alias map sends each call to the server's real tool.
 
-use crate::search::tokenize;
+use crate::tools::search::tokenize;
 
 /// The names the discovery prompt teaches an agent.
 pub const CANONICAL: &[&str] = &[

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::config::record::{ServerConfig, ServerInput, TransportType};
 use crate::error::{Error, Result};
-use crate::record::{ServerConfig, ServerInput, TransportType};
 
 /// Parses `{"mcpServers": {...}}` (Claude Desktop, Cursor), `{"servers": {...}}` (VS Code) or a
 /// bare `{name: config}` map into one entry per server; a bad entry fails alone.

@@ -1,0 +1,185 @@
+//! The pool's tool index: which tool id belongs to which server, assigned per group of servers
+//! whose names share a prefix, and each server's tool list fetched (once at a time) or taken
+//! from its cache.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::Inner;
+use super::slot::{CachedTools, Slot};
+use crate::error::{Error, Result};
+use crate::tools::{ToolInfo, describe, server_prefix};
+
+impl Inner {
+    /// Servers whose names share a tool id prefix: their ids are assigned together.
+    pub(super) fn prefix_group(&self, server_name: &str) -> Vec<Arc<Slot>> {
+        let prefix = server_prefix(server_name);
+        self.slots()
+            .into_iter()
+            .filter(|s| server_prefix(&s.name()) == prefix)
+            .collect()
+    }
+
+    /// Fetches (or takes from the cache) the tools of a group of servers, assigns their ids in
+    /// creation order and records them in the index. With `only`, other members of the group
+    /// are taken from the cache alone, so asking for one server never connects another.
+    pub(super) async fn index_group(
+        self: &Arc<Self>,
+        group: &[Arc<Slot>],
+        only: Option<&str>,
+    ) -> Result<Vec<ToolInfo>> {
+        let mut lists = Vec::new();
+        for slot in group {
+            let tools = if only.is_none_or(|id| id == slot.id) {
+                match self.server_tools(slot).await {
+                    Ok(t) => t,
+                    Err(e) if only.is_some() => return Err(e),
+                    Err(_) => continue,
+                }
+            } else {
+                match slot.tools.lock().unwrap().as_ref() {
+                    Some(c) => c.tools.clone(),
+                    None => continue,
+                }
+            };
+            lists.push((slot.record(), tools));
+        }
+        let out = describe(lists);
+        let mut index = self.tool_index.write().unwrap();
+        for t in &out {
+            index.insert(t.id.clone(), (t.server_id.clone(), t.name.clone()));
+        }
+        Ok(out)
+    }
+
+    /// A server's tools, from the cache while it is fresh (TTL, no `list_changed` since).
+    pub(super) async fn server_tools(
+        self: &Arc<Self>,
+        slot: &Arc<Slot>,
+    ) -> Result<crate::tools::ToolList> {
+        let generation = slot
+            .shared
+            .tools_generation
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if let Some(c) = slot.tools.lock().unwrap().as_ref()
+            && c.generation == generation
+            && c.fetched.elapsed() < self.opts.tools_ttl()
+        {
+            return Ok(c.tools.clone());
+        }
+        let conn = slot.connection(self).await?;
+        self.fetch_tools(slot, &conn, generation).await
+    }
+
+    /// Lists a server's tools on `conn` and stores them in the cache, the catalog and search.
+    /// `generation` is the server's `list_changed` count read before the request was sent.
+    ///
+    /// One fetch at a time per server: a caller that waited for another's fetch on the same
+    /// connection takes its list (the refresh a connect starts and the caller that asked for
+    /// the connect would otherwise both send `tools/list`).
+    pub(super) async fn fetch_tools(
+        self: &Arc<Self>,
+        slot: &Arc<Slot>,
+        conn: &Arc<super::connection::Connection>,
+        generation: u64,
+    ) -> Result<crate::tools::ToolList> {
+        let _one = slot.fetching.lock().await;
+        if let Some(c) = slot.tools.lock().unwrap().as_ref()
+            && c.connection == conn.generation
+            && c.generation == generation
+            && c.fetched.elapsed() < self.opts.tools_ttl()
+        {
+            return Ok(c.tools.clone());
+        }
+        let tools = conn.peer.list_all_tools().await.map_err(|e| {
+            slot.connection_failed(self, conn);
+            conn.failure(&slot.name(), "tools/list", e)
+        })?;
+        let tools = Arc::new(crate::tools::stored_tool::store(&tools));
+        if self
+            .catalog
+            .put(&slot.id, &slot.name(), &conn.config_key, tools.clone())
+        {
+            self.tools_changed();
+        }
+        if slot.config_key() != conn.config_key {
+            // The record changed while listing: this connection is on its way out, and its
+            // list (saved under its own config) is not the server's now.
+            return Ok(tools);
+        }
+        slot.listed(&conn.config_key);
+        let previous = slot.tools.lock().unwrap().replace(CachedTools {
+            tools: tools.clone(),
+            fetched: Instant::now(),
+            generation,
+            connection: conn.generation,
+        });
+        if previous.is_some_and(|p| p.tools != tools) {
+            slot.shared.tools_changed();
+        }
+        Ok(tools)
+    }
+
+    /// The server and tool a pool id names, if the index knows it.
+    pub(super) fn find_tool(&self, tool_id: &str) -> Option<(Arc<Slot>, String)> {
+        let (server_id, tool) = self.tool_index.read().unwrap().get(tool_id).cloned()?;
+        let slot = self.slots.read().unwrap().get(&server_id).cloned()?;
+        Some((slot, tool))
+    }
+
+    /// Finds which server and tool a pool id names, listing the servers it could belong to
+    /// when the index does not know it yet.
+    pub(super) async fn resolve_tool(
+        self: &Arc<Self>,
+        tool_id: &str,
+    ) -> Result<(Arc<Slot>, String)> {
+        if let Some(hit) = self.find_tool(tool_id) {
+            return Ok(hit);
+        }
+        let candidates: Vec<_> = self
+            .slots()
+            .into_iter()
+            .filter(|s| tool_id.starts_with(&server_prefix(&s.name())))
+            .collect();
+        if candidates.is_empty() {
+            return Err(Error::not_found("tool", tool_id));
+        }
+        // Every server of a prefix group, so ids come out as a full listing assigns them.
+        let mut group = Vec::new();
+        for c in &candidates {
+            for s in self.prefix_group(&c.name()) {
+                if !group.iter().any(|g: &Arc<Slot>| g.id == s.id) {
+                    group.push(s);
+                }
+            }
+        }
+        let mut last_error = None;
+        for slot in &group {
+            if let Err(e) = self.server_tools(slot).await {
+                last_error = Some(e);
+            }
+        }
+        self.index_group(&group, None).await?;
+        if let Some(hit) = self.find_tool(tool_id) {
+            return Ok(hit);
+        }
+        // Disabled tools are not indexed; say so rather than "not found".
+        for slot in &candidates {
+            let record = slot.record();
+            if let Some(tool) = record
+                .disabled_tools
+                .iter()
+                .find(|t| crate::tools::tool_id(&record.name, t) == tool_id)
+            {
+                return Err(Error::invalid(format!(
+                    "tool '{tool}' of server '{}' is disabled",
+                    record.name
+                )));
+            }
+        }
+        match last_error {
+            Some(e) if candidates.len() == 1 => Err(e),
+            _ => Err(Error::not_found("tool", tool_id)),
+        }
+    }
+}
