@@ -223,19 +223,16 @@ impl Agent {
         p
     }
 
-    /// Runs the loop for one user prompt.
+    /// Runs the loop for one user prompt: ask the model, run the tools it asks for, give it
+    /// their results, until it answers without a tool call, the run is cancelled or
+    /// `max_iterations` requests were made.
     pub async fn run(&self, prompt: &str, options: RunOptions) -> Result<AgentResult> {
         let conversation = self.pool.conversation_with(options.params.servers.clone());
         // Servers never listed (a fresh config) are listed now, so the prompt counts their
         // tools and the model's first search finds them.
         conversation.ensure_catalog().await;
         let cancel = options.cancel.clone().unwrap_or_default();
-        let mut transcript = options.params.history.clone();
-        let mut first = Message::user(prompt);
-        first
-            .content
-            .extend(self.attachments(&options.params.attachments).await?);
-        transcript.push(first);
+        let mut transcript = self.first_transcript(prompt, &options).await?;
         let mut usage = Usage::default();
         let system = self.system_prompt();
         let run_id = format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed) + 1);
@@ -246,17 +243,7 @@ impl Agent {
                 return Ok(self.finish(transcript, usage, Stop::Cancelled, iteration - 1));
             }
             compress(&mut transcript, &self.options);
-            let mut tools = conversation.tools();
-            tools.push(recall_tool());
-            let request = ChatRequest {
-                messages: transcript.clone(),
-                tools,
-                system: Some(system.clone()),
-                max_tokens: self.options.max_tokens,
-                temperature: self.options.temperature,
-                cancel: Some(cancel.clone()),
-                on_token: options.on_token.clone(),
-            };
+            let request = self.request(&conversation, &transcript, &system, &cancel, &options);
             let response = match self.provider.chat(request).await {
                 Ok(r) => r,
                 Err(Error::Cancelled) => {
@@ -266,21 +253,7 @@ impl Agent {
             };
             usage += response.usage;
             let mut content = with_text_calls(response.content, &run_id, iteration);
-            let uses: Vec<(String, String, Value)> = content
-                .iter_mut()
-                .filter_map(|b| match b {
-                    Block::ToolUse { id, name, input } => {
-                        let given = input.clone();
-                        // Providers require an object in the transcript; what the model
-                        // wrote stays in `given` for the error it gets back.
-                        if !input.is_object() {
-                            *input = Value::Object(Default::default());
-                        }
-                        Some((id.clone(), name.clone(), given))
-                    }
-                    _ => None,
-                })
-                .collect();
+            let uses = tool_uses(&mut content);
             self.pool.emit(Event::AgentTurn {
                 run_id: run_id.clone(),
                 iteration,
@@ -295,7 +268,6 @@ impl Agent {
             if uses.is_empty() {
                 return Ok(self.finish(transcript, usage, Stop::Finished, iteration));
             }
-            // The calls of one turn run concurrently; cancelling the run cancels them too.
             let run = Run {
                 id: run_id.clone(),
                 conversation: &conversation,
@@ -303,24 +275,7 @@ impl Agent {
                 options: &options,
                 cancel: &cancel,
             };
-            let results = futures::future::join_all(
-                uses.into_iter()
-                    .map(|(id, name, input)| self.dispatch(&run, id, name, input)),
-            )
-            .await;
-            for b in &results {
-                if let Block::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
-                } = b
-                {
-                    recall
-                        .lock()
-                        .unwrap()
-                        .insert(tool_use_id.clone(), content.clone());
-                }
-            }
+            let results = self.run_tools(&run, uses).await;
             if cancel.is_cancelled() {
                 return Ok(self.finish(transcript, usage, Stop::Cancelled, iteration));
             }
@@ -331,6 +286,64 @@ impl Agent {
         }
         let n = self.options.max_iterations;
         Ok(self.finish(transcript, usage, Stop::MaxIterations, n))
+    }
+
+    /// The transcript a run starts from: the history it was given, then the user's prompt
+    /// with the attached resources.
+    async fn first_transcript(&self, prompt: &str, options: &RunOptions) -> Result<Vec<Message>> {
+        let mut transcript = options.params.history.clone();
+        let mut first = Message::user(prompt);
+        first
+            .content
+            .extend(self.attachments(&options.params.attachments).await?);
+        transcript.push(first);
+        Ok(transcript)
+    }
+
+    /// One request to the model: the transcript so far, the conversation's tools and `recall`.
+    fn request(
+        &self,
+        conversation: &Conversation,
+        transcript: &[Message],
+        system: &str,
+        cancel: &CancellationToken,
+        options: &RunOptions,
+    ) -> ChatRequest {
+        let mut tools = conversation.tools();
+        tools.push(recall_tool());
+        ChatRequest {
+            messages: transcript.to_vec(),
+            tools,
+            system: Some(system.to_string()),
+            max_tokens: self.options.max_tokens,
+            temperature: self.options.temperature,
+            cancel: Some(cancel.clone()),
+            on_token: options.on_token.clone(),
+        }
+    }
+
+    /// Runs one turn's tool calls concurrently (cancelling the run cancels them too) and keeps
+    /// each full result for `recall`.
+    async fn run_tools(&self, run: &Run<'_>, uses: Vec<(String, String, Value)>) -> Vec<Block> {
+        let results = futures::future::join_all(
+            uses.into_iter()
+                .map(|(id, name, input)| self.dispatch(run, id, name, input)),
+        )
+        .await;
+        for b in &results {
+            if let Block::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } = b
+            {
+                run.recall
+                    .lock()
+                    .unwrap()
+                    .insert(tool_use_id.clone(), content.clone());
+            }
+        }
+        results
     }
 
     /// The contents of attached resources as message blocks: text as text (named by URI),
@@ -692,4 +705,23 @@ fn recall_tool() -> ToolDef {
             "required": ["id"]
         }),
     }
+}
+
+/// The tool calls in a model's answer, as (call id, tool name, arguments as the model wrote
+/// them). Providers require an object in the transcript, so a call whose arguments are not
+/// one gets `{}` there; what the model wrote goes with the call, for the error it gets back.
+fn tool_uses(content: &mut [Block]) -> Vec<(String, String, Value)> {
+    content
+        .iter_mut()
+        .filter_map(|b| match b {
+            Block::ToolUse { id, name, input } => {
+                let given = input.clone();
+                if !input.is_object() {
+                    *input = Value::Object(Default::default());
+                }
+                Some((id.clone(), name.clone(), given))
+            }
+            _ => None,
+        })
+        .collect()
 }
