@@ -63,47 +63,81 @@
 /** MCPMUX_VERSION_MAJOR, _MINOR, _PATCH as one number, e.g. 0.1.0 -> 100, to compare with `#if`. */
 #define MCPMUX_VERSION_NUMBER (0 * 10000 + 1 * 100 + 0)
 
-// Result of every call. Numbers are stable: they are never renumbered nor reused, and
-// new ones are only added.
+/**
+ * Result of every call. Numbers are stable: they are never renumbered nor reused, and
+ * new ones are only added.
+ */
 enum mcpmux_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : int32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
-  // Success.
+  /**
+   * Success.
+   */
   MCPMUX_OK = 0,
-  // An argument is unusable: invalid UTF-8, invalid JSON, wrong JSON shape, bad value.
+  /**
+   * An argument is unusable: invalid UTF-8, invalid JSON, wrong JSON shape, bad value.
+   */
   MCPMUX_ERR_INVALID_ARGUMENT = 1,
-  // A required pointer argument is NULL.
+  /**
+   * A required pointer argument is NULL.
+   */
   MCPMUX_ERR_NULL_ARGUMENT = 2,
-  // The handle was closed, never existed, or is of another kind.
+  /**
+   * The handle was closed, never existed, or is of another kind.
+   */
   MCPMUX_ERR_INVALID_HANDLE = 3,
-  // A server, tool, resource, prompt, request or subscription that does not exist
-  // (or, for mcpmux_cancel(), a request that already finished).
+  /**
+   * A server, tool, resource, prompt, request or subscription that does not exist
+   * (or, for mcpmux_cancel(), a request that already finished).
+   */
   MCPMUX_ERR_NOT_FOUND = 4,
-  // A server could not be reached, or its connection died.
+  /**
+   * A server could not be reached, or its connection died.
+   */
   MCPMUX_ERR_CONNECTION = 5,
-  // No answer within the allowed time.
+  /**
+   * No answer within the allowed time.
+   */
   MCPMUX_ERR_TIMEOUT = 6,
-  // The request was cancelled with mcpmux_cancel().
+  /**
+   * The request was cancelled with mcpmux_cancel().
+   */
   MCPMUX_ERR_CANCELLED = 7,
-  // A server broke the protocol or answered with a JSON-RPC error.
+  /**
+   * A server broke the protocol or answered with a JSON-RPC error.
+   */
   MCPMUX_ERR_PROTOCOL = 8,
-  // A tool call was answered with a JSON-RPC error (a result with isError is a success).
+  /**
+   * A tool call was answered with a JSON-RPC error (a result with isError is a success).
+   */
   MCPMUX_ERR_TOOL = 9,
-  // The pool is closing and takes no new work; work still running when the drain
-  // deadline passed ends with this status.
+  /**
+   * The pool is closing and takes no new work; work still running when the drain
+   * deadline passed ends with this status.
+   */
   MCPMUX_ERR_SHUTTING_DOWN = 10,
-  // A file or process operation failed.
+  /**
+   * A file or process operation failed.
+   */
   MCPMUX_ERR_IO = 11,
-  // The library panicked; the message says where. The library stays usable.
+  /**
+   * The library panicked; the message says where. The library stays usable.
+   */
   MCPMUX_ERR_PANIC = 12,
-  // The config file exists but cannot be used (it is left untouched).
+  /**
+   * The config file exists but cannot be used (it is left untouched).
+   */
   MCPMUX_ERR_INVALID_CONFIG = 13,
-  // The caller's buffer is too small; the message was truncated.
+  /**
+   * The caller's buffer is too small; the message was truncated.
+   */
   MCPMUX_ERR_BUFFER_TOO_SMALL = 14,
-  // A server sent a message larger than the pool accepts (the pool option
-  // maxMessageBytes, 16 MiB by default); its connection was closed and reopens on next use.
+  /**
+   * A server sent a message larger than the pool accepts (the pool option
+   * maxMessageBytes, 16 MiB by default); its connection was closed and reopens on next use.
+   */
   MCPMUX_ERR_MESSAGE_TOO_LARGE = 15,
 };
 #ifndef __cplusplus
@@ -114,95 +148,125 @@ typedef int32_t mcpmux_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// A pool of MCP server connections: an opaque handle from mcpmux_pool_open().
+/**
+ * A pool of MCP server connections: an opaque handle from mcpmux_pool_open().
+ */
 typedef uint64_t mcpmux_pool;
 
-// Identifies a server's request to the host (sampling, elicitation), for
-// mcpmux_host_request_respond() and mcpmux_host_request_refuse(). Never reused.
+/**
+ * Identifies a server's request to the host (sampling, elicitation), for
+ * mcpmux_host_request_respond() and mcpmux_host_request_refuse(). Never reused.
+ */
 typedef uint64_t mcpmux_host_request_id;
 
-// Receives a server's request to the host as JSON, on a library thread; the host answers
-// `request` exactly once, now or later, from any thread.
+/**
+ * Receives a server's request to the host as JSON, on a library thread; the host answers
+ * `request` exactly once, now or later, from any thread.
+ */
 typedef void (*mcpmux_host_request_fn)(void *user_data,
                                        mcpmux_host_request_id request,
                                        const char *json,
                                        size_t len);
 
-// Learns that a host request is no longer awaited (the call or run was cancelled, timed out,
-// or the pool closed) before the host answered it: the host may stop working on it; an
-// answer given later is MCPMUX_ERR_NOT_FOUND. Called on a library thread, at most once per
-// request, never after the request was answered.
+/**
+ * Learns that a host request is no longer awaited (the call or run was cancelled, timed out,
+ * or the pool closed) before the host answered it: the host may stop working on it; an
+ * answer given later is MCPMUX_ERR_NOT_FOUND. Called on a library thread, at most once per
+ * request, never after the request was answered.
+ */
 typedef void (*mcpmux_host_cancel_fn)(void *user_data, mcpmux_host_request_id request);
 
-// Frees a `user_data`; called once, after the last callback that receives it.
+/**
+ * Frees a `user_data`; called once, after the last callback that receives it.
+ */
 typedef void (*mcpmux_free_fn)(void *user_data);
 
-// A model provider: an opaque handle from mcpmux_provider_create() or
-// mcpmux_provider_new_host(), freed with mcpmux_provider_free().
+/**
+ * A model provider: an opaque handle from mcpmux_provider_create() or
+ * mcpmux_provider_new_host(), freed with mcpmux_provider_free().
+ */
 typedef uint64_t mcpmux_provider;
 
-// An agent over a pool and a provider: an opaque handle from mcpmux_agent_new(), freed
-// with mcpmux_agent_free().
+/**
+ * An agent over a pool and a provider: an opaque handle from mcpmux_agent_new(), freed
+ * with mcpmux_agent_free().
+ */
 typedef uint64_t mcpmux_agent;
 
-// Receives a piece of streamed text (`text` is NUL-terminated, `len` excludes the NUL,
-// valid only during the call), on a library thread or on the thread that called
-// mcpmux_host_request_token().
+/**
+ * Receives a piece of streamed text (`text` is NUL-terminated, `len` excludes the NUL,
+ * valid only during the call), on a library thread or on the thread that called
+ * mcpmux_host_request_token().
+ */
 typedef void (*mcpmux_token_fn)(void *user_data, const char *text, size_t len);
 
-// Completion of an asynchronous call, called exactly once for every call that returned
-// MCPMUX_OK (never when the call itself failed), on a library thread.
-//
-// On success `json` is the result as JSON. On failure it is
-// `{"status": <number>, "code": "<name>", "message": "<text>"}`, and
-// mcpmux_last_error_message() called inside the callback gives the same message.
-// `json` is NUL-terminated, `len` excludes the NUL, and it is valid only during the call.
+/**
+ * Completion of an asynchronous call, called exactly once for every call that returned
+ * MCPMUX_OK (never when the call itself failed), on a library thread.
+ *
+ * On success `json` is the result as JSON. On failure it is
+ * `{"status": <number>, "code": "<name>", "message": "<text>"}`, and
+ * mcpmux_last_error_message() called inside the callback gives the same message.
+ * `json` is NUL-terminated, `len` excludes the NUL, and it is valid only during the call.
+ */
 typedef void (*mcpmux_completion_fn)(void *user_data,
                                      mcpmux_status status,
                                      const char *json,
                                      size_t len);
 
-// Identifies an asynchronous request, for mcpmux_cancel(). Never reused in a process.
+/**
+ * Identifies an asynchronous request, for mcpmux_cancel(). Never reused in a process.
+ */
 typedef uint64_t mcpmux_request_id;
 
-// A conversation's view of the pool's tools (discovery tools, lazy activation): an opaque
-// handle from mcpmux_conversation_new(), freed with mcpmux_conversation_free().
+/**
+ * A conversation's view of the pool's tools (discovery tools, lazy activation): an opaque
+ * handle from mcpmux_conversation_new(), freed with mcpmux_conversation_free().
+ */
 typedef uint64_t mcpmux_conversation;
 
-// Receives one progress notification of a call as JSON
-// (`{"progress": 100, "total": 500, "message": "..."}`; total and message may be null), on
-// a library thread. `json` is valid only during the call.
+/**
+ * Receives one progress notification of a call as JSON
+ * (`{"progress": 100, "total": 500, "message": "..."}`; total and message may be null), on
+ * a library thread. `json` is valid only during the call.
+ */
 typedef void (*mcpmux_progress_fn)(void *user_data, const char *json, size_t len);
 
-// Receives one pool event as JSON (`{"type": "tool:called", ...}`), on a library thread.
-// Events of one subscription arrive one at a time, in order. `json` is valid only during
-// the call.
+/**
+ * Receives one pool event as JSON (`{"type": "tool:called", ...}`), on a library thread.
+ * Events of one subscription arrive one at a time, in order. `json` is valid only during
+ * the call.
+ */
 typedef void (*mcpmux_event_fn)(void *user_data, const char *json, size_t len);
 
-// Identifies an event subscription, for mcpmux_events_unsubscribe(). Never reused.
+/**
+ * Identifies an event subscription, for mcpmux_events_unsubscribe(). Never reused.
+ */
 typedef uint64_t mcpmux_subscription_id;
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-// Registers (or replaces) a tool of the host application, listed with the servers' tools
-// under server "local" and called through mcpmux_tools_call() with its `name` as tool id,
-// and by agents and conversations. `name`: 1 to 64 characters of `[A-Za-z0-9_-]`, not
-// starting with `mcp__`; `input_schema_json`: a JSON Schema object with `"type":
-// "object"`; `description` may be NULL.
-//
-// Each call's arguments are checked against the schema first (a bad call answers an
-// isError result with the errors and the schema, without calling `handler`). Then
-// `handler(user_data, request, arguments_json, len)` runs on a library thread and must
-// answer `request` exactly once, inside the handler or later from any thread, with
-// mcpmux_host_request_respond() (the result JSON) or mcpmux_host_request_refuse() (an
-// isError result with the reason). `on_cancel` (may be NULL) learns that a call is no
-// longer awaited (it was cancelled or timed out, or the pool closed).
-// `free_user_data` (may be NULL) runs once, after the last callback: when the tool is
-// replaced or unregistered, or the pool closed, and no call of it is waiting. When this
-// function fails, none of them is ever called and `user_data` stays the caller's.
-// `out_json` (may be NULL) receives the tool as mcpmux_tools_list() lists it.
+/**
+ * Registers (or replaces) a tool of the host application, listed with the servers' tools
+ * under server "local" and called through mcpmux_tools_call() with its `name` as tool id,
+ * and by agents and conversations. `name`: 1 to 64 characters of `[A-Za-z0-9_-]`, not
+ * starting with `mcp__`; `input_schema_json`: a JSON Schema object with `"type":
+ * "object"`; `description` may be NULL.
+ *
+ * Each call's arguments are checked against the schema first (a bad call answers an
+ * isError result with the errors and the schema, without calling `handler`). Then
+ * `handler(user_data, request, arguments_json, len)` runs on a library thread and must
+ * answer `request` exactly once, inside the handler or later from any thread, with
+ * mcpmux_host_request_respond() (the result JSON) or mcpmux_host_request_refuse() (an
+ * isError result with the reason). `on_cancel` (may be NULL) learns that a call is no
+ * longer awaited (it was cancelled or timed out, or the pool closed).
+ * `free_user_data` (may be NULL) runs once, after the last callback: when the tool is
+ * replaced or unregistered, or the pool closed, and no call of it is waiting. When this
+ * function fails, none of them is ever called and `user_data` stays the caller's.
+ * `out_json` (may be NULL) receives the tool as mcpmux_tools_list() lists it.
+ */
 mcpmux_status mcpmux_tools_register(mcpmux_pool pool,
                                     const char *name,
                                     const char *description,
@@ -213,59 +277,75 @@ mcpmux_status mcpmux_tools_register(mcpmux_pool pool,
                                     mcpmux_free_fn free_user_data,
                                     char **out_json);
 
-// Removes a host tool registered with mcpmux_tools_register() (or one of the recipe
-// tools); calls of it already running still get their answer. MCPMUX_ERR_NOT_FOUND when
-// there is no host tool of that name.
+/**
+ * Removes a host tool registered with mcpmux_tools_register() (or one of the recipe
+ * tools); calls of it already running still get their answer. MCPMUX_ERR_NOT_FOUND when
+ * there is no host tool of that name.
+ */
 mcpmux_status mcpmux_tools_unregister(mcpmux_pool pool, const char *name);
 
-// Adds (or replaces) a recipe: markdown with YAML front matter (`widget` or `name`,
-// `description`, `schema`: a JSON Schema of the widget's parameters) and instructions
-// after it. The first recipe also registers the host tools `widget_display` and `canvas`.
-// `out_json` (may be NULL) receives `{"name": ..., "description": ..., "schema": {...},
-// "body": "..."}`. A malformed recipe is MCPMUX_ERR_INVALID_ARGUMENT.
+/**
+ * Adds (or replaces) a recipe: markdown with YAML front matter (`widget` or `name`,
+ * `description`, `schema`: a JSON Schema of the widget's parameters) and instructions
+ * after it. The first recipe also registers the host tools `widget_display` and `canvas`.
+ * `out_json` (may be NULL) receives `{"name": ..., "description": ..., "schema": {...},
+ * "body": "..."}`. A malformed recipe is MCPMUX_ERR_INVALID_ARGUMENT.
+ */
 mcpmux_status mcpmux_recipes_register(mcpmux_pool pool, const char *markdown, char **out_json);
 
-// Every recipe: `[{"name": ..., "description": ...}]`.
+/**
+ * Every recipe: `[{"name": ..., "description": ...}]`.
+ */
 mcpmux_status mcpmux_recipes_list(mcpmux_pool pool, char **out_json);
 
-// One recipe by name, like mcpmux_recipes_register() answers it. MCPMUX_ERR_NOT_FOUND
-// when there is none.
+/**
+ * One recipe by name, like mcpmux_recipes_register() answers it. MCPMUX_ERR_NOT_FOUND
+ * when there is none.
+ */
 mcpmux_status mcpmux_recipes_get(mcpmux_pool pool, const char *name, char **out_json);
 
-// Recipes ranked for `query` (name, description, parameter names), best first, at most
-// `limit` (0: not given, which is 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
+/**
+ * Recipes ranked for `query` (name, description, parameter names), best first, at most
+ * `limit` (0: not given, which is 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
+ */
 mcpmux_status mcpmux_recipes_search(mcpmux_pool pool,
                                     const char *query,
                                     uint32_t limit,
                                     char **out_json);
 
-// The pool's canvas (the widgets shown with `widget_display`) as JSON.
+/**
+ * The pool's canvas (the widgets shown with `widget_display`) as JSON.
+ */
 mcpmux_status mcpmux_canvas_get(mcpmux_pool pool, char **out_json);
 
-// Makes a provider from a JSON config: `{"type": "openai", "model": "...", "baseUrl":
-// "...", "apiKey": "...", "headers": {...}}` (any OpenAI-compatible Chat Completions API),
-// `{"type": "remote", "proxyUrl": "...", "model": "..."}` (a key-adding proxy),
-// `{"type": "anthropic", "model": ..., "baseUrl"?, "apiKey"?}` or `{"type": "ollama",
-// "model": ..., "baseUrl"?}`. Nothing is contacted yet. Free it with
-// mcpmux_provider_free() (agents keep their own reference).
+/**
+ * Makes a provider from a JSON config: `{"type": "openai", "model": "...", "baseUrl":
+ * "...", "apiKey": "...", "headers": {...}}` (any OpenAI-compatible Chat Completions API),
+ * `{"type": "remote", "proxyUrl": "...", "model": "..."}` (a key-adding proxy),
+ * `{"type": "anthropic", "model": ..., "baseUrl"?, "apiKey"?}` or `{"type": "ollama",
+ * "model": ..., "baseUrl"?}`. Nothing is contacted yet. Free it with
+ * mcpmux_provider_free() (agents keep their own reference).
+ */
 mcpmux_status mcpmux_provider_create(const char *config_json, mcpmux_provider *out_provider);
 
-// Makes a provider the host implements. For each model request of an agent run,
-// `chat(user_data, request, request_json, len)` receives on a library thread
-// `{"model": ..., "messages": [{"role": "user" | "assistant", "content": [blocks]}],
-// "tools": [{"name": ..., "description": ..., "inputSchema": {...}}], "system": ...,
-// "maxTokens": ..., "temperature": ...}` (blocks: `{"type": "text", "text": ...}`,
-// `{"type": "tool_use", "id", "name", "input"}`, `{"type": "tool_result", "toolUseId",
-// "content", "isError"}`, `{"type": "image", ...}`), and answers `request` once, inside
-// the callback or later from any thread, with mcpmux_host_request_respond() (the response,
-// see there) or mcpmux_host_request_refuse() (the run fails with MCPMUX_ERR_CONNECTION).
-// Before answering it may stream text with mcpmux_host_request_token(). `on_cancel` (may
-// be NULL) learns that the run was cancelled and the request is no longer awaited;
-// mcpmux_host_request_waiting() tells the same by polling. `name` (NULL: "host") names
-// the provider in messages; `model` (NULL: "") is what requests carry, changed by
-// mcpmux_agent_set_model(). `free_user_data` (may be NULL) runs once, when the provider
-// handle and every agent using it are freed and no request is waiting. When this function
-// fails, none of the callbacks is ever called.
+/**
+ * Makes a provider the host implements. For each model request of an agent run,
+ * `chat(user_data, request, request_json, len)` receives on a library thread
+ * `{"model": ..., "messages": [{"role": "user" | "assistant", "content": [blocks]}],
+ * "tools": [{"name": ..., "description": ..., "inputSchema": {...}}], "system": ...,
+ * "maxTokens": ..., "temperature": ...}` (blocks: `{"type": "text", "text": ...}`,
+ * `{"type": "tool_use", "id", "name", "input"}`, `{"type": "tool_result", "toolUseId",
+ * "content", "isError"}`, `{"type": "image", ...}`), and answers `request` once, inside
+ * the callback or later from any thread, with mcpmux_host_request_respond() (the response,
+ * see there) or mcpmux_host_request_refuse() (the run fails with MCPMUX_ERR_CONNECTION).
+ * Before answering it may stream text with mcpmux_host_request_token(). `on_cancel` (may
+ * be NULL) learns that the run was cancelled and the request is no longer awaited;
+ * mcpmux_host_request_waiting() tells the same by polling. `name` (NULL: "host") names
+ * the provider in messages; `model` (NULL: "") is what requests carry, changed by
+ * mcpmux_agent_set_model(). `free_user_data` (may be NULL) runs once, when the provider
+ * handle and every agent using it are freed and no request is waiting. When this function
+ * fails, none of the callbacks is ever called.
+ */
 mcpmux_status mcpmux_provider_new_host(const char *name,
                                        const char *model,
                                        mcpmux_host_request_fn chat,
@@ -274,56 +354,70 @@ mcpmux_status mcpmux_provider_new_host(const char *name,
                                        mcpmux_free_fn free_user_data,
                                        mcpmux_provider *out_provider);
 
-// `{"name": ..., "model": ...}` of a provider.
+/**
+ * `{"name": ..., "model": ...}` of a provider.
+ */
 mcpmux_status mcpmux_provider_info(mcpmux_provider provider, char **out_json);
 
-// Frees a provider handle (agents made with it keep working). A second free is
-// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+/**
+ * Frees a provider handle (agents made with it keep working). A second free is
+ * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
 mcpmux_status mcpmux_provider_free(mcpmux_provider provider);
 
-// Makes an agent over an open pool's servers and host tools and a provider.
-// `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
-// "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
-// "previewChars": 200, "contextBudgetTokens": 100000}` (every field optional, unknown
-// fields rejected). The agent keeps its own reference to the provider. Free it with
-// mcpmux_agent_free(); closing the pool ends its runs.
+/**
+ * Makes an agent over an open pool's servers and host tools and a provider.
+ * `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
+ * "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
+ * "previewChars": 200, "contextBudgetTokens": 100000}` (every field optional, unknown
+ * fields rejected). The agent keeps its own reference to the provider. Free it with
+ * mcpmux_agent_free(); closing the pool ends its runs.
+ */
 mcpmux_status mcpmux_agent_new(mcpmux_pool pool,
                                mcpmux_provider provider,
                                const char *options_json,
                                mcpmux_agent *out_agent);
 
-// Frees an agent handle; runs in progress finish. A second free is
-// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+/**
+ * Frees an agent handle; runs in progress finish. A second free is
+ * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
 mcpmux_status mcpmux_agent_free(mcpmux_agent agent);
 
-// Switches the agent's model (its provider's, so every agent sharing the provider) for
-// later requests.
+/**
+ * Switches the agent's model (its provider's, so every agent sharing the provider) for
+ * later requests.
+ */
 mcpmux_status mcpmux_agent_set_model(mcpmux_agent agent, const char *model);
 
-// `{"provider": ..., "model": ..., "systemPrompt": ...}` of an agent (the system prompt
-// as the next run would send it).
+/**
+ * `{"provider": ..., "model": ..., "systemPrompt": ...}` of an agent (the system prompt
+ * as the next run would send it).
+ */
 mcpmux_status mcpmux_agent_info(mcpmux_agent agent, char **out_json);
 
-// Runs the agent on one user `prompt`: it asks the provider, runs the tools the model asks
-// for (discovery tools first; a server's tools once it is used), feeds results back, until
-// the model answers without tools or maxIterations is reached. `params_json` (may be NULL):
-// `{"history": [messages of an earlier result's transcript], "attachments": [{"server":
-// ..., "uri": ...}], "servers": {"enabled": [ids or names], "disabled": [...]}}`.
-//
-// `callback` gets the result `{"text": ..., "transcript": [messages], "usage":
-// {"inputTokens": n, "outputTokens": n}, "stop": "finished" | "max_iterations" |
-// "cancelled", "iterations": n}`, or the error (e.g. a provider failure).
-// mcpmux_cancel(*out_request_id) stops the run gracefully: the provider request and tool
-// calls in flight are cancelled and `callback` gets MCPMUX_OK with `"stop": "cancelled"`
-// and the transcript so far.
-//
-// `on_token` (may be NULL) receives streamed text of the model. `on_approve` (may be NULL)
-// is asked before a tool of an untrusted server (or one listed in the server's
-// disabledAutoApproveTools) runs: it receives `{"toolId": ..., "serverName": ...,
-// "arguments": {...}}` and the answer is given with mcpmux_host_request_respond(request,
-// "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
-// denial is told to the model. Without `on_approve` such tools are denied. Both get
-// `user_data` and are never called once `callback` is due.
+/**
+ * Runs the agent on one user `prompt`: it asks the provider, runs the tools the model asks
+ * for (discovery tools first; a server's tools once it is used), feeds results back, until
+ * the model answers without tools or maxIterations is reached. `params_json` (may be NULL):
+ * `{"history": [messages of an earlier result's transcript], "attachments": [{"server":
+ * ..., "uri": ...}], "servers": {"enabled": [ids or names], "disabled": [...]}}`.
+ *
+ * `callback` gets the result `{"text": ..., "transcript": [messages], "usage":
+ * {"inputTokens": n, "outputTokens": n}, "stop": "finished" | "max_iterations" |
+ * "cancelled", "iterations": n}`, or the error (e.g. a provider failure).
+ * mcpmux_cancel(*out_request_id) stops the run gracefully: the provider request and tool
+ * calls in flight are cancelled and `callback` gets MCPMUX_OK with `"stop": "cancelled"`
+ * and the transcript so far.
+ *
+ * `on_token` (may be NULL) receives streamed text of the model. `on_approve` (may be NULL)
+ * is asked before a tool of an untrusted server (or one listed in the server's
+ * disabledAutoApproveTools) runs: it receives `{"toolId": ..., "serverName": ...,
+ * "arguments": {...}}` and the answer is given with mcpmux_host_request_respond(request,
+ * "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
+ * denial is told to the model. Without `on_approve` such tools are denied. Both get
+ * `user_data` and are never called once `callback` is due.
+ */
 mcpmux_status mcpmux_agent_run(mcpmux_agent agent,
                                const char *prompt,
                                const char *params_json,
@@ -333,9 +427,11 @@ mcpmux_status mcpmux_agent_run(mcpmux_agent agent,
                                void *user_data,
                                mcpmux_request_id *out_request_id);
 
-// Blocking mcpmux_agent_run(): waits for the result and writes it to `*out_json`.
-// `timeout_ms` (0: none) bounds the whole run; when it passes, the run is abandoned and
-// the status is MCPMUX_ERR_TIMEOUT.
+/**
+ * Blocking mcpmux_agent_run(): waits for the result and writes it to `*out_json`.
+ * `timeout_ms` (0: none) bounds the whole run; when it passes, the run is abandoned and
+ * the status is MCPMUX_ERR_TIMEOUT.
+ */
 mcpmux_status mcpmux_agent_run_wait(mcpmux_agent agent,
                                     const char *prompt,
                                     const char *params_json,
@@ -345,47 +441,61 @@ mcpmux_status mcpmux_agent_run_wait(mcpmux_agent agent,
                                     uint32_t timeout_ms,
                                     char **out_json);
 
-// Answers the pool's sampling requests (`sampling/createMessage` from servers) with the
-// agent's provider, replacing any sampling handler. `on_approve` (may be NULL: no
-// question) is asked first with `{"toolId": "sampling/createMessage", "serverName": ...,
-// "arguments": {the request's params}}` and answered like mcpmux_agent_run()'s; a denial
-// refuses the server. `free_user_data` (may be NULL) runs once the handler is replaced or
-// the pool closed.
+/**
+ * Answers the pool's sampling requests (`sampling/createMessage` from servers) with the
+ * agent's provider, replacing any sampling handler. `on_approve` (may be NULL: no
+ * question) is asked first with `{"toolId": "sampling/createMessage", "serverName": ...,
+ * "arguments": {the request's params}}` and answered like mcpmux_agent_run()'s; a denial
+ * refuses the server. `free_user_data` (may be NULL) runs once the handler is replaced or
+ * the pool closed.
+ */
 mcpmux_status mcpmux_agent_handle_sampling(mcpmux_agent agent,
                                            mcpmux_host_request_fn on_approve,
                                            void *user_data,
                                            mcpmux_free_fn free_user_data);
 
-// Starts a conversation over an open pool: what an LLM of the host's own loop may call.
-// It offers discovery tools first (`search_tools`, and per server `{server}_mcp_list_tools`,
-// `_search_tools`, `_list_recipes`, `_search_recipes`, `_get_recipe`), answered locally;
-// calling a server's real tool activates all that server's tools. `filter_json` (NULL: all
-// servers): `{"enabled": [ids or names], "disabled": [...]}`.
+/**
+ * Starts a conversation over an open pool: what an LLM of the host's own loop may call.
+ * It offers discovery tools first (`search_tools`, and per server `{server}_mcp_list_tools`,
+ * `_search_tools`, `_list_recipes`, `_search_recipes`, `_get_recipe`), answered locally;
+ * calling a server's real tool activates all that server's tools. `filter_json` (NULL: all
+ * servers): `{"enabled": [ids or names], "disabled": [...]}`.
+ */
 mcpmux_status mcpmux_conversation_new(mcpmux_pool pool,
                                       const char *filter_json,
                                       mcpmux_conversation *out_conversation);
 
-// Frees a conversation handle; calls in progress finish. A second free is
-// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+/**
+ * Frees a conversation handle; calls in progress finish. A second free is
+ * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
 mcpmux_status mcpmux_conversation_free(mcpmux_conversation conversation);
 
-// The function definitions to offer the LLM now:
-// `[{"name": ..., "description": ..., "inputSchema": {...}}]`.
+/**
+ * The function definitions to offer the LLM now:
+ * `[{"name": ..., "description": ..., "inputSchema": {...}}]`.
+ */
 mcpmux_status mcpmux_conversation_tools(mcpmux_conversation conversation, char **out_json);
 
-// Ids of the servers the conversation has activated so far (a JSON array).
+/**
+ * Ids of the servers the conversation has activated so far (a JSON array).
+ */
 mcpmux_status mcpmux_conversation_activated(mcpmux_conversation conversation, char **out_json);
 
-// Calls a function the LLM asked for by `name` (a discovery tool, a host tool or a pool
-// tool id) with `arguments_json` (a JSON object, NULL for none): answers a CallToolResult
-// like mcpmux_tools_call(). `timeout_ms`: 0 for the pool's request timeout.
+/**
+ * Calls a function the LLM asked for by `name` (a discovery tool, a host tool or a pool
+ * tool id) with `arguments_json` (a JSON object, NULL for none): answers a CallToolResult
+ * like mcpmux_tools_call(). `timeout_ms`: 0 for the pool's request timeout.
+ */
 mcpmux_status mcpmux_conversation_call(mcpmux_conversation conversation,
                                        const char *name,
                                        const char *arguments_json,
                                        uint32_t timeout_ms,
                                        char **out_json);
 
-// Asynchronous mcpmux_conversation_call(); mcpmux_cancel() cancels it.
+/**
+ * Asynchronous mcpmux_conversation_call(); mcpmux_cancel() cancels it.
+ */
 mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
                                              const char *name,
                                              const char *arguments_json,
@@ -394,111 +504,149 @@ mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
                                              void *user_data,
                                              mcpmux_request_id *out_request_id);
 
-// The library's version, e.g. "0.1.0" (a static string: do not free).
+/**
+ * The library's version, e.g. "0.1.0" (a static string: do not free).
+ */
 const char *mcpmux_version(void);
 
-// The stable snake_case name of a status ("ok", "timeout", ...; "unknown" for a number
-// that is not a status). A static string: do not free.
+/**
+ * The stable snake_case name of a status ("ok", "timeout", ...; "unknown" for a number
+ * that is not a status). A static string: do not free.
+ */
 const char *mcpmux_status_name(int32_t status);
 
-// Frees a string returned by this library. NULL is ignored. Each string is freed once.
+/**
+ * Frees a string returned by this library. NULL is ignored. Each string is freed once.
+ */
 void mcpmux_string_free(char *s);
 
-// Copies the message of the last failure on the calling thread into `buf`, NUL-terminated
-// and cut (at a UTF-8 character boundary) to fit `buf_len` bytes. `*out_len` (`out_len`
-// may be NULL) receives the full length without the NUL, so `buf = NULL, buf_len = 0`
-// asks for the size. Returns MCPMUX_ERR_BUFFER_TOO_SMALL when the message was cut and
-// MCPMUX_ERR_NOT_FOUND when nothing failed yet on this thread. It never changes the
-// last error itself.
+/**
+ * Copies the message of the last failure on the calling thread into `buf`, NUL-terminated
+ * and cut (at a UTF-8 character boundary) to fit `buf_len` bytes. `*out_len` (`out_len`
+ * may be NULL) receives the full length without the NUL, so `buf = NULL, buf_len = 0`
+ * asks for the size. Returns MCPMUX_ERR_BUFFER_TOO_SMALL when the message was cut and
+ * MCPMUX_ERR_NOT_FOUND when nothing failed yet on this thread. It never changes the
+ * last error itself.
+ */
 mcpmux_status mcpmux_last_error_message(char *buf, size_t buf_len, size_t *out_len);
 
-// The message of the last failure on the calling thread as a new string (free it with
-// mcpmux_string_free()), or NULL when nothing failed yet on this thread.
+/**
+ * The message of the last failure on the calling thread as a new string (free it with
+ * mcpmux_string_free()), or NULL when nothing failed yet on this thread.
+ */
 char *mcpmux_last_error(void);
 
-// The status of the last failure on the calling thread (MCPMUX_OK when none yet).
+/**
+ * The status of the last failure on the calling thread (MCPMUX_OK when none yet).
+ */
 mcpmux_status mcpmux_last_error_status(void);
 
-// Cancels an asynchronous request: its callback then gets MCPMUX_ERR_CANCELLED (a tool
-// call's server is told with notifications/cancelled). MCPMUX_ERR_NOT_FOUND when the
-// request has finished already (its callback was called or is being called).
+/**
+ * Cancels an asynchronous request: its callback then gets MCPMUX_ERR_CANCELLED (a tool
+ * call's server is told with notifications/cancelled). MCPMUX_ERR_NOT_FOUND when the
+ * request has finished already (its callback was called or is being called).
+ */
 mcpmux_status mcpmux_cancel(mcpmux_request_id request);
 
-// Opens a pool over a config file; nothing connects yet. `options_json` (NULL for the
-// defaults) is a JSON object such as
-// `{"configPath": "/path/servers.json", "requestTimeoutMs": 30000, "shutdownTimeoutMs": 5000}`
-// (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
-// healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
-// connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes;
-// an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
-// default file is used.
+/**
+ * Opens a pool over a config file; nothing connects yet. `options_json` (NULL for the
+ * defaults) is a JSON object such as
+ * `{"configPath": "/path/servers.json", "requestTimeoutMs": 30000, "shutdownTimeoutMs": 5000}`
+ * (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
+ * healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
+ * connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes;
+ * an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
+ * default file is used.
+ */
 mcpmux_status mcpmux_pool_open(const char *options_json, mcpmux_pool *out_pool);
 
-// Closes a pool and invalidates its handle at once (a second close is
-// MCPMUX_ERR_INVALID_HANDLE). Requests in flight get up to `drain_timeout_ms` to finish
-// (negative: the pool's shutdownTimeoutMs); those still running then end with
-// MCPMUX_ERR_SHUTTING_DOWN. Then every connection closes (stdio servers are stopped) and
-// every event subscription ends (finalizers run). From a host thread it returns when all
-// that is done and no callback of this pool is running any more; from inside a callback it
-// returns at once and the close completes in the background.
+/**
+ * Closes a pool and invalidates its handle at once (a second close is
+ * MCPMUX_ERR_INVALID_HANDLE). Requests in flight get up to `drain_timeout_ms` to finish
+ * (negative: the pool's shutdownTimeoutMs); those still running then end with
+ * MCPMUX_ERR_SHUTTING_DOWN. Then every connection closes (stdio servers are stopped) and
+ * every event subscription ends (finalizers run). From a host thread it returns when all
+ * that is done and no callback of this pool is running any more; from inside a callback it
+ * returns at once and the close completes in the background.
+ */
 mcpmux_status mcpmux_pool_close(mcpmux_pool pool, int64_t drain_timeout_ms);
 
-// Number of requests in flight in the pool (calls counted by the core pool).
+/**
+ * Number of requests in flight in the pool (calls counted by the core pool).
+ */
 mcpmux_status mcpmux_pool_in_flight(mcpmux_pool pool, size_t *out_count);
 
-// Every server of the pool, re-read from the config file: a JSON array of server records
-// (`[{"id": "mcp_...", "name": "...", "type": "stdio", "config": {...}, "isActive": true, ...}]`).
+/**
+ * Every server of the pool, re-read from the config file: a JSON array of server records
+ * (`[{"id": "mcp_...", "name": "...", "type": "stdio", "config": {...}, "isActive": true, ...}]`).
+ */
 mcpmux_status mcpmux_servers_list(mcpmux_pool pool, char **out_json);
 
-// One server record by id or name. MCPMUX_ERR_NOT_FOUND when there is none.
+/**
+ * One server record by id or name. MCPMUX_ERR_NOT_FOUND when there is none.
+ */
 mcpmux_status mcpmux_servers_get(mcpmux_pool pool, const char *server, char **out_json);
 
-// Adds a server from a JSON server input
-// (`{"name": "files", "config": {"command": "npx", "args": [...], "env": {...}}}`; `type`
-// is inferred when absent) and answers the saved record. An active server starts
-// connecting in the background (if connectOnAdd); a failed connect never fails the add.
-// An HTTP server (`{"name": "remote", "config": {"url": "https://..."}}`) that answers 401
-// is authorized with OAuth when it connects (mcpmux_pool_set_oauth_handler()); its
-// optional `config.oauth` settings are `{"clientId", "clientSecret", "clientMetadataUrl",
-// "scopes": [...], "grant": "authorization_code" | "client_credentials" |
-// "enterprise_managed", "privateKeyPem", "signingAlgorithm", "idp": {"issuer",
-// "tokenEndpoint", "clientId", "clientSecret", "tokenEndpointAuthMethod", "idToken"}}`
-// (without them: dynamic client registration; "idp" is the enterprise identity provider
-// where the user's "idToken" becomes an ID-JAG for the enterprise_managed grant).
+/**
+ * Adds a server from a JSON server input
+ * (`{"name": "files", "config": {"command": "npx", "args": [...], "env": {...}}}`; `type`
+ * is inferred when absent) and answers the saved record. An active server starts
+ * connecting in the background (if connectOnAdd); a failed connect never fails the add.
+ * An HTTP server (`{"name": "remote", "config": {"url": "https://..."}}`) that answers 401
+ * is authorized with OAuth when it connects (mcpmux_pool_set_oauth_handler()); its
+ * optional `config.oauth` settings are `{"clientId", "clientSecret", "clientMetadataUrl",
+ * "scopes": [...], "grant": "authorization_code" | "client_credentials" |
+ * "enterprise_managed", "privateKeyPem", "signingAlgorithm", "idp": {"issuer",
+ * "tokenEndpoint", "clientId", "clientSecret", "tokenEndpointAuthMethod", "idToken"}}`
+ * (without them: dynamic client registration; "idp" is the enterprise identity provider
+ * where the user's "idToken" becomes an ID-JAG for the enterprise_managed grant).
+ */
 mcpmux_status mcpmux_servers_add(mcpmux_pool pool, const char *input_json, char **out_json);
 
-// Imports servers from a JSON text in Claude Desktop / Cursor (`{"mcpServers": {...}}`),
-// VS Code (`{"servers": {...}}`) or bare `{name: config}` form. Answers one result per
-// entry (`[{"name": ..., "success": true, "record": {...}}, {"name": ..., "success": false,
-// "error": "..."}]`): a bad entry fails alone.
+/**
+ * Imports servers from a JSON text in Claude Desktop / Cursor (`{"mcpServers": {...}}`),
+ * VS Code (`{"servers": {...}}`) or bare `{name: config}` form. Answers one result per
+ * entry (`[{"name": ..., "success": true, "record": {...}}, {"name": ..., "success": false,
+ * "error": "..."}]`): a bad entry fails alone.
+ */
 mcpmux_status mcpmux_servers_add_json(mcpmux_pool pool, const char *text, char **out_json);
 
-// Merges a JSON patch (any record fields, e.g. `{"isActive": false}` or
-// `{"disabledTools": ["x"]}`) into the server named by id or name; answers the updated
-// record. A change of type or config reconnects it.
+/**
+ * Merges a JSON patch (any record fields, e.g. `{"isActive": false}` or
+ * `{"disabledTools": ["x"]}`) into the server named by id or name; answers the updated
+ * record. A change of type or config reconnects it.
+ */
 mcpmux_status mcpmux_servers_update(mcpmux_pool pool,
                                     const char *server,
                                     const char *patch_json,
                                     char **out_json);
 
-// Removes a server (by id or name), closing its connection; answers the removed record.
+/**
+ * Removes a server (by id or name), closing its connection; answers the removed record.
+ */
 mcpmux_status mcpmux_servers_remove(mcpmux_pool pool, const char *server, char **out_json);
 
-// Connection state of every server:
-// `[{"id": ..., "name": ..., "state": "connected", "protocolVersion": ..., "pid": 123}]`
-// (state is disconnected, connecting, connected or error).
+/**
+ * Connection state of every server:
+ * `[{"id": ..., "name": ..., "state": "connected", "protocolVersion": ..., "pid": 123}]`
+ * (state is disconnected, connecting, connected or error).
+ */
 mcpmux_status mcpmux_servers_states(mcpmux_pool pool, char **out_json);
 
-// Tests a saved server on a fresh, separate connection: answers
-// `{"success": bool, "tools": ["name", ...], "error": "...", "protocolVersion": "...",
-// "durationMs": n}`. A server that fails to connect is a success of this call with
-// `"success": false`.
+/**
+ * Tests a saved server on a fresh, separate connection: answers
+ * `{"success": bool, "tools": ["name", ...], "error": "...", "protocolVersion": "...",
+ * "durationMs": n}`. A server that fails to connect is a success of this call with
+ * `"success": false`.
+ */
 mcpmux_status mcpmux_servers_test(mcpmux_pool pool,
                                   const char *server,
                                   uint32_t timeout_ms,
                                   char **out_json);
 
-// Asynchronous mcpmux_servers_test().
+/**
+ * Asynchronous mcpmux_servers_test().
+ */
 mcpmux_status mcpmux_servers_test_async(mcpmux_pool pool,
                                         const char *server,
                                         uint32_t timeout_ms,
@@ -506,13 +654,17 @@ mcpmux_status mcpmux_servers_test_async(mcpmux_pool pool,
                                         void *user_data,
                                         mcpmux_request_id *out_request_id);
 
-// Like mcpmux_servers_test() for a server given as JSON input and not saved.
+/**
+ * Like mcpmux_servers_test() for a server given as JSON input and not saved.
+ */
 mcpmux_status mcpmux_servers_test_config(mcpmux_pool pool,
                                          const char *input_json,
                                          uint32_t timeout_ms,
                                          char **out_json);
 
-// Asynchronous mcpmux_servers_test_config().
+/**
+ * Asynchronous mcpmux_servers_test_config().
+ */
 mcpmux_status mcpmux_servers_test_config_async(mcpmux_pool pool,
                                                const char *input_json,
                                                uint32_t timeout_ms,
@@ -520,15 +672,19 @@ mcpmux_status mcpmux_servers_test_config_async(mcpmux_pool pool,
                                                void *user_data,
                                                mcpmux_request_id *out_request_id);
 
-// Everything one server offers, through the pool's connection:
-// `{"tools": [...], "prompts": [...], "resources": [...], "promptsError": "...",
-// "resourcesError": "..."}` (MCP's own shapes).
+/**
+ * Everything one server offers, through the pool's connection:
+ * `{"tools": [...], "prompts": [...], "resources": [...], "promptsError": "...",
+ * "resourcesError": "..."}` (MCP's own shapes).
+ */
 mcpmux_status mcpmux_servers_discover(mcpmux_pool pool,
                                       const char *server,
                                       uint32_t timeout_ms,
                                       char **out_json);
 
-// Asynchronous mcpmux_servers_discover().
+/**
+ * Asynchronous mcpmux_servers_discover().
+ */
 mcpmux_status mcpmux_servers_discover_async(mcpmux_pool pool,
                                             const char *server,
                                             uint32_t timeout_ms,
@@ -536,14 +692,18 @@ mcpmux_status mcpmux_servers_discover_async(mcpmux_pool pool,
                                             void *user_data,
                                             mcpmux_request_id *out_request_id);
 
-// Connects one server now (servers otherwise connect on first use); answers its state
-// (one element of mcpmux_servers_states()).
+/**
+ * Connects one server now (servers otherwise connect on first use); answers its state
+ * (one element of mcpmux_servers_states()).
+ */
 mcpmux_status mcpmux_servers_connect(mcpmux_pool pool,
                                      const char *server,
                                      uint32_t timeout_ms,
                                      char **out_json);
 
-// Asynchronous mcpmux_servers_connect().
+/**
+ * Asynchronous mcpmux_servers_connect().
+ */
 mcpmux_status mcpmux_servers_connect_async(mcpmux_pool pool,
                                            const char *server,
                                            uint32_t timeout_ms,
@@ -551,10 +711,14 @@ mcpmux_status mcpmux_servers_connect_async(mcpmux_pool pool,
                                            void *user_data,
                                            mcpmux_request_id *out_request_id);
 
-// Closes one server's connection; it reconnects on next use.
+/**
+ * Closes one server's connection; it reconnects on next use.
+ */
 mcpmux_status mcpmux_servers_disconnect(mcpmux_pool pool, const char *server, uint32_t timeout_ms);
 
-// Asynchronous mcpmux_servers_disconnect(); the callback's JSON is `null`.
+/**
+ * Asynchronous mcpmux_servers_disconnect(); the callback's JSON is `null`.
+ */
 mcpmux_status mcpmux_servers_disconnect_async(mcpmux_pool pool,
                                               const char *server,
                                               uint32_t timeout_ms,
@@ -562,17 +726,21 @@ mcpmux_status mcpmux_servers_disconnect_async(mcpmux_pool pool,
                                               void *user_data,
                                               mcpmux_request_id *out_request_id);
 
-// Tools of every active server, or of one (`server`: id or name; NULL for all), under
-// pool-unique ids: `[{"id": "mcp__files__read", "serverId": ..., "serverName": ...,
-// "name": "read", "description": ..., "inputSchema": {...}}]`. Listing all skips servers
-// that cannot be reached; asking for one that cannot be reached is an error.
-// `timeout_ms`: 0 for no limit of its own (the pool's timeouts still apply).
+/**
+ * Tools of every active server, or of one (`server`: id or name; NULL for all), under
+ * pool-unique ids: `[{"id": "mcp__files__read", "serverId": ..., "serverName": ...,
+ * "name": "read", "description": ..., "inputSchema": {...}}]`. Listing all skips servers
+ * that cannot be reached; asking for one that cannot be reached is an error.
+ * `timeout_ms`: 0 for no limit of its own (the pool's timeouts still apply).
+ */
 mcpmux_status mcpmux_tools_list(mcpmux_pool pool,
                                 const char *server,
                                 uint32_t timeout_ms,
                                 char **out_json);
 
-// Asynchronous mcpmux_tools_list().
+/**
+ * Asynchronous mcpmux_tools_list().
+ */
 mcpmux_status mcpmux_tools_list_async(mcpmux_pool pool,
                                       const char *server,
                                       uint32_t timeout_ms,
@@ -580,34 +748,40 @@ mcpmux_status mcpmux_tools_list_async(mcpmux_pool pool,
                                       void *user_data,
                                       mcpmux_request_id *out_request_id);
 
-// Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
-// names), best first, at most `limit` (0: not given, which is 10): `[{"id": ..., "score": 4.2, "serverName": ...,
-// "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
-// catalog saved beside the config; a server whose tools are not known for its current
-// config (never listed, or its config changed) is listed first, within its connect
-// timeout, so this call may block while such servers start. Servers whose tools are known
-// are not started.
+/**
+ * Ranks the tools the pool knows for `query` (names, titles, descriptions, parameter
+ * names), best first, at most `limit` (0: not given, which is 10): `[{"id": ..., "score": 4.2, "serverName": ...,
+ * "name": ..., "description": "first sentence"}]`. Answers from live tool lists and the
+ * catalog saved beside the config; a server whose tools are not known for its current
+ * config (never listed, or its config changed) is listed first, within its connect
+ * timeout, so this call may block while such servers start. Servers whose tools are known
+ * are not started.
+ */
 mcpmux_status mcpmux_tools_search(mcpmux_pool pool,
                                   const char *query,
                                   uint32_t limit,
                                   char **out_json);
 
-// Calls a tool by its pool id (from mcpmux_tools_list()) with `arguments_json`, a JSON
-// object (NULL for none). Answers MCP's CallToolResult: `{"content": [...],
-// "structuredContent": {...}, "isError": false}`; a result with isError true is still
-// MCPMUX_OK, a JSON-RPC error from the server is MCPMUX_ERR_TOOL or
-// MCPMUX_ERR_PROTOCOL. `timeout_ms` (0: the server's or pool's request timeout) restarts
-// with each progress notification of the server.
+/**
+ * Calls a tool by its pool id (from mcpmux_tools_list()) with `arguments_json`, a JSON
+ * object (NULL for none). Answers MCP's CallToolResult: `{"content": [...],
+ * "structuredContent": {...}, "isError": false}`; a result with isError true is still
+ * MCPMUX_OK, a JSON-RPC error from the server is MCPMUX_ERR_TOOL or
+ * MCPMUX_ERR_PROTOCOL. `timeout_ms` (0: the server's or pool's request timeout) restarts
+ * with each progress notification of the server.
+ */
 mcpmux_status mcpmux_tools_call(mcpmux_pool pool,
                                 const char *tool_id,
                                 const char *arguments_json,
                                 uint32_t timeout_ms,
                                 char **out_json);
 
-// Asynchronous mcpmux_tools_call(); mcpmux_cancel() cancels it (the server is told).
-// `on_progress` (may be NULL) receives the server's progress notifications for this call,
-// `{"progress": 100, "total": 500, "message": "..."}`, with the same `user_data`, on a
-// library thread; it is never called once `callback` is due.
+/**
+ * Asynchronous mcpmux_tools_call(); mcpmux_cancel() cancels it (the server is told).
+ * `on_progress` (may be NULL) receives the server's progress notifications for this call,
+ * `{"progress": 100, "total": 500, "message": "..."}`, with the same `user_data`, on a
+ * library thread; it is never called once `callback` is due.
+ */
 mcpmux_status mcpmux_tools_call_async(mcpmux_pool pool,
                                       const char *tool_id,
                                       const char *arguments_json,
@@ -617,14 +791,18 @@ mcpmux_status mcpmux_tools_call_async(mcpmux_pool pool,
                                       void *user_data,
                                       mcpmux_request_id *out_request_id);
 
-// Resources of every server that offers them, or of one (NULL for all):
-// `[{"serverId": ..., "serverName": ..., "uri": ..., "name": ..., "mimeType": ...}]`.
+/**
+ * Resources of every server that offers them, or of one (NULL for all):
+ * `[{"serverId": ..., "serverName": ..., "uri": ..., "name": ..., "mimeType": ...}]`.
+ */
 mcpmux_status mcpmux_resources_list(mcpmux_pool pool,
                                     const char *server,
                                     uint32_t timeout_ms,
                                     char **out_json);
 
-// Asynchronous mcpmux_resources_list().
+/**
+ * Asynchronous mcpmux_resources_list().
+ */
 mcpmux_status mcpmux_resources_list_async(mcpmux_pool pool,
                                           const char *server,
                                           uint32_t timeout_ms,
@@ -632,14 +810,18 @@ mcpmux_status mcpmux_resources_list_async(mcpmux_pool pool,
                                           void *user_data,
                                           mcpmux_request_id *out_request_id);
 
-// Resource templates of every server that offers them, or of one (NULL for all):
-// `[{"serverId": ..., "serverName": ..., "uriTemplate": ..., "name": ...}]`.
+/**
+ * Resource templates of every server that offers them, or of one (NULL for all):
+ * `[{"serverId": ..., "serverName": ..., "uriTemplate": ..., "name": ...}]`.
+ */
 mcpmux_status mcpmux_resources_templates(mcpmux_pool pool,
                                          const char *server,
                                          uint32_t timeout_ms,
                                          char **out_json);
 
-// Asynchronous mcpmux_resources_templates().
+/**
+ * Asynchronous mcpmux_resources_templates().
+ */
 mcpmux_status mcpmux_resources_templates_async(mcpmux_pool pool,
                                                const char *server,
                                                uint32_t timeout_ms,
@@ -647,15 +829,19 @@ mcpmux_status mcpmux_resources_templates_async(mcpmux_pool pool,
                                                void *user_data,
                                                mcpmux_request_id *out_request_id);
 
-// Reads one resource of one server (id or name): MCP's ReadResourceResult,
-// `{"contents": [{"uri": ..., "mimeType": ..., "text": ...}]}` (`blob` for binary).
+/**
+ * Reads one resource of one server (id or name): MCP's ReadResourceResult,
+ * `{"contents": [{"uri": ..., "mimeType": ..., "text": ...}]}` (`blob` for binary).
+ */
 mcpmux_status mcpmux_resources_read(mcpmux_pool pool,
                                     const char *server,
                                     const char *uri,
                                     uint32_t timeout_ms,
                                     char **out_json);
 
-// Asynchronous mcpmux_resources_read().
+/**
+ * Asynchronous mcpmux_resources_read().
+ */
 mcpmux_status mcpmux_resources_read_async(mcpmux_pool pool,
                                           const char *server,
                                           const char *uri,
@@ -664,15 +850,19 @@ mcpmux_status mcpmux_resources_read_async(mcpmux_pool pool,
                                           void *user_data,
                                           mcpmux_request_id *out_request_id);
 
-// Subscribes to changes of a resource; they arrive as `resource:updated` events
-// (mcpmux_events_subscribe()). A server without subscriptions answers
-// MCPMUX_ERR_PROTOCOL.
+/**
+ * Subscribes to changes of a resource; they arrive as `resource:updated` events
+ * (mcpmux_events_subscribe()). A server without subscriptions answers
+ * MCPMUX_ERR_PROTOCOL.
+ */
 mcpmux_status mcpmux_resources_subscribe(mcpmux_pool pool,
                                          const char *server,
                                          const char *uri,
                                          uint32_t timeout_ms);
 
-// Asynchronous mcpmux_resources_subscribe(); the callback's JSON is `null`.
+/**
+ * Asynchronous mcpmux_resources_subscribe(); the callback's JSON is `null`.
+ */
 mcpmux_status mcpmux_resources_subscribe_async(mcpmux_pool pool,
                                                const char *server,
                                                const char *uri,
@@ -681,13 +871,17 @@ mcpmux_status mcpmux_resources_subscribe_async(mcpmux_pool pool,
                                                void *user_data,
                                                mcpmux_request_id *out_request_id);
 
-// Ends a subscription made with mcpmux_resources_subscribe().
+/**
+ * Ends a subscription made with mcpmux_resources_subscribe().
+ */
 mcpmux_status mcpmux_resources_unsubscribe(mcpmux_pool pool,
                                            const char *server,
                                            const char *uri,
                                            uint32_t timeout_ms);
 
-// Asynchronous mcpmux_resources_unsubscribe(); the callback's JSON is `null`.
+/**
+ * Asynchronous mcpmux_resources_unsubscribe(); the callback's JSON is `null`.
+ */
 mcpmux_status mcpmux_resources_unsubscribe_async(mcpmux_pool pool,
                                                  const char *server,
                                                  const char *uri,
@@ -696,14 +890,18 @@ mcpmux_status mcpmux_resources_unsubscribe_async(mcpmux_pool pool,
                                                  void *user_data,
                                                  mcpmux_request_id *out_request_id);
 
-// Prompts of every server that offers them, or of one (NULL for all):
-// `[{"serverId": ..., "serverName": ..., "name": ..., "arguments": [...]}]`.
+/**
+ * Prompts of every server that offers them, or of one (NULL for all):
+ * `[{"serverId": ..., "serverName": ..., "name": ..., "arguments": [...]}]`.
+ */
 mcpmux_status mcpmux_prompts_list(mcpmux_pool pool,
                                   const char *server,
                                   uint32_t timeout_ms,
                                   char **out_json);
 
-// Asynchronous mcpmux_prompts_list().
+/**
+ * Asynchronous mcpmux_prompts_list().
+ */
 mcpmux_status mcpmux_prompts_list_async(mcpmux_pool pool,
                                         const char *server,
                                         uint32_t timeout_ms,
@@ -711,8 +909,10 @@ mcpmux_status mcpmux_prompts_list_async(mcpmux_pool pool,
                                         void *user_data,
                                         mcpmux_request_id *out_request_id);
 
-// Gets one prompt of one server, filled with `arguments_json` (a JSON object of strings,
-// or NULL): MCP's GetPromptResult, `{"description": ..., "messages": [...]}`.
+/**
+ * Gets one prompt of one server, filled with `arguments_json` (a JSON object of strings,
+ * or NULL): MCP's GetPromptResult, `{"description": ..., "messages": [...]}`.
+ */
 mcpmux_status mcpmux_prompts_get(mcpmux_pool pool,
                                  const char *server,
                                  const char *name,
@@ -720,7 +920,9 @@ mcpmux_status mcpmux_prompts_get(mcpmux_pool pool,
                                  uint32_t timeout_ms,
                                  char **out_json);
 
-// Asynchronous mcpmux_prompts_get().
+/**
+ * Asynchronous mcpmux_prompts_get().
+ */
 mcpmux_status mcpmux_prompts_get_async(mcpmux_pool pool,
                                        const char *server,
                                        const char *name,
@@ -730,27 +932,35 @@ mcpmux_status mcpmux_prompts_get_async(mcpmux_pool pool,
                                        void *user_data,
                                        mcpmux_request_id *out_request_id);
 
-// Replaces the roots every server sees unless it has its own, a JSON array
-// `[{"uri": "file:///home/me/project", "name": "project"}]` (a root may also be just its URI,
-// `["file:///home/me/project"]`); connected servers are told
-// the list changed. Set them before connecting for servers that read roots only once.
+/**
+ * Replaces the roots every server sees unless it has its own, a JSON array
+ * `[{"uri": "file:///home/me/project", "name": "project"}]` (a root may also be just its URI,
+ * `["file:///home/me/project"]`); connected servers are told
+ * the list changed. Set them before connecting for servers that read roots only once.
+ */
 mcpmux_status mcpmux_roots_set(mcpmux_pool pool, const char *roots_json);
 
-// The roots of the pool (not a server's own) as a JSON array.
+/**
+ * The roots of the pool (not a server's own) as a JSON array.
+ */
 mcpmux_status mcpmux_roots_get(mcpmux_pool pool, char **out_json);
 
-// Gives one server (id or name) its own roots, a JSON array like mcpmux_roots_set()'s;
-// `roots_json` NULL gives it the pool's roots again. The server is told if connected.
+/**
+ * Gives one server (id or name) its own roots, a JSON array like mcpmux_roots_set()'s;
+ * `roots_json` NULL gives it the pool's roots again. The server is told if connected.
+ */
 mcpmux_status mcpmux_roots_set_for_server(mcpmux_pool pool,
                                           const char *server,
                                           const char *roots_json);
 
-// Subscribes to the pool's events. `callback` receives each event as JSON on a library
-// thread, one at a time and in order. `event_type` keeps only events of that type (for
-// example "tool:called" or "connection:state"); NULL keeps all. `free_user_data` (may be
-// NULL) is called once with `user_data` after the last callback: after
-// mcpmux_events_unsubscribe() or mcpmux_pool_close(). When this function fails, neither
-// is ever called and `user_data` stays the caller's.
+/**
+ * Subscribes to the pool's events. `callback` receives each event as JSON on a library
+ * thread, one at a time and in order. `event_type` keeps only events of that type (for
+ * example "tool:called" or "connection:state"); NULL keeps all. `free_user_data` (may be
+ * NULL) is called once with `user_data` after the last callback: after
+ * mcpmux_events_unsubscribe() or mcpmux_pool_close(). When this function fails, neither
+ * is ever called and `user_data` stays the caller's.
+ */
 mcpmux_status mcpmux_events_subscribe(mcpmux_pool pool,
                                       const char *event_type,
                                       mcpmux_event_fn callback,
@@ -758,133 +968,153 @@ mcpmux_status mcpmux_events_subscribe(mcpmux_pool pool,
                                       mcpmux_free_fn free_user_data,
                                       mcpmux_subscription_id *out_subscription_id);
 
-// Ends a subscription. From a host thread it returns after the last callback and the
-// finalizer have run; from inside a callback it returns at once and they follow.
-// MCPMUX_ERR_NOT_FOUND when the subscription already ended (or never existed).
+/**
+ * Ends a subscription. From a host thread it returns after the last callback and the
+ * finalizer have run; from inside a callback it returns at once and they follow.
+ * MCPMUX_ERR_NOT_FOUND when the subscription already ended (or never existed).
+ */
 mcpmux_status mcpmux_events_unsubscribe(mcpmux_subscription_id subscription);
 
-// Answers servers' sampling requests (`sampling/createMessage`) with `handler`; NULL
-// removes it (then `user_data` and `free_user_data` are ignored) and servers are refused.
-// `handler(user_data, request, json, len)` receives
-// `{"serverId": ..., "serverName": ..., "params": {"messages": [...], "maxTokens": ...}}`
-// on a library thread and must answer `request` exactly once, then or later, from any
-// thread, with mcpmux_host_request_respond() or mcpmux_host_request_refuse().
-// Servers learn that sampling is available when they connect: set it before connecting.
-// `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the
-// pool closed, and no call of it is running.
+/**
+ * Answers servers' sampling requests (`sampling/createMessage`) with `handler`; NULL
+ * removes it (then `user_data` and `free_user_data` are ignored) and servers are refused.
+ * `handler(user_data, request, json, len)` receives
+ * `{"serverId": ..., "serverName": ..., "params": {"messages": [...], "maxTokens": ...}}`
+ * on a library thread and must answer `request` exactly once, then or later, from any
+ * thread, with mcpmux_host_request_respond() or mcpmux_host_request_refuse().
+ * Servers learn that sampling is available when they connect: set it before connecting.
+ * `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the
+ * pool closed, and no call of it is running.
+ */
 mcpmux_status mcpmux_pool_set_sampling_handler(mcpmux_pool pool,
                                                mcpmux_host_request_fn handler,
                                                void *user_data,
                                                mcpmux_free_fn free_user_data);
 
-// Like mcpmux_pool_set_sampling_handler(), for elicitation requests
-// (`elicitation/create`, form and URL modes; `params` carries `message` and
-// `requestedSchema` or `url`). Without a handler they are declined.
+/**
+ * Like mcpmux_pool_set_sampling_handler(), for elicitation requests
+ * (`elicitation/create`, form and URL modes; `params` carries `message` and
+ * `requestedSchema` or `url`). Without a handler they are declined.
+ */
 mcpmux_status mcpmux_pool_set_elicitation_handler(mcpmux_pool pool,
                                                   mcpmux_host_request_fn handler,
                                                   void *user_data,
                                                   mcpmux_free_fn free_user_data);
 
-// Answers a host request with its result as JSON, read as in every language (the table of
-// answers and what they give is tests/contract/host_answers.json; mcpmux_host_answer_read()
-// shows what an answer gives):
-// - sampling: MCP's CreateMessageResult (`{"role": "assistant", "content": {"type": "text",
-//   "text": "..."}, "model": "...", "stopReason": "endTurn"}`), or just the text (a JSON
-//   string: model "host", stopReason "endTurn");
-// - elicitation: an ElicitResult (`{"action": "accept", "content": {...}}`, or action
-//   "decline" / "cancel"), or the content alone (accepted), or `null` (declined);
-// - host tool (mcpmux_tools_register()): a CallToolResult (`{"content": [...],
-//   "isError": false}`; `is_error`, `structured_content` also read), or any other JSON: a
-//   string becomes text content, `null` no content, an object its JSON text plus
-//   structuredContent, anything else its JSON text;
-// - host provider (mcpmux_provider_new_host()): a response, `{"content": [{"type": "text",
-//   "text": "..."} | {"type": "tool_use", "id": "...", "name": "...", "input": {...}}],
-//   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
-//   "outputTokens": n}}` (stopReason and usage optional), or just the text;
-// - approval (mcpmux_agent_run()): `"once"` or `"allow"` or `true` (this call), `"always"`
-//   (for the rest of the agent's life), `"deny"` or `false` or `null` (words in any case,
-//   quoted or not);
-// - OAuth authorization (mcpmux_pool_set_oauth_handler()): the URL the authorization
-//   server redirected to, with its code and state, as a JSON string
-//   (`"http://localhost:3000/callback?code=...&state=..."`; the bare URL is accepted too);
-// - token store load (mcpmux_pool_set_token_store()): the credentials saved for the
-//   server (any JSON value, as it was given to save), or `null` for none;
-// - token store save and clear: any JSON, e.g. `null`.
-//
-// JSON of the wrong shape is MCPMUX_ERR_INVALID_ARGUMENT with a message saying what is
-// expected, and the request still waits for a good answer; MCPMUX_ERR_NOT_FOUND when it
-// was answered already or nobody waits for it any more. The answer may be given inside
-// the handler (a synchronous answer) or later from any thread.
+/**
+ * Answers a host request with its result as JSON, read as in every language (the table of
+ * answers and what they give is tests/contract/host_answers.json; mcpmux_host_answer_read()
+ * shows what an answer gives):
+ * - sampling: MCP's CreateMessageResult (`{"role": "assistant", "content": {"type": "text",
+ *   "text": "..."}, "model": "...", "stopReason": "endTurn"}`), or just the text (a JSON
+ *   string: model "host", stopReason "endTurn");
+ * - elicitation: an ElicitResult (`{"action": "accept", "content": {...}}`, or action
+ *   "decline" / "cancel"), or the content alone (accepted), or `null` (declined);
+ * - host tool (mcpmux_tools_register()): a CallToolResult (`{"content": [...],
+ *   "isError": false}`; `is_error`, `structured_content` also read), or any other JSON: a
+ *   string becomes text content, `null` no content, an object its JSON text plus
+ *   structuredContent, anything else its JSON text;
+ * - host provider (mcpmux_provider_new_host()): a response, `{"content": [{"type": "text",
+ *   "text": "..."} | {"type": "tool_use", "id": "...", "name": "...", "input": {...}}],
+ *   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
+ *   "outputTokens": n}}` (stopReason and usage optional), or just the text;
+ * - approval (mcpmux_agent_run()): `"once"` or `"allow"` or `true` (this call), `"always"`
+ *   (for the rest of the agent's life), `"deny"` or `false` or `null` (words in any case,
+ *   quoted or not);
+ * - OAuth authorization (mcpmux_pool_set_oauth_handler()): the URL the authorization
+ *   server redirected to, with its code and state, as a JSON string
+ *   (`"http://localhost:3000/callback?code=...&state=..."`; the bare URL is accepted too);
+ * - token store load (mcpmux_pool_set_token_store()): the credentials saved for the
+ *   server (any JSON value, as it was given to save), or `null` for none;
+ * - token store save and clear: any JSON, e.g. `null`.
+ *
+ * JSON of the wrong shape is MCPMUX_ERR_INVALID_ARGUMENT with a message saying what is
+ * expected, and the request still waits for a good answer; MCPMUX_ERR_NOT_FOUND when it
+ * was answered already or nobody waits for it any more. The answer may be given inside
+ * the handler (a synchronous answer) or later from any thread.
+ */
 mcpmux_status mcpmux_host_request_respond(mcpmux_host_request_id request, const char *result_json);
 
-// Refuses a host request with `reason` (NULL: "refused by the host"): a server sees an
-// error; a host tool's call becomes a result with isError and `reason` as its text; a host
-// provider's request fails the agent run with MCPMUX_ERR_CONNECTION; an approval is a
-// denial; an OAuth authorization or a token store operation fails with `reason` (the
-// connection attempt then fails with MCPMUX_ERR_CONNECTION). MCPMUX_ERR_NOT_FOUND when
-// it was answered already or nobody waits any more.
+/**
+ * Refuses a host request with `reason` (NULL: "refused by the host"): a server sees an
+ * error; a host tool's call becomes a result with isError and `reason` as its text; a host
+ * provider's request fails the agent run with MCPMUX_ERR_CONNECTION; an approval is a
+ * denial; an OAuth authorization or a token store operation fails with `reason` (the
+ * connection attempt then fails with MCPMUX_ERR_CONNECTION). MCPMUX_ERR_NOT_FOUND when
+ * it was answered already or nobody waits any more.
+ */
 mcpmux_status mcpmux_host_request_refuse(mcpmux_host_request_id request, const char *reason);
 
-// Streams a piece of a host provider's answer (`text`, UTF-8) to the agent run that asked,
-// before answering `request` with mcpmux_host_request_respond(); the run's token callback
-// receives it on the calling thread. Ignored (MCPMUX_OK) when the run has no token
-// callback; MCPMUX_ERR_INVALID_ARGUMENT for a request that is not a provider's;
-// MCPMUX_ERR_NOT_FOUND once the request is answered or nobody waits for it any more.
+/**
+ * Streams a piece of a host provider's answer (`text`, UTF-8) to the agent run that asked,
+ * before answering `request` with mcpmux_host_request_respond(); the run's token callback
+ * receives it on the calling thread. Ignored (MCPMUX_OK) when the run has no token
+ * callback; MCPMUX_ERR_INVALID_ARGUMENT for a request that is not a provider's;
+ * MCPMUX_ERR_NOT_FOUND once the request is answered or nobody waits for it any more.
+ */
 mcpmux_status mcpmux_host_request_token(mcpmux_host_request_id request, const char *text);
 
-// MCPMUX_OK while `request` still waits for the host's answer; MCPMUX_ERR_NOT_FOUND once
-// it was answered, or nobody waits for it any more (cancelled, timed out, pool closed):
-// a host working on a long answer can poll this to stop early.
+/**
+ * MCPMUX_OK while `request` still waits for the host's answer; MCPMUX_ERR_NOT_FOUND once
+ * it was answered, or nobody waits for it any more (cancelled, timed out, pool closed):
+ * a host working on a long answer can poll this to stop early.
+ */
 mcpmux_status mcpmux_host_request_waiting(mcpmux_host_request_id request);
 
-// Reads `answer_json` as an answer of `kind` ("tool_result", "approval", "sampling",
-// "elicitation", "roots" or "provider_reply") the way mcpmux_host_request_respond() does,
-// and writes what it gives, as JSON, to `*out_json` (free it with mcpmux_string_free()): a
-// host can check an answer before giving it. An answer that would be refused is
-// MCPMUX_ERR_INVALID_ARGUMENT, with the message saying what is expected.
+/**
+ * Reads `answer_json` as an answer of `kind` ("tool_result", "approval", "sampling",
+ * "elicitation", "roots" or "provider_reply") the way mcpmux_host_request_respond() does,
+ * and writes what it gives, as JSON, to `*out_json` (free it with mcpmux_string_free()): a
+ * host can check an answer before giving it. An answer that would be refused is
+ * MCPMUX_ERR_INVALID_ARGUMENT, with the message saying what is expected.
+ */
 mcpmux_status mcpmux_host_answer_read(const char *kind, const char *answer_json, char **out_json);
 
-// How users of this pool authorize HTTP servers that ask for OAuth (answer 401).
-//
-// `handler(user_data, request, json, len)` receives, on a library thread,
-// `{"serverId": ..., "serverName": ..., "authorizationUrl": ..., "redirectUri": ...}`:
-// the host takes the user to `authorizationUrl` (a browser, a web view...) and answers
-// `request` once, then or later, from any thread, with mcpmux_host_request_respond() and
-// the full URL the authorization server redirected to (it carries the code and state) as a
-// JSON string, or mcpmux_host_request_refuse() with a reason (the connection attempt then
-// fails with MCPMUX_ERR_CONNECTION). `redirect_uri` is the URI registered with the
-// authorization server, where it sends the user back (e.g.
-// `"http://localhost:3000/callback"`). A request nobody waits for any more (connect
-// cancelled or timed out, pool closed) is MCPMUX_ERR_NOT_FOUND to answer, and
-// mcpmux_host_request_waiting() says so.
-//
-// NULL `handler` restores the default (then `redirect_uri`, `user_data` and
-// `free_user_data` are ignored): the system browser opens the authorization URL and a
-// one-shot listener on 127.0.0.1 receives the redirect. Servers with
-// `"oauth": {"grant": "client_credentials"}` in their config never ask the host.
-// `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the pool
-// closed, and no call of it is running; it does not run when this call fails.
+/**
+ * How users of this pool authorize HTTP servers that ask for OAuth (answer 401).
+ *
+ * `handler(user_data, request, json, len)` receives, on a library thread,
+ * `{"serverId": ..., "serverName": ..., "authorizationUrl": ..., "redirectUri": ...}`:
+ * the host takes the user to `authorizationUrl` (a browser, a web view...) and answers
+ * `request` once, then or later, from any thread, with mcpmux_host_request_respond() and
+ * the full URL the authorization server redirected to (it carries the code and state) as a
+ * JSON string, or mcpmux_host_request_refuse() with a reason (the connection attempt then
+ * fails with MCPMUX_ERR_CONNECTION). `redirect_uri` is the URI registered with the
+ * authorization server, where it sends the user back (e.g.
+ * `"http://localhost:3000/callback"`). A request nobody waits for any more (connect
+ * cancelled or timed out, pool closed) is MCPMUX_ERR_NOT_FOUND to answer, and
+ * mcpmux_host_request_waiting() says so.
+ *
+ * NULL `handler` restores the default (then `redirect_uri`, `user_data` and
+ * `free_user_data` are ignored): the system browser opens the authorization URL and a
+ * one-shot listener on 127.0.0.1 receives the redirect. Servers with
+ * `"oauth": {"grant": "client_credentials"}` in their config never ask the host.
+ * `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the pool
+ * closed, and no call of it is running; it does not run when this call fails.
+ */
 mcpmux_status mcpmux_pool_set_oauth_handler(mcpmux_pool pool,
                                             const char *redirect_uri,
                                             mcpmux_host_request_fn handler,
                                             void *user_data,
                                             mcpmux_free_fn free_user_data);
 
-// Keeps this pool's OAuth credentials with the host, instead of the default file
-// `<config>.tokens.json` (mode 0600). Each operation is a host request, received on a
-// library thread and answered once, then or later, from any thread:
-// - `load` gets `{"serverId": "..."}` and answers (mcpmux_host_request_respond()) the
-//   credentials saved for that server, exactly as save received them, or `null`;
-// - `save` gets `{"serverId": "...", "credentials": {...}}` and answers any JSON (`null`)
-//   once they are kept;
-// - `clear` gets `{"serverId": "..."}` and answers any JSON (`null`) once they are gone.
-//
-// mcpmux_host_request_refuse() fails the operation with its reason (a failed load or save
-// fails the connection attempt with MCPMUX_ERR_CONNECTION). The credentials are opaque
-// secrets (access and refresh tokens, the client registration): keep them safe and never
-// log them. All three callbacks are required and share `user_data`; `free_user_data` (may
-// be NULL) runs once the store is replaced or the pool closed and no call of it is
-// running; it does not run when this call fails. Set the store before connecting.
+/**
+ * Keeps this pool's OAuth credentials with the host, instead of the default file
+ * `<config>.tokens.json` (mode 0600). Each operation is a host request, received on a
+ * library thread and answered once, then or later, from any thread:
+ * - `load` gets `{"serverId": "..."}` and answers (mcpmux_host_request_respond()) the
+ *   credentials saved for that server, exactly as save received them, or `null`;
+ * - `save` gets `{"serverId": "...", "credentials": {...}}` and answers any JSON (`null`)
+ *   once they are kept;
+ * - `clear` gets `{"serverId": "..."}` and answers any JSON (`null`) once they are gone.
+ *
+ * mcpmux_host_request_refuse() fails the operation with its reason (a failed load or save
+ * fails the connection attempt with MCPMUX_ERR_CONNECTION). The credentials are opaque
+ * secrets (access and refresh tokens, the client registration): keep them safe and never
+ * log them. All three callbacks are required and share `user_data`; `free_user_data` (may
+ * be NULL) runs once the store is replaced or the pool closed and no call of it is
+ * running; it does not run when this call fails. Set the store before connecting.
+ */
 mcpmux_status mcpmux_pool_set_token_store(mcpmux_pool pool,
                                           mcpmux_host_request_fn load,
                                           mcpmux_host_request_fn save,
@@ -892,23 +1122,31 @@ mcpmux_status mcpmux_pool_set_token_store(mcpmux_pool pool,
                                           void *user_data,
                                           mcpmux_free_fn free_user_data);
 
-// Keeps this pool's OAuth credentials in the JSON file `path` (mode 0600, written
-// atomically under a lock, so several processes may share it), created when first
-// needed; NULL restores the default, `<config>.tokens.json` beside the pool's config file.
-// Set it before connecting.
+/**
+ * Keeps this pool's OAuth credentials in the JSON file `path` (mode 0600, written
+ * atomically under a lock, so several processes may share it), created when first
+ * needed; NULL restores the default, `<config>.tokens.json` beside the pool's config file.
+ * Set it before connecting.
+ */
 mcpmux_status mcpmux_pool_set_token_store_file(mcpmux_pool pool, const char *path);
 
-// Keeps this pool's OAuth credentials in memory only: users authorize again in every
-// process. Set it before connecting.
+/**
+ * Keeps this pool's OAuth credentials in memory only: users authorize again in every
+ * process. Set it before connecting.
+ */
 mcpmux_status mcpmux_pool_set_token_store_memory(mcpmux_pool pool);
 
-// Forgets the OAuth credentials of `server` (id or name) in the pool's token store and
-// disconnects it: its next use authorizes again. MCPMUX_ERR_NOT_FOUND for an unknown
-// server; MCPMUX_ERR_CONNECTION when the token store cannot clear them. `timeout_ms`: 0
-// for none.
+/**
+ * Forgets the OAuth credentials of `server` (id or name) in the pool's token store and
+ * disconnects it: its next use authorizes again. MCPMUX_ERR_NOT_FOUND for an unknown
+ * server; MCPMUX_ERR_CONNECTION when the token store cannot clear them. `timeout_ms`: 0
+ * for none.
+ */
 mcpmux_status mcpmux_pool_logout(mcpmux_pool pool, const char *server, uint32_t timeout_ms);
 
-// Asynchronous mcpmux_pool_logout(); the callback's JSON is `null`.
+/**
+ * Asynchronous mcpmux_pool_logout(); the callback's JSON is `null`.
+ */
 mcpmux_status mcpmux_pool_logout_async(mcpmux_pool pool,
                                        const char *server,
                                        uint32_t timeout_ms,
