@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    GetPromptResult, JsonObject, ReadResourceRequestParams, ReadResourceResult, RequestId,
-    ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
+    ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -15,6 +15,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::connection::Connection;
 use super::reply::call_reply;
 use super::slot::Slot;
 use super::{Inner, Pool};
@@ -138,6 +139,56 @@ impl Drop for CancelOnDrop {
             });
         }
     }
+}
+
+/// One `tools/call` on one connection: what the steps of `call_on` share.
+struct ToolCall<'a> {
+    slot: &'a Arc<Slot>,
+    conn: &'a Arc<Connection>,
+    name: &'a str,
+    tool: &'a str,
+    timeout: Duration,
+    cancel: Option<&'a CancellationToken>,
+}
+
+impl ToolCall<'_> {
+    /// Resolves when the caller cancels the call (never, without a token).
+    async fn cancelled(&self) {
+        match self.cancel {
+            Some(c) => c.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Answers a server's `input_required` with the host's handlers; the responses go into
+    /// the request that is sent again.
+    async fn answer_input(
+        &self,
+        asked: InputRequiredResult,
+        params: &mut CallToolRequestParams,
+    ) -> Result<()> {
+        let client = ClientSide {
+            shared: self.slot.shared.clone(),
+            server_name: self.name.to_string(),
+            legacy: false,
+        };
+        let responses = Box::pin(client.fulfil(asked.input_requests.unwrap_or_default()))
+            .await
+            .map_err(|e| Error::Tool {
+                tool: self.tool.to_string(),
+                message: format!("answering the server's input request failed: {}", e.message),
+            })?;
+        params.input_responses = (!responses.is_empty()).then_some(responses);
+        params.request_state = asked.request_state;
+        Ok(())
+    }
+}
+
+/// What a server's answer to `tools/call` asks of the call: done, or another round with the
+/// host's input.
+enum Answer {
+    Result(CallToolResult),
+    InputRequired(InputRequiredResult),
 }
 
 impl Pool {
@@ -425,157 +476,167 @@ impl Inner {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        let cancel = options.cancel;
-        let cancelled = || async {
-            match &cancel {
-                Some(c) => c.cancelled().await,
-                None => std::future::pending().await,
-            }
+        let call = ToolCall {
+            slot,
+            conn: &conn,
+            name: &name,
+            tool,
+            timeout,
+            cancel: options.cancel.as_ref(),
         };
-        // 2026-07-28 servers ask for sampling, elicitation or roots by answering
-        // `input_required`; the host answers and the call is retried with the responses.
         // The direct path has no progress token to route, so calls that want progress (and
         // every transport but stdio) go through rmcp.
         let direct = conn
             .direct
-            .clone()
+            .as_ref()
             .filter(|_| options.on_progress.is_none());
+        // 2026-07-28 servers ask for sampling, elicitation or roots by answering
+        // `input_required`; the host answers and the call is retried with the responses.
         for _round in 0..MAX_INPUT_ROUNDS {
-            let response = match &direct {
-                Some(direct) => {
-                    let id = direct.reserve();
-                    let mine = params.meta.get_or_insert_default();
-                    if let Some(meta) = &conn.request_meta {
-                        for (k, v) in meta.iter() {
-                            mine.insert(k.clone(), v.clone());
-                        }
-                    }
-                    // As through rmcp: the server may report progress, which keeps the call
-                    // from timing out.
-                    mine.insert(
-                        "progressToken".into(),
-                        serde_json::Value::String(Direct::progress_token(id)),
-                    );
-                    let call = direct
-                        .request(id, "tools/call", &params)
-                        .await
-                        .map_err(|e| {
-                            slot.connection_failed(self, &conn);
-                            conn.too_large(&name).unwrap_or_else(|| {
-                                self.closing_or(Error::connection(
-                                    &name,
-                                    format!("tools/call: {e}"),
-                                ))
-                            })
-                        })?;
-                    let reply = tokio::select! {
-                        r = call.reply(timeout) => r,
-                        _ = cancelled() => return Err(Error::Cancelled),
-                    };
-                    conn.touch();
-                    match reply {
-                        Ok(line) => call_reply(&line).map_err(|message| Error::Protocol {
-                            server: name.clone(),
-                            message: format!("tools/call: {message}"),
-                        })?,
-                        Err(DirectError::TimedOut) => Err(ServiceError::Timeout { timeout }),
-                        Err(DirectError::Closed(_)) => Err(ServiceError::TransportClosed),
-                    }
-                }
+            let response = match direct {
+                Some(direct) => self.send_direct(&call, direct, &mut params).await?,
                 None => {
-                    Box::pin(async {
-                        let request =
-                            ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-                        let handle = conn
-                            .peer
-                            .send_request_with_option(
-                                request,
-                                PeerRequestOptions::with_timeout(timeout)
-                                    .reset_timeout_on_progress(),
-                            )
-                            .await
-                            .map_err(|e| {
-                                slot.connection_failed(self, &conn);
-                                self.closing_or(conn.failure(&name, "tools/call", e))
-                            })?;
-                        let _route = options
-                            .on_progress
-                            .clone()
-                            .map(|f| slot.shared.route_progress(handle.progress_token.clone(), f));
-                        let mut guard = CancelOnDrop {
-                            peer: Some(conn.peer.clone()),
-                            id: handle.id.clone(),
-                        };
-                        let response = tokio::select! {
-                            r = handle.await_response() => r,
-                            _ = cancelled() => return Err(Error::Cancelled),
-                        };
-                        guard.disarm();
-                        conn.touch();
-                        Ok(response)
-                    })
-                    .await?
+                    Box::pin(self.send_through_rmcp(&call, &params, &options.on_progress)).await?
                 }
             };
-            if response.is_err()
-                && let Some(e) = conn.too_large(&name)
-            {
-                // Over HTTP rmcp reports a refused reply as an error from the server.
-                slot.connection_failed(self, &conn);
-                return Err(e);
-            }
-            match response {
-                Ok(ServerResult::CallToolResult(r)) => return Ok(r),
-                Ok(ServerResult::InputRequiredResult(r)) => {
-                    let client = ClientSide {
-                        shared: slot.shared.clone(),
-                        server_name: name.clone(),
-                        legacy: false,
-                    };
-                    let responses = Box::pin(client.fulfil(r.input_requests.unwrap_or_default()))
-                        .await
-                        .map_err(|e| Error::Tool {
-                            tool: tool.to_string(),
-                            message: format!(
-                                "answering the server's input request failed: {}",
-                                e.message
-                            ),
-                        })?;
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = r.request_state;
-                }
-                Ok(_) => {
-                    return Err(Error::Protocol {
-                        server: name,
-                        message: "tools/call: unexpected response type".into(),
-                    });
-                }
-                Err(ServiceError::McpError(e)) => {
-                    return Err(Error::Tool {
-                        tool: tool.to_string(),
-                        message: format!("{} (code {})", e.message, e.code.0),
-                    });
-                }
-                Err(ServiceError::Timeout { timeout }) => {
-                    // A session the server forgot (e.g. it restarted and answers HTTP 400
-                    // rather than 404) swallows requests; a failed check finds it, so the
-                    // next call reconnects instead of timing out again.
-                    slot.verify_in_background(self, &conn);
-                    return Err(Error::Timeout {
-                        what: format!("tool '{tool}' on server '{name}'"),
-                        after: timeout,
-                    });
-                }
-                Err(e) => {
-                    slot.connection_failed(self, &conn);
-                    return Err(self.closing_or(conn.failure(&name, "tools/call", e)));
-                }
+            match self.read_response(&call, response)? {
+                Answer::Result(result) => return Ok(result),
+                Answer::InputRequired(asked) => call.answer_input(asked, &mut params).await?,
             }
         }
         Err(Error::Protocol {
             server: name,
             message: format!("tools/call: still asking for input after {MAX_INPUT_ROUNDS} rounds"),
         })
+    }
+
+    /// `tools/call` written straight to a stdio session (`transport::direct`), past rmcp's
+    /// service loop.
+    async fn send_direct(
+        self: &Arc<Self>,
+        call: &ToolCall<'_>,
+        direct: &Arc<Direct>,
+        params: &mut CallToolRequestParams,
+    ) -> Result<std::result::Result<ServerResult, ServiceError>> {
+        let id = direct.reserve();
+        let mine = params.meta.get_or_insert_default();
+        if let Some(meta) = &call.conn.request_meta {
+            for (k, v) in meta.iter() {
+                mine.insert(k.clone(), v.clone());
+            }
+        }
+        // As through rmcp: the server may report progress, which keeps the call from timing
+        // out.
+        mine.insert(
+            "progressToken".into(),
+            serde_json::Value::String(Direct::progress_token(id)),
+        );
+        let pending = direct
+            .request(id, "tools/call", &*params)
+            .await
+            .map_err(|e| {
+                call.slot.connection_failed(self, call.conn);
+                call.conn.too_large(call.name).unwrap_or_else(|| {
+                    self.closing_or(Error::connection(call.name, format!("tools/call: {e}")))
+                })
+            })?;
+        let reply = tokio::select! {
+            r = pending.reply(call.timeout) => r,
+            _ = call.cancelled() => return Err(Error::Cancelled),
+        };
+        call.conn.touch();
+        Ok(match reply {
+            Ok(line) => call_reply(&line).map_err(|message| Error::Protocol {
+                server: call.name.to_string(),
+                message: format!("tools/call: {message}"),
+            })?,
+            Err(DirectError::TimedOut) => Err(ServiceError::Timeout {
+                timeout: call.timeout,
+            }),
+            Err(DirectError::Closed(_)) => Err(ServiceError::TransportClosed),
+        })
+    }
+
+    /// `tools/call` through rmcp's session, with progress routed to `on_progress` and a
+    /// `notifications/cancelled` sent if the call is dropped before its answer.
+    async fn send_through_rmcp(
+        self: &Arc<Self>,
+        call: &ToolCall<'_>,
+        params: &CallToolRequestParams,
+        on_progress: &Option<ProgressFn>,
+    ) -> Result<std::result::Result<ServerResult, ServiceError>> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let handle = call
+            .conn
+            .peer
+            .send_request_with_option(
+                request,
+                PeerRequestOptions::with_timeout(call.timeout).reset_timeout_on_progress(),
+            )
+            .await
+            .map_err(|e| {
+                call.slot.connection_failed(self, call.conn);
+                self.closing_or(call.conn.failure(call.name, "tools/call", e))
+            })?;
+        let _route = on_progress.clone().map(|f| {
+            call.slot
+                .shared
+                .route_progress(handle.progress_token.clone(), f)
+        });
+        let mut guard = CancelOnDrop {
+            peer: Some(call.conn.peer.clone()),
+            id: handle.id.clone(),
+        };
+        let response = tokio::select! {
+            r = handle.await_response() => r,
+            _ = call.cancelled() => return Err(Error::Cancelled),
+        };
+        guard.disarm();
+        call.conn.touch();
+        Ok(response)
+    }
+
+    /// What the server's response to `tools/call` means: the result, input the host must
+    /// give, or an error. A failed connection is marked so; after a timeout the session is
+    /// checked in the background.
+    fn read_response(
+        self: &Arc<Self>,
+        call: &ToolCall<'_>,
+        response: std::result::Result<ServerResult, ServiceError>,
+    ) -> Result<Answer> {
+        if response.is_err()
+            && let Some(e) = call.conn.too_large(call.name)
+        {
+            // Over HTTP rmcp reports a refused reply as an error from the server.
+            call.slot.connection_failed(self, call.conn);
+            return Err(e);
+        }
+        match response {
+            Ok(ServerResult::CallToolResult(r)) => Ok(Answer::Result(r)),
+            Ok(ServerResult::InputRequiredResult(r)) => Ok(Answer::InputRequired(r)),
+            Ok(_) => Err(Error::Protocol {
+                server: call.name.to_string(),
+                message: "tools/call: unexpected response type".into(),
+            }),
+            Err(ServiceError::McpError(e)) => Err(Error::Tool {
+                tool: call.tool.to_string(),
+                message: format!("{} (code {})", e.message, e.code.0),
+            }),
+            Err(ServiceError::Timeout { timeout }) => {
+                // A session the server forgot (e.g. it restarted and answers HTTP 400 rather
+                // than 404) swallows requests; a failed check finds it, so the next call
+                // reconnects instead of timing out again.
+                call.slot.verify_in_background(self, call.conn);
+                Err(Error::Timeout {
+                    what: format!("tool '{}' on server '{}'", call.tool, call.name),
+                    after: timeout,
+                })
+            }
+            Err(e) => {
+                call.slot.connection_failed(self, call.conn);
+                Err(self.closing_or(call.conn.failure(call.name, "tools/call", e)))
+            }
+        }
     }
 
     /// While shutting down, a call cut off by the closing connection is a `ShuttingDown` error.
