@@ -100,7 +100,13 @@ fn a_writer_killed_mid_write_leaves_a_file_that_parses() {
     let path = dir.path().join("servers.json");
     for round in 0..6u64 {
         let mut child = worker("forever", &path).spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(150 + round * 37));
+        // Killed while it writes: once its first write is in (a loaded machine may take a
+        // while to start it), then at a different point of its loop each round.
+        let started = std::time::Instant::now();
+        while !path.exists() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(50 + round * 37));
         child.kill().unwrap();
         child.wait().unwrap();
         let records = ConfigStore::new(&path)

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 use rmcp::ClientHandler;
 use rmcp::model::{ProtocolVersion, RequestMetaObject};
 use rmcp::service::{
-    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningServiceCancellationToken,
-    ServiceError,
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService,
+    RunningServiceCancellationToken, ServiceError,
 };
+use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
@@ -65,6 +66,204 @@ fn retry_with_initialize(e: &ClientInitializeError) -> bool {
     )
 }
 
+/// The live session a handshake gave, with what the connection keeps of its transport.
+struct Session {
+    service: RunningService<RoleClient, ClientSide>,
+    child: Option<ChildProcess>,
+    direct: Option<Arc<Direct>>,
+    /// The limit of the transport that made it (each try on a new transport has its own).
+    limit: Arc<MessageLimit>,
+}
+
+/// One `Connection::open`: the record, the server's shared state, and the steps that open a
+/// transport and run the handshake on it.
+struct Opening<'a> {
+    record: &'a ServerRecord,
+    shared: &'a Arc<ServerShared>,
+    max_message: usize,
+}
+
+impl Opening<'_> {
+    /// The client side of the session; `legacy` for the `initialize` handshake.
+    fn handler(&self, legacy: bool) -> ClientSide {
+        ClientSide {
+            shared: self.shared.clone(),
+            server_name: self.record.name.clone(),
+            legacy,
+        }
+    }
+
+    /// A new transport's message limit.
+    fn new_limit(&self) -> Arc<MessageLimit> {
+        Arc::new(MessageLimit::new(self.max_message))
+    }
+
+    /// The handshake's error as mcpmux's: a message over the limit says so.
+    fn failed(&self, limit: &MessageLimit, e: ClientInitializeError) -> Error {
+        let name = self.record.name.as_str();
+        limit
+            .error(name)
+            .unwrap_or_else(|| Error::connection(name, handshake_error(&e)))
+    }
+
+    /// The handshake on `transport`: `server/discover` preferring 2026-07-28, else
+    /// `initialize` with the newest version that has it; with `legacy`, `initialize` alone.
+    async fn handshake<T>(
+        &self,
+        transport: T,
+        legacy: bool,
+    ) -> std::result::Result<RunningService<RoleClient, ClientSide>, ClientInitializeError>
+    where
+        T: Transport<RoleClient> + Send + 'static,
+        T::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let lifecycle = if legacy {
+            ClientLifecycleMode::Initialize
+        } else {
+            ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                // `initialize` is the pre-2026 handshake: offer the newest version that has it.
+                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+            }
+        };
+        self.handler(legacy)
+            .serve_with_lifecycle(InOrder::new(transport, self.shared), lifecycle)
+            .await
+    }
+
+    /// A session over a transport that has nothing else to try (SSE, WebSocket).
+    async fn session<T>(&self, transport: T, limit: Arc<MessageLimit>) -> Result<Session>
+    where
+        T: Transport<RoleClient> + Send + 'static,
+        T::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let service = self
+            .handshake(transport, false)
+            .await
+            .map_err(|e| self.failed(&limit, e))?;
+        Ok(Session::remote(service, limit))
+    }
+
+    /// stdio: spawn the server and run the handshake; a server that needs `initialize` alone
+    /// gets a new process for it.
+    async fn stdio(&self) -> Result<Session> {
+        match self.spawned_session(false).await? {
+            Ok(session) => Ok(session),
+            Err((e, _)) if retry_with_initialize(&e) => self
+                .spawned_session(true)
+                .await?
+                .map_err(|(e, limit)| self.failed(&limit, e)),
+            Err((e, limit)) => Err(self.failed(&limit, e)),
+        }
+    }
+
+    /// Spawns the server and runs the handshake on its pipes. A failed handshake ends the
+    /// process and comes back with the limit of that try.
+    async fn spawned_session(
+        &self,
+        legacy: bool,
+    ) -> Result<std::result::Result<Session, (ClientInitializeError, Arc<MessageLimit>)>> {
+        let limit = self.new_limit();
+        let (transport, mut child) =
+            stdio::spawn(self.record, self.shared.events.clone(), limit.clone())?;
+        let direct = Some(transport.direct());
+        Ok(match self.handshake(transport, legacy).await {
+            Ok(service) => Ok(Session {
+                service,
+                child: Some(child),
+                direct,
+                limit,
+            }),
+            Err(e) => {
+                child.terminate(Duration::from_millis(200)).await;
+                Err((e, limit))
+            }
+        })
+    }
+
+    /// Streamable HTTP, with stored OAuth tokens if there are any. Then, by how the first try
+    /// failed: `initialize` alone; authorizing (the host's handler, or the browser) and again
+    /// with the tokens; or legacy HTTP+SSE at the same URL.
+    async fn http(&self) -> Result<Session> {
+        let (record, shared) = (self.record, self.shared);
+        let store = shared.host.token_store();
+        // Tokens saved earlier, or a client-credentials grant, go with the first try.
+        let oauth = shared.host.oauth_handler();
+        // Where a step-up's grant comes back: the host's URI, or a new loopback.
+        let redirect_uri = oauth
+            .as_ref()
+            .map(|h| h.redirect_uri.clone())
+            .unwrap_or_default();
+        let limit = self.new_limit();
+        let first = match crate::auth::stored_manager(record, store.clone()).await? {
+            Some(manager) => {
+                let transport =
+                    http::open_authorized(record, &limit, manager, redirect_uri, oauth.clone())?;
+                self.handshake(transport, false).await
+            }
+            None => self.handshake(http::open(record, &limit)?, false).await,
+        };
+        let e = match first {
+            Ok(service) => return Ok(Session::remote(service, limit)),
+            Err(e) => e,
+        };
+        if retry_with_initialize(&e) {
+            let limit = self.new_limit();
+            let service = self
+                .handshake(http::open(record, &limit)?, true)
+                .await
+                .map_err(|e| self.failed(&limit, e))?;
+            return Ok(Session::remote(service, limit));
+        }
+        if e.is_authorization_required() {
+            let challenge = e.auth_challenge().map(str::to_string);
+            let (manager, redirect_uri) = crate::auth::authorize(
+                record,
+                challenge,
+                store,
+                oauth.clone(),
+                shared.host.id_token_provider(),
+            )
+            .await?;
+            let limit = self.new_limit();
+            let transport = http::open_authorized(record, &limit, manager, redirect_uri, oauth)?;
+            return self.session(transport, limit).await;
+        }
+        if record.config.strict_transport || limit.is_exceeded() {
+            return Err(self.failed(&limit, e));
+        }
+        // As the TypeScript and Python clients do: a server that does not speak Streamable
+        // HTTP may be a legacy HTTP+SSE one at the same URL. (Its limit is untouched: the
+        // check above took every refusal.)
+        let Ok(transport) = sse::open(record, shared.events.clone(), limit.clone()).await else {
+            return Err(Error::connection(&record.name, handshake_error(&e)));
+        };
+        let session = self.session(transport, limit).await?;
+        shared.events.emit(crate::Event::Log {
+            server_id: record.id.clone(),
+            level: "notice".into(),
+            source: "transport".into(),
+            message: format!(
+                "Streamable HTTP failed ({}); connected over legacy HTTP+SSE",
+                handshake_error(&e)
+            ),
+        });
+        Ok(session)
+    }
+}
+
+impl Session {
+    /// A session with no process of its own and no direct path.
+    fn remote(service: RunningService<RoleClient, ClientSide>, limit: Arc<MessageLimit>) -> Self {
+        Session {
+            service,
+            child: None,
+            direct: None,
+            limit,
+        }
+    }
+}
+
 impl Connection {
     /// Opens the transport and runs the handshake: `server/discover` first, falling back to
     /// the legacy `initialize` for servers up to 2025-11-25.
@@ -75,172 +274,29 @@ impl Connection {
         max_message: usize,
         on_lost: OnLost,
     ) -> Result<Arc<Connection>> {
-        let handler = || ClientSide {
-            shared: shared.clone(),
-            server_name: record.name.clone(),
-            legacy: false,
+        let opening = Opening {
+            record,
+            shared: &shared,
+            max_message,
         };
-        let legacy_handler = || ClientSide {
-            legacy: true,
-            ..handler()
-        };
-        let lifecycle = || ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            // `initialize` is the pre-2026 handshake: offer the newest version that has it.
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        };
-        let name = record.name.as_str();
-        // A retry on a new transport gets a new limit: the connection keeps the last one.
-        let mut limit = Arc::new(MessageLimit::new(max_message));
-        let failed = |limit: &MessageLimit, e: ClientInitializeError| {
-            limit
-                .error(name)
-                .unwrap_or_else(|| Error::connection(name, handshake_error(&e)))
-        };
-        let mut direct = None;
-        let (service, child) = match record.transport {
-            TransportType::Stdio => {
-                let (transport, mut child) =
-                    stdio::spawn(record, shared.events.clone(), limit.clone())?;
-                direct = Some(transport.direct());
-                match handler()
-                    .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
-                    .await
-                {
-                    Ok(s) => (s, Some(child)),
-                    Err(e) if retry_with_initialize(&e) => {
-                        child.terminate(Duration::from_millis(200)).await;
-                        limit = Arc::new(MessageLimit::new(max_message));
-                        let (transport, mut child) =
-                            stdio::spawn(record, shared.events.clone(), limit.clone())?;
-                        direct = Some(transport.direct());
-                        match legacy_handler()
-                            .serve_with_lifecycle(
-                                InOrder::new(transport, &shared),
-                                ClientLifecycleMode::Initialize,
-                            )
-                            .await
-                        {
-                            Ok(s) => (s, Some(child)),
-                            Err(e) => {
-                                child.terminate(Duration::from_millis(200)).await;
-                                return Err(failed(&limit, e));
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        child.terminate(Duration::from_millis(200)).await;
-                        return Err(failed(&limit, e));
-                    }
-                }
-            }
-            TransportType::Http => {
-                let store = shared.host.token_store();
-                // Tokens saved earlier, or a client-credentials grant, go with the first try.
-                let oauth = shared.host.oauth_handler();
-                // Where a step-up's grant comes back: the host's URI, or a new loopback.
-                let redirect_uri = oauth
-                    .as_ref()
-                    .map(|h| h.redirect_uri.clone())
-                    .unwrap_or_default();
-                let first = match crate::auth::stored_manager(record, store.clone()).await? {
-                    Some(manager) => {
-                        let transport = http::open_authorized(
-                            record,
-                            &limit,
-                            manager,
-                            redirect_uri,
-                            oauth.clone(),
-                        )?;
-                        handler()
-                            .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
-                            .await
-                    }
-                    None => {
-                        let transport = http::open(record, &limit)?;
-                        handler()
-                            .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
-                            .await
-                    }
-                };
-                match first {
-                    Ok(s) => (s, None),
-                    Err(e) if retry_with_initialize(&e) => {
-                        limit = Arc::new(MessageLimit::new(max_message));
-                        let transport = http::open(record, &limit)?;
-                        let service = legacy_handler()
-                            .serve_with_lifecycle(
-                                InOrder::new(transport, &shared),
-                                ClientLifecycleMode::Initialize,
-                            )
-                            .await
-                            .map_err(|e| failed(&limit, e))?;
-                        (service, None)
-                    }
-                    // The server wants OAuth: authorize (the host's handler, or the browser)
-                    // and connect again with the tokens.
-                    Err(e) if e.is_authorization_required() => {
-                        let challenge = e.auth_challenge().map(str::to_string);
-                        let (manager, redirect_uri) = crate::auth::authorize(
-                            record,
-                            challenge,
-                            store,
-                            oauth.clone(),
-                            shared.host.id_token_provider(),
-                        )
-                        .await?;
-                        limit = Arc::new(MessageLimit::new(max_message));
-                        let transport =
-                            http::open_authorized(record, &limit, manager, redirect_uri, oauth)?;
-                        let service = handler()
-                            .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
-                            .await
-                            .map_err(|e| failed(&limit, e))?;
-                        (service, None)
-                    }
-                    Err(e) if record.config.strict_transport || limit.is_exceeded() => {
-                        return Err(failed(&limit, e));
-                    }
-                    // As the TypeScript and Python clients do: a server that does not speak
-                    // Streamable HTTP may be a legacy HTTP+SSE one at the same URL.
-                    // (Its limit is untouched: the guard above took every refusal.)
-                    Err(e) => match sse::open(record, shared.events.clone(), limit.clone()).await {
-                        Ok(transport) => {
-                            let service = handler()
-                                .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
-                                .await
-                                .map_err(|e| failed(&limit, e))?;
-                            shared.events.emit(crate::Event::Log {
-                                server_id: record.id.clone(),
-                                level: "notice".into(),
-                                source: "transport".into(),
-                                message: format!(
-                                    "Streamable HTTP failed ({}); connected over legacy HTTP+SSE",
-                                    handshake_error(&e)
-                                ),
-                            });
-                            (service, None)
-                        }
-                        Err(_) => return Err(Error::connection(name, handshake_error(&e))),
-                    },
-                }
-            }
+        let Session {
+            service,
+            child,
+            direct,
+            limit,
+        } = match record.transport {
+            TransportType::Stdio => opening.stdio().await?,
+            TransportType::Http => opening.http().await?,
             TransportType::Sse => {
+                let limit = opening.new_limit();
                 let transport = sse::open(record, shared.events.clone(), limit.clone()).await?;
-                let service = handler()
-                    .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
-                    .await
-                    .map_err(|e| failed(&limit, e))?;
-                (service, None)
+                opening.session(transport, limit).await?
             }
             TransportType::Websocket => {
+                let limit = opening.new_limit();
                 let transport =
                     websocket::open(record, shared.events.clone(), limit.clone()).await?;
-                let service = handler()
-                    .serve_with_lifecycle(InOrder::new(transport, &shared), lifecycle())
-                    .await
-                    .map_err(|e| failed(&limit, e))?;
-                (service, None)
+                opening.session(transport, limit).await?
             }
         };
         let peer = service.peer().clone();
@@ -253,7 +309,7 @@ impl Connection {
             .peer_info()
             .filter(|i| !i.protocol_version.has_initialize())
             .map(|i| {
-                let info = handler().get_info();
+                let info = opening.handler(false).get_info();
                 RequestMetaObject::with_client_context(
                     i.protocol_version.clone(),
                     info.client_info,
