@@ -231,18 +231,7 @@ mod tests {
 
     #[test]
     fn every_core_kind_maps_to_a_distinct_named_status() {
-        let kinds = [
-            ErrorKind::InvalidConfig,
-            ErrorKind::InvalidArgument,
-            ErrorKind::NotFound,
-            ErrorKind::Connection,
-            ErrorKind::Timeout,
-            ErrorKind::Cancelled,
-            ErrorKind::Protocol,
-            ErrorKind::Tool,
-            ErrorKind::ShuttingDown,
-            ErrorKind::Io,
-        ];
+        let kinds = ErrorKind::ALL;
         let mut seen = std::collections::HashSet::new();
         for k in kinds {
             let s = status_of(k);

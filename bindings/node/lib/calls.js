@@ -63,9 +63,4 @@ async function cancellable(nativePool, signal, start) {
   return JSON.parse(await withSignal(nativePool, signal, start));
 }
 
-/** Makes the error a native call rejects with from the addon's (`initCalls`). */
-function makeError(err) {
-  return fromNative(err);
-}
-
-module.exports = { call, callJson, callSync, NATIVE, nativeOf, cancellable, withSignal, makeError };
+module.exports = { call, callJson, callSync, NATIVE, nativeOf, cancellable, withSignal };

@@ -7,7 +7,7 @@ const native = require('../native.js');
 const { CancelledError, InvalidArgumentError, fromNative } = require('./errors');
 const { bridge, optionalLimit } = require('./bridge');
 const { Agent } = require('./agent');
-const { call, callJson, callSync, NATIVE, withSignal, makeError } = require('./calls');
+const { call, callJson, callSync, NATIVE, withSignal } = require('./calls');
 const { Conversation } = require('./conversation');
 const {
   describe,
@@ -45,7 +45,8 @@ class Pool extends EventEmitter {
     super();
     this.#native = nativePool;
     NATIVE.set(this, nativePool);
-    nativePool.initCalls(makeError);
+    // callTool's promises reject with the addon's errors mapped to the package's classes.
+    nativePool.initCalls(fromNative);
   }
 
   // Core's events are forwarded only while this pool has listeners: core then builds no event
@@ -233,7 +234,7 @@ class Pool extends EventEmitter {
 
   callTool(toolId, args, options) {
     // Not `async`: the promise of the native call is returned as it is (its rejections are
-    // already McpmuxErrors, made by `makeError`), which saves a wrapper per call.
+    // already McpmuxErrors, made by `fromNative`), which saves a wrapper per call.
     let argsJson, signal, timeoutMs, progress;
     try {
       requireString('toolId', toolId);

@@ -125,17 +125,7 @@ impl HostTools {
         } else {
             arguments
         };
-        let problems: Vec<String> = validator
-            .iter_errors(&arguments)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
+        let problems = schema_problems(&validator, &arguments);
         if !problems.is_empty() {
             let text = format!(
                 "invalid arguments for '{id}':\n- {}\nexpected schema: {schema}",
@@ -150,6 +140,22 @@ impl HostTools {
             Err(message) => Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
         }
     }
+}
+
+/// What is wrong with `value` for `validator`'s schema, one line a problem, each led by the
+/// JSON pointer of the value at fault (none for the value itself).
+pub(crate) fn schema_problems(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
+    validator
+        .iter_errors(value)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -173,17 +173,7 @@ impl RecipeRegistry {
         let Some(validator) = &entry.validator else {
             return Ok(Ok(()));
         };
-        let problems: Vec<String> = validator
-            .iter_errors(params)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{at}: {e}")
-                }
-            })
-            .collect();
+        let problems = crate::tools::host_tools::schema_problems(validator, params);
         Ok(if problems.is_empty() {
             Ok(())
         } else {
