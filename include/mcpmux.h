@@ -149,9 +149,52 @@ typedef int32_t mcpmux_status;
 #endif // __cplusplus
 
 /**
+ * Identifies an asynchronous request, for mcpmux_cancel(). Never reused in a process.
+ */
+typedef uint64_t mcpmux_request_id;
+
+/**
  * A pool of MCP server connections: an opaque handle from mcpmux_pool_open().
  */
 typedef uint64_t mcpmux_pool;
+
+/**
+ * Completion of an asynchronous call, called exactly once for every call that returned
+ * MCPMUX_OK (never when the call itself failed), on a library thread.
+ *
+ * On success `json` is the result as JSON. On failure it is
+ * `{"status": <number>, "code": "<name>", "message": "<text>"}`, and
+ * mcpmux_last_error_message() called inside the callback gives the same message.
+ * `json` is NUL-terminated, `len` excludes the NUL, and it is valid only during the call.
+ */
+typedef void (*mcpmux_completion_fn)(void *user_data,
+                                     mcpmux_status status,
+                                     const char *json,
+                                     size_t len);
+
+/**
+ * Receives one progress notification of a call as JSON
+ * (`{"progress": 100, "total": 500, "message": "..."}`; total and message may be null), on
+ * a library thread. `json` is valid only during the call.
+ */
+typedef void (*mcpmux_progress_fn)(void *user_data, const char *json, size_t len);
+
+/**
+ * Receives one pool event as JSON (`{"type": "tool:called", ...}`), on a library thread.
+ * Events of one subscription arrive one at a time, in order. `json` is valid only during
+ * the call.
+ */
+typedef void (*mcpmux_event_fn)(void *user_data, const char *json, size_t len);
+
+/**
+ * Frees a `user_data`; called once, after the last callback that receives it.
+ */
+typedef void (*mcpmux_free_fn)(void *user_data);
+
+/**
+ * Identifies an event subscription, for mcpmux_events_unsubscribe(). Never reused.
+ */
+typedef uint64_t mcpmux_subscription_id;
 
 /**
  * Identifies a server's request to the host (sampling, elicitation), for
@@ -177,11 +220,6 @@ typedef void (*mcpmux_host_request_fn)(void *user_data,
 typedef void (*mcpmux_host_cancel_fn)(void *user_data, mcpmux_host_request_id request);
 
 /**
- * Frees a `user_data`; called once, after the last callback that receives it.
- */
-typedef void (*mcpmux_free_fn)(void *user_data);
-
-/**
  * A model provider: an opaque handle from mcpmux_provider_create() or
  * mcpmux_provider_new_host(), freed with mcpmux_provider_free().
  */
@@ -201,308 +239,14 @@ typedef uint64_t mcpmux_agent;
 typedef void (*mcpmux_token_fn)(void *user_data, const char *text, size_t len);
 
 /**
- * Completion of an asynchronous call, called exactly once for every call that returned
- * MCPMUX_OK (never when the call itself failed), on a library thread.
- *
- * On success `json` is the result as JSON. On failure it is
- * `{"status": <number>, "code": "<name>", "message": "<text>"}`, and
- * mcpmux_last_error_message() called inside the callback gives the same message.
- * `json` is NUL-terminated, `len` excludes the NUL, and it is valid only during the call.
- */
-typedef void (*mcpmux_completion_fn)(void *user_data,
-                                     mcpmux_status status,
-                                     const char *json,
-                                     size_t len);
-
-/**
- * Identifies an asynchronous request, for mcpmux_cancel(). Never reused in a process.
- */
-typedef uint64_t mcpmux_request_id;
-
-/**
  * A conversation's view of the pool's tools (discovery tools, lazy activation): an opaque
  * handle from mcpmux_conversation_new(), freed with mcpmux_conversation_free().
  */
 typedef uint64_t mcpmux_conversation;
 
-/**
- * Receives one progress notification of a call as JSON
- * (`{"progress": 100, "total": 500, "message": "..."}`; total and message may be null), on
- * a library thread. `json` is valid only during the call.
- */
-typedef void (*mcpmux_progress_fn)(void *user_data, const char *json, size_t len);
-
-/**
- * Receives one pool event as JSON (`{"type": "tool:called", ...}`), on a library thread.
- * Events of one subscription arrive one at a time, in order. `json` is valid only during
- * the call.
- */
-typedef void (*mcpmux_event_fn)(void *user_data, const char *json, size_t len);
-
-/**
- * Identifies an event subscription, for mcpmux_events_unsubscribe(). Never reused.
- */
-typedef uint64_t mcpmux_subscription_id;
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
-
-/**
- * Registers (or replaces) a tool of the host application, listed with the servers' tools
- * under server "local" and called through mcpmux_tools_call() with its `name` as tool id,
- * and by agents and conversations. `name`: 1 to 64 characters of `[A-Za-z0-9_-]`, not
- * starting with `mcp__`; `input_schema_json`: a JSON Schema object with `"type":
- * "object"`; `description` may be NULL.
- *
- * Each call's arguments are checked against the schema first (a bad call answers an
- * isError result with the errors and the schema, without calling `handler`). Then
- * `handler(user_data, request, arguments_json, len)` runs on a library thread and must
- * answer `request` exactly once, inside the handler or later from any thread, with
- * mcpmux_host_request_respond() (the result JSON) or mcpmux_host_request_refuse() (an
- * isError result with the reason). `on_cancel` (may be NULL) learns that a call is no
- * longer awaited (it was cancelled or timed out, or the pool closed).
- * `free_user_data` (may be NULL) runs once, after the last callback: when the tool is
- * replaced or unregistered, or the pool closed, and no call of it is waiting. When this
- * function fails, none of them is ever called and `user_data` stays the caller's.
- * `out_json` (may be NULL) receives the tool as mcpmux_tools_list() lists it.
- */
-mcpmux_status mcpmux_tools_register(mcpmux_pool pool,
-                                    const char *name,
-                                    const char *description,
-                                    const char *input_schema_json,
-                                    mcpmux_host_request_fn handler,
-                                    mcpmux_host_cancel_fn on_cancel,
-                                    void *user_data,
-                                    mcpmux_free_fn free_user_data,
-                                    char **out_json);
-
-/**
- * Removes a host tool registered with mcpmux_tools_register() (or one of the recipe
- * tools); calls of it already running still get their answer. MCPMUX_ERR_NOT_FOUND when
- * there is no host tool of that name.
- */
-mcpmux_status mcpmux_tools_unregister(mcpmux_pool pool, const char *name);
-
-/**
- * Adds (or replaces) a recipe: markdown with YAML front matter (`widget` or `name`,
- * `description`, `schema`: a JSON Schema of the widget's parameters) and instructions
- * after it. The first recipe also registers the host tools `widget_display` and `canvas`.
- * `out_json` (may be NULL) receives `{"name": ..., "description": ..., "schema": {...},
- * "body": "..."}`. A malformed recipe is MCPMUX_ERR_INVALID_ARGUMENT.
- */
-mcpmux_status mcpmux_recipes_register(mcpmux_pool pool, const char *markdown, char **out_json);
-
-/**
- * Every recipe: `[{"name": ..., "description": ...}]`.
- */
-mcpmux_status mcpmux_recipes_list(mcpmux_pool pool, char **out_json);
-
-/**
- * One recipe by name, like mcpmux_recipes_register() answers it. MCPMUX_ERR_NOT_FOUND
- * when there is none.
- */
-mcpmux_status mcpmux_recipes_get(mcpmux_pool pool, const char *name, char **out_json);
-
-/**
- * Recipes ranked for `query` (name, description, parameter names), best first, at most
- * `limit` (0: not given, which is 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
- */
-mcpmux_status mcpmux_recipes_search(mcpmux_pool pool,
-                                    const char *query,
-                                    uint32_t limit,
-                                    char **out_json);
-
-/**
- * The pool's canvas (the widgets shown with `widget_display`) as JSON.
- */
-mcpmux_status mcpmux_canvas_get(mcpmux_pool pool, char **out_json);
-
-/**
- * Makes a provider from a JSON config: `{"type": "openai", "model": "...", "baseUrl":
- * "...", "apiKey": "...", "headers": {...}}` (any OpenAI-compatible Chat Completions API),
- * `{"type": "remote", "proxyUrl": "...", "model": "..."}` (a key-adding proxy),
- * `{"type": "anthropic", "model": ..., "baseUrl"?, "apiKey"?}` or `{"type": "ollama",
- * "model": ..., "baseUrl"?}`. Nothing is contacted yet. Free it with
- * mcpmux_provider_free() (agents keep their own reference).
- */
-mcpmux_status mcpmux_provider_create(const char *config_json, mcpmux_provider *out_provider);
-
-/**
- * Makes a provider the host implements. For each model request of an agent run,
- * `chat(user_data, request, request_json, len)` receives on a library thread
- * `{"model": ..., "messages": [{"role": "user" | "assistant", "content": [blocks]}],
- * "tools": [{"name": ..., "description": ..., "inputSchema": {...}}], "system": ...,
- * "maxTokens": ..., "temperature": ...}` (blocks: `{"type": "text", "text": ...}`,
- * `{"type": "tool_use", "id", "name", "input"}`, `{"type": "tool_result", "toolUseId",
- * "content", "isError"}`, `{"type": "image", ...}`), and answers `request` once, inside
- * the callback or later from any thread, with mcpmux_host_request_respond() (the response,
- * see there) or mcpmux_host_request_refuse() (the run fails with MCPMUX_ERR_CONNECTION).
- * Before answering it may stream text with mcpmux_host_request_token(). `on_cancel` (may
- * be NULL) learns that the run was cancelled and the request is no longer awaited;
- * mcpmux_host_request_waiting() tells the same by polling. `name` (NULL: "host") names
- * the provider in messages; `model` (NULL: "") is what requests carry, changed by
- * mcpmux_agent_set_model(). `free_user_data` (may be NULL) runs once, when the provider
- * handle and every agent using it are freed and no request is waiting. When this function
- * fails, none of the callbacks is ever called.
- */
-mcpmux_status mcpmux_provider_new_host(const char *name,
-                                       const char *model,
-                                       mcpmux_host_request_fn chat,
-                                       mcpmux_host_cancel_fn on_cancel,
-                                       void *user_data,
-                                       mcpmux_free_fn free_user_data,
-                                       mcpmux_provider *out_provider);
-
-/**
- * `{"name": ..., "model": ...}` of a provider.
- */
-mcpmux_status mcpmux_provider_info(mcpmux_provider provider, char **out_json);
-
-/**
- * Frees a provider handle (agents made with it keep working). A second free is
- * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
- */
-mcpmux_status mcpmux_provider_free(mcpmux_provider provider);
-
-/**
- * Makes an agent over an open pool's servers and host tools and a provider.
- * `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
- * "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
- * "previewChars": 200, "contextBudgetTokens": 100000}` (every field optional, unknown
- * fields rejected). The agent keeps its own reference to the provider. Free it with
- * mcpmux_agent_free(); closing the pool ends its runs.
- */
-mcpmux_status mcpmux_agent_new(mcpmux_pool pool,
-                               mcpmux_provider provider,
-                               const char *options_json,
-                               mcpmux_agent *out_agent);
-
-/**
- * Frees an agent handle; runs in progress finish. A second free is
- * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
- */
-mcpmux_status mcpmux_agent_free(mcpmux_agent agent);
-
-/**
- * Switches the agent's model (its provider's, so every agent sharing the provider) for
- * later requests.
- */
-mcpmux_status mcpmux_agent_set_model(mcpmux_agent agent, const char *model);
-
-/**
- * `{"provider": ..., "model": ..., "systemPrompt": ...}` of an agent (the system prompt
- * as the next run would send it).
- */
-mcpmux_status mcpmux_agent_info(mcpmux_agent agent, char **out_json);
-
-/**
- * Runs the agent on one user `prompt`: it asks the provider, runs the tools the model asks
- * for (discovery tools first; a server's tools once it is used), feeds results back, until
- * the model answers without tools or maxIterations is reached. `params_json` (may be NULL):
- * `{"history": [messages of an earlier result's transcript], "attachments": [{"server":
- * ..., "uri": ...}], "servers": {"enabled": [ids or names], "disabled": [...]}}`.
- *
- * `callback` gets the result `{"text": ..., "transcript": [messages], "usage":
- * {"inputTokens": n, "outputTokens": n}, "stop": "finished" | "max_iterations" |
- * "cancelled", "iterations": n}`, or the error (e.g. a provider failure).
- * mcpmux_cancel(*out_request_id) stops the run gracefully: the provider request and tool
- * calls in flight are cancelled and `callback` gets MCPMUX_OK with `"stop": "cancelled"`
- * and the transcript so far.
- *
- * `on_token` (may be NULL) receives streamed text of the model. `on_approve` (may be NULL)
- * is asked before a tool of an untrusted server (or one listed in the server's
- * disabledAutoApproveTools) runs: it receives `{"toolId": ..., "serverName": ...,
- * "arguments": {...}}` and the answer is given with mcpmux_host_request_respond(request,
- * "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
- * denial is told to the model. Without `on_approve` such tools are denied. Both get
- * `user_data` and are never called once `callback` is due.
- */
-mcpmux_status mcpmux_agent_run(mcpmux_agent agent,
-                               const char *prompt,
-                               const char *params_json,
-                               mcpmux_token_fn on_token,
-                               mcpmux_host_request_fn on_approve,
-                               mcpmux_completion_fn callback,
-                               void *user_data,
-                               mcpmux_request_id *out_request_id);
-
-/**
- * Blocking mcpmux_agent_run(): waits for the result and writes it to `*out_json`.
- * `timeout_ms` (0: none) bounds the whole run; when it passes, the run is abandoned and
- * the status is MCPMUX_ERR_TIMEOUT.
- */
-mcpmux_status mcpmux_agent_run_wait(mcpmux_agent agent,
-                                    const char *prompt,
-                                    const char *params_json,
-                                    mcpmux_token_fn on_token,
-                                    mcpmux_host_request_fn on_approve,
-                                    void *user_data,
-                                    uint32_t timeout_ms,
-                                    char **out_json);
-
-/**
- * Answers the pool's sampling requests (`sampling/createMessage` from servers) with the
- * agent's provider, replacing any sampling handler. `on_approve` (may be NULL: no
- * question) is asked first with `{"toolId": "sampling/createMessage", "serverName": ...,
- * "arguments": {the request's params}}` and answered like mcpmux_agent_run()'s; a denial
- * refuses the server. `free_user_data` (may be NULL) runs once the handler is replaced or
- * the pool closed.
- */
-mcpmux_status mcpmux_agent_handle_sampling(mcpmux_agent agent,
-                                           mcpmux_host_request_fn on_approve,
-                                           void *user_data,
-                                           mcpmux_free_fn free_user_data);
-
-/**
- * Starts a conversation over an open pool: what an LLM of the host's own loop may call.
- * It offers discovery tools first (`search_tools`, and per server `{server}_mcp_list_tools`,
- * `_search_tools`, `_list_recipes`, `_search_recipes`, `_get_recipe`), answered locally;
- * calling a server's real tool activates all that server's tools. `filter_json` (NULL: all
- * servers): `{"enabled": [ids or names], "disabled": [...]}`.
- */
-mcpmux_status mcpmux_conversation_new(mcpmux_pool pool,
-                                      const char *filter_json,
-                                      mcpmux_conversation *out_conversation);
-
-/**
- * Frees a conversation handle; calls in progress finish. A second free is
- * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
- */
-mcpmux_status mcpmux_conversation_free(mcpmux_conversation conversation);
-
-/**
- * The function definitions to offer the LLM now:
- * `[{"name": ..., "description": ..., "inputSchema": {...}}]`.
- */
-mcpmux_status mcpmux_conversation_tools(mcpmux_conversation conversation, char **out_json);
-
-/**
- * Ids of the servers the conversation has activated so far (a JSON array).
- */
-mcpmux_status mcpmux_conversation_activated(mcpmux_conversation conversation, char **out_json);
-
-/**
- * Calls a function the LLM asked for by `name` (a discovery tool, a host tool or a pool
- * tool id) with `arguments_json` (a JSON object, NULL for none): answers a CallToolResult
- * like mcpmux_tools_call(). `timeout_ms`: 0 for the pool's request timeout.
- */
-mcpmux_status mcpmux_conversation_call(mcpmux_conversation conversation,
-                                       const char *name,
-                                       const char *arguments_json,
-                                       uint32_t timeout_ms,
-                                       char **out_json);
-
-/**
- * Asynchronous mcpmux_conversation_call(); mcpmux_cancel() cancels it.
- */
-mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
-                                             const char *name,
-                                             const char *arguments_json,
-                                             uint32_t timeout_ms,
-                                             mcpmux_completion_fn callback,
-                                             void *user_data,
-                                             mcpmux_request_id *out_request_id);
 
 /**
  * The library's version, e.g. "0.1.0" (a static string: do not free).
@@ -1153,6 +897,262 @@ mcpmux_status mcpmux_pool_logout_async(mcpmux_pool pool,
                                        mcpmux_completion_fn callback,
                                        void *user_data,
                                        mcpmux_request_id *out_request_id);
+
+/**
+ * Registers (or replaces) a tool of the host application, listed with the servers' tools
+ * under server "local" and called through mcpmux_tools_call() with its `name` as tool id,
+ * and by agents and conversations. `name`: 1 to 64 characters of `[A-Za-z0-9_-]`, not
+ * starting with `mcp__`; `input_schema_json`: a JSON Schema object with `"type":
+ * "object"`; `description` may be NULL.
+ *
+ * Each call's arguments are checked against the schema first (a bad call answers an
+ * isError result with the errors and the schema, without calling `handler`). Then
+ * `handler(user_data, request, arguments_json, len)` runs on a library thread and must
+ * answer `request` exactly once, inside the handler or later from any thread, with
+ * mcpmux_host_request_respond() (the result JSON) or mcpmux_host_request_refuse() (an
+ * isError result with the reason). `on_cancel` (may be NULL) learns that a call is no
+ * longer awaited (it was cancelled or timed out, or the pool closed).
+ * `free_user_data` (may be NULL) runs once, after the last callback: when the tool is
+ * replaced or unregistered, or the pool closed, and no call of it is waiting. When this
+ * function fails, none of them is ever called and `user_data` stays the caller's.
+ * `out_json` (may be NULL) receives the tool as mcpmux_tools_list() lists it.
+ */
+mcpmux_status mcpmux_tools_register(mcpmux_pool pool,
+                                    const char *name,
+                                    const char *description,
+                                    const char *input_schema_json,
+                                    mcpmux_host_request_fn handler,
+                                    mcpmux_host_cancel_fn on_cancel,
+                                    void *user_data,
+                                    mcpmux_free_fn free_user_data,
+                                    char **out_json);
+
+/**
+ * Removes a host tool registered with mcpmux_tools_register() (or one of the recipe
+ * tools); calls of it already running still get their answer. MCPMUX_ERR_NOT_FOUND when
+ * there is no host tool of that name.
+ */
+mcpmux_status mcpmux_tools_unregister(mcpmux_pool pool, const char *name);
+
+/**
+ * Adds (or replaces) a recipe: markdown with YAML front matter (`widget` or `name`,
+ * `description`, `schema`: a JSON Schema of the widget's parameters) and instructions
+ * after it. The first recipe also registers the host tools `widget_display` and `canvas`.
+ * `out_json` (may be NULL) receives `{"name": ..., "description": ..., "schema": {...},
+ * "body": "..."}`. A malformed recipe is MCPMUX_ERR_INVALID_ARGUMENT.
+ */
+mcpmux_status mcpmux_recipes_register(mcpmux_pool pool, const char *markdown, char **out_json);
+
+/**
+ * Every recipe: `[{"name": ..., "description": ...}]`.
+ */
+mcpmux_status mcpmux_recipes_list(mcpmux_pool pool, char **out_json);
+
+/**
+ * One recipe by name, like mcpmux_recipes_register() answers it. MCPMUX_ERR_NOT_FOUND
+ * when there is none.
+ */
+mcpmux_status mcpmux_recipes_get(mcpmux_pool pool, const char *name, char **out_json);
+
+/**
+ * Recipes ranked for `query` (name, description, parameter names), best first, at most
+ * `limit` (0: not given, which is 10): a JSON array of `{"name": ..., "description": ..., "score": ...}`.
+ */
+mcpmux_status mcpmux_recipes_search(mcpmux_pool pool,
+                                    const char *query,
+                                    uint32_t limit,
+                                    char **out_json);
+
+/**
+ * The pool's canvas (the widgets shown with `widget_display`) as JSON.
+ */
+mcpmux_status mcpmux_canvas_get(mcpmux_pool pool, char **out_json);
+
+/**
+ * Makes a provider from a JSON config: `{"type": "openai", "model": "...", "baseUrl":
+ * "...", "apiKey": "...", "headers": {...}}` (any OpenAI-compatible Chat Completions API),
+ * `{"type": "remote", "proxyUrl": "...", "model": "..."}` (a key-adding proxy),
+ * `{"type": "anthropic", "model": ..., "baseUrl"?, "apiKey"?}` or `{"type": "ollama",
+ * "model": ..., "baseUrl"?}`. Nothing is contacted yet. Free it with
+ * mcpmux_provider_free() (agents keep their own reference).
+ */
+mcpmux_status mcpmux_provider_create(const char *config_json, mcpmux_provider *out_provider);
+
+/**
+ * Makes a provider the host implements. For each model request of an agent run,
+ * `chat(user_data, request, request_json, len)` receives on a library thread
+ * `{"model": ..., "messages": [{"role": "user" | "assistant", "content": [blocks]}],
+ * "tools": [{"name": ..., "description": ..., "inputSchema": {...}}], "system": ...,
+ * "maxTokens": ..., "temperature": ...}` (blocks: `{"type": "text", "text": ...}`,
+ * `{"type": "tool_use", "id", "name", "input"}`, `{"type": "tool_result", "toolUseId",
+ * "content", "isError"}`, `{"type": "image", ...}`), and answers `request` once, inside
+ * the callback or later from any thread, with mcpmux_host_request_respond() (the response,
+ * see there) or mcpmux_host_request_refuse() (the run fails with MCPMUX_ERR_CONNECTION).
+ * Before answering it may stream text with mcpmux_host_request_token(). `on_cancel` (may
+ * be NULL) learns that the run was cancelled and the request is no longer awaited;
+ * mcpmux_host_request_waiting() tells the same by polling. `name` (NULL: "host") names
+ * the provider in messages; `model` (NULL: "") is what requests carry, changed by
+ * mcpmux_agent_set_model(). `free_user_data` (may be NULL) runs once, when the provider
+ * handle and every agent using it are freed and no request is waiting. When this function
+ * fails, none of the callbacks is ever called.
+ */
+mcpmux_status mcpmux_provider_new_host(const char *name,
+                                       const char *model,
+                                       mcpmux_host_request_fn chat,
+                                       mcpmux_host_cancel_fn on_cancel,
+                                       void *user_data,
+                                       mcpmux_free_fn free_user_data,
+                                       mcpmux_provider *out_provider);
+
+/**
+ * `{"name": ..., "model": ...}` of a provider.
+ */
+mcpmux_status mcpmux_provider_info(mcpmux_provider provider, char **out_json);
+
+/**
+ * Frees a provider handle (agents made with it keep working). A second free is
+ * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
+mcpmux_status mcpmux_provider_free(mcpmux_provider provider);
+
+/**
+ * Makes an agent over an open pool's servers and host tools and a provider.
+ * `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
+ * "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
+ * "previewChars": 200, "contextBudgetTokens": 100000}` (every field optional, unknown
+ * fields rejected). The agent keeps its own reference to the provider. Free it with
+ * mcpmux_agent_free(); closing the pool ends its runs.
+ */
+mcpmux_status mcpmux_agent_new(mcpmux_pool pool,
+                               mcpmux_provider provider,
+                               const char *options_json,
+                               mcpmux_agent *out_agent);
+
+/**
+ * Frees an agent handle; runs in progress finish. A second free is
+ * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
+mcpmux_status mcpmux_agent_free(mcpmux_agent agent);
+
+/**
+ * Switches the agent's model (its provider's, so every agent sharing the provider) for
+ * later requests.
+ */
+mcpmux_status mcpmux_agent_set_model(mcpmux_agent agent, const char *model);
+
+/**
+ * `{"provider": ..., "model": ..., "systemPrompt": ...}` of an agent (the system prompt
+ * as the next run would send it).
+ */
+mcpmux_status mcpmux_agent_info(mcpmux_agent agent, char **out_json);
+
+/**
+ * Runs the agent on one user `prompt`: it asks the provider, runs the tools the model asks
+ * for (discovery tools first; a server's tools once it is used), feeds results back, until
+ * the model answers without tools or maxIterations is reached. `params_json` (may be NULL):
+ * `{"history": [messages of an earlier result's transcript], "attachments": [{"server":
+ * ..., "uri": ...}], "servers": {"enabled": [ids or names], "disabled": [...]}}`.
+ *
+ * `callback` gets the result `{"text": ..., "transcript": [messages], "usage":
+ * {"inputTokens": n, "outputTokens": n}, "stop": "finished" | "max_iterations" |
+ * "cancelled", "iterations": n}`, or the error (e.g. a provider failure).
+ * mcpmux_cancel(*out_request_id) stops the run gracefully: the provider request and tool
+ * calls in flight are cancelled and `callback` gets MCPMUX_OK with `"stop": "cancelled"`
+ * and the transcript so far.
+ *
+ * `on_token` (may be NULL) receives streamed text of the model. `on_approve` (may be NULL)
+ * is asked before a tool of an untrusted server (or one listed in the server's
+ * disabledAutoApproveTools) runs: it receives `{"toolId": ..., "serverName": ...,
+ * "arguments": {...}}` and the answer is given with mcpmux_host_request_respond(request,
+ * "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
+ * denial is told to the model. Without `on_approve` such tools are denied. Both get
+ * `user_data` and are never called once `callback` is due.
+ */
+mcpmux_status mcpmux_agent_run(mcpmux_agent agent,
+                               const char *prompt,
+                               const char *params_json,
+                               mcpmux_token_fn on_token,
+                               mcpmux_host_request_fn on_approve,
+                               mcpmux_completion_fn callback,
+                               void *user_data,
+                               mcpmux_request_id *out_request_id);
+
+/**
+ * Blocking mcpmux_agent_run(): waits for the result and writes it to `*out_json`.
+ * `timeout_ms` (0: none) bounds the whole run; when it passes, the run is abandoned and
+ * the status is MCPMUX_ERR_TIMEOUT.
+ */
+mcpmux_status mcpmux_agent_run_wait(mcpmux_agent agent,
+                                    const char *prompt,
+                                    const char *params_json,
+                                    mcpmux_token_fn on_token,
+                                    mcpmux_host_request_fn on_approve,
+                                    void *user_data,
+                                    uint32_t timeout_ms,
+                                    char **out_json);
+
+/**
+ * Answers the pool's sampling requests (`sampling/createMessage` from servers) with the
+ * agent's provider, replacing any sampling handler. `on_approve` (may be NULL: no
+ * question) is asked first with `{"toolId": "sampling/createMessage", "serverName": ...,
+ * "arguments": {the request's params}}` and answered like mcpmux_agent_run()'s; a denial
+ * refuses the server. `free_user_data` (may be NULL) runs once the handler is replaced or
+ * the pool closed.
+ */
+mcpmux_status mcpmux_agent_handle_sampling(mcpmux_agent agent,
+                                           mcpmux_host_request_fn on_approve,
+                                           void *user_data,
+                                           mcpmux_free_fn free_user_data);
+
+/**
+ * Starts a conversation over an open pool: what an LLM of the host's own loop may call.
+ * It offers discovery tools first (`search_tools`, and per server `{server}_mcp_list_tools`,
+ * `_search_tools`, `_list_recipes`, `_search_recipes`, `_get_recipe`), answered locally;
+ * calling a server's real tool activates all that server's tools. `filter_json` (NULL: all
+ * servers): `{"enabled": [ids or names], "disabled": [...]}`.
+ */
+mcpmux_status mcpmux_conversation_new(mcpmux_pool pool,
+                                      const char *filter_json,
+                                      mcpmux_conversation *out_conversation);
+
+/**
+ * Frees a conversation handle; calls in progress finish. A second free is
+ * MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
+mcpmux_status mcpmux_conversation_free(mcpmux_conversation conversation);
+
+/**
+ * The function definitions to offer the LLM now:
+ * `[{"name": ..., "description": ..., "inputSchema": {...}}]`.
+ */
+mcpmux_status mcpmux_conversation_tools(mcpmux_conversation conversation, char **out_json);
+
+/**
+ * Ids of the servers the conversation has activated so far (a JSON array).
+ */
+mcpmux_status mcpmux_conversation_activated(mcpmux_conversation conversation, char **out_json);
+
+/**
+ * Calls a function the LLM asked for by `name` (a discovery tool, a host tool or a pool
+ * tool id) with `arguments_json` (a JSON object, NULL for none): answers a CallToolResult
+ * like mcpmux_tools_call(). `timeout_ms`: 0 for the pool's request timeout.
+ */
+mcpmux_status mcpmux_conversation_call(mcpmux_conversation conversation,
+                                       const char *name,
+                                       const char *arguments_json,
+                                       uint32_t timeout_ms,
+                                       char **out_json);
+
+/**
+ * Asynchronous mcpmux_conversation_call(); mcpmux_cancel() cancels it.
+ */
+mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
+                                             const char *name,
+                                             const char *arguments_json,
+                                             uint32_t timeout_ms,
+                                             mcpmux_completion_fn callback,
+                                             void *user_data,
+                                             mcpmux_request_id *out_request_id);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -14,8 +14,8 @@ use mcpmux_core::Pool;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::api::events::Subscription;
 use crate::error::{FfiError, FfiResult, into_c_string, panic_error, set_last_error};
-use crate::events::Subscription;
 use crate::handles::{Table, Tag};
 use crate::mcpmux_status::*;
 use crate::rt::{block_on, call_out, on_runtime_thread, rt};

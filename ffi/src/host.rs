@@ -15,21 +15,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcpmux_core::agent::{Approval, TokenFn};
-use mcpmux_core::host::{BoxFuture, answers};
+use mcpmux_core::host::answers;
 use mcpmux_core::model::{CallToolResult, CreateMessageResult, ElicitResult};
-use mcpmux_core::{ElicitationHandler, HostRequest, SamplingHandler};
-use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::calls::{Gate, UserData, lock, next_id, pool_entry};
-use crate::error::{FfiError, FfiResult, c_string, guard, opt_str_arg, str_arg};
-use crate::mcpmux_status::{self, *};
+use crate::calls::{Gate, UserData, lock, next_id};
+use crate::error::{FfiError, FfiResult, c_string};
+use crate::mcpmux_status::*;
 use crate::rt::call_out;
-use crate::{
-    mcpmux_free_fn, mcpmux_host_cancel_fn, mcpmux_host_request_fn, mcpmux_host_request_id,
-    mcpmux_pool,
-};
+use crate::{mcpmux_free_fn, mcpmux_host_cancel_fn, mcpmux_host_request_fn};
 
 /// A request waiting for the host's answer, by the type of answer it needs.
 pub(crate) enum Pending {
@@ -179,77 +174,6 @@ pub(crate) fn ask<R: Send + 'static>(
     }
 }
 
-fn server_request<P: Serialize, R: Send + 'static>(
-    handler: Arc<CHandler>,
-    request: HostRequest<P>,
-    pending: impl FnOnce(oneshot::Sender<Result<R, String>>) -> Pending,
-) -> BoxFuture<Result<R, String>> {
-    let json = serde_json::to_string(&request).unwrap_or_default();
-    let answer = ask(handler, json, pending);
-    Box::pin(async move {
-        answer
-            .await
-            .unwrap_or_else(|| Err("the host did not answer".into()))
-    })
-}
-
-fn handler_of(
-    handler: mcpmux_host_request_fn,
-    user_data: *mut c_void,
-    free_user_data: mcpmux_free_fn,
-) -> Option<Arc<CHandler>> {
-    handler.map(|f| CHandler::new(f, None, user_data, free_user_data, None))
-}
-
-/// Answers servers' sampling requests (`sampling/createMessage`) with `handler`; NULL
-/// removes it (then `user_data` and `free_user_data` are ignored) and servers are refused.
-/// `handler(user_data, request, json, len)` receives
-/// `{"serverId": ..., "serverName": ..., "params": {"messages": [...], "maxTokens": ...}}`
-/// on a library thread and must answer `request` exactly once, then or later, from any
-/// thread, with mcpmux_host_request_respond() or mcpmux_host_request_refuse().
-/// Servers learn that sampling is available when they connect: set it before connecting.
-/// `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the
-/// pool closed, and no call of it is running.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpmux_pool_set_sampling_handler(
-    pool: mcpmux_pool,
-    handler: mcpmux_host_request_fn,
-    user_data: *mut c_void,
-    free_user_data: mcpmux_free_fn,
-) -> mcpmux_status {
-    guard(|| {
-        let entry = pool_entry(pool)?;
-        let h: Option<SamplingHandler> = handler_of(handler, user_data, free_user_data).map(|h| {
-            Arc::new(move |req| server_request(h.clone(), req, Pending::Sampling))
-                as SamplingHandler
-        });
-        entry.pool.set_sampling_handler(h);
-        Ok(())
-    })
-}
-
-/// Like mcpmux_pool_set_sampling_handler(), for elicitation requests
-/// (`elicitation/create`, form and URL modes; `params` carries `message` and
-/// `requestedSchema` or `url`). Without a handler they are declined.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpmux_pool_set_elicitation_handler(
-    pool: mcpmux_pool,
-    handler: mcpmux_host_request_fn,
-    user_data: *mut c_void,
-    free_user_data: mcpmux_free_fn,
-) -> mcpmux_status {
-    guard(|| {
-        let entry = pool_entry(pool)?;
-        let h: Option<ElicitationHandler> =
-            handler_of(handler, user_data, free_user_data).map(|h| {
-                Arc::new(move |req| server_request(h.clone(), req, Pending::Elicitation))
-                    as ElicitationHandler
-            });
-        entry.pool.set_elicitation_handler(h);
-        Ok(())
-    })
-}
-
 fn not_pending(request: u64) -> FfiError {
     FfiError::new(
         MCPMUX_ERR_NOT_FOUND,
@@ -324,7 +248,7 @@ fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
             Ok(a) => drop(tx.send(a)),
             Err(e) => return Err((Pending::Approval(tx), e)),
         },
-        Pending::Authorize(tx) => match crate::oauth::redirect_of(text) {
+        Pending::Authorize(tx) => match crate::api::oauth::redirect_of(text) {
             Ok(url) => drop(tx.send(Ok(url))),
             Err(e) => return Err((Pending::Authorize(tx), FfiError::invalid(e))),
         },
@@ -341,161 +265,81 @@ fn answer(pending: Pending, text: &str) -> Result<(), (Pending, FfiError)> {
     Ok(())
 }
 
-/// Answers a host request with its result as JSON, read as in every language (the table of
-/// answers and what they give is tests/contract/host_answers.json; mcpmux_host_answer_read()
-/// shows what an answer gives):
-/// - sampling: MCP's CreateMessageResult (`{"role": "assistant", "content": {"type": "text",
-///   "text": "..."}, "model": "...", "stopReason": "endTurn"}`), or just the text (a JSON
-///   string: model "host", stopReason "endTurn");
-/// - elicitation: an ElicitResult (`{"action": "accept", "content": {...}}`, or action
-///   "decline" / "cancel"), or the content alone (accepted), or `null` (declined);
-/// - host tool (mcpmux_tools_register()): a CallToolResult (`{"content": [...],
-///   "isError": false}`; `is_error`, `structured_content` also read), or any other JSON: a
-///   string becomes text content, `null` no content, an object its JSON text plus
-///   structuredContent, anything else its JSON text;
-/// - host provider (mcpmux_provider_new_host()): a response, `{"content": [{"type": "text",
-///   "text": "..."} | {"type": "tool_use", "id": "...", "name": "...", "input": {...}}],
-///   "stopReason": "end_turn" | "tool_use" | "max_tokens", "usage": {"inputTokens": n,
-///   "outputTokens": n}}` (stopReason and usage optional), or just the text;
-/// - approval (mcpmux_agent_run()): `"once"` or `"allow"` or `true` (this call), `"always"`
-///   (for the rest of the agent's life), `"deny"` or `false` or `null` (words in any case,
-///   quoted or not);
-/// - OAuth authorization (mcpmux_pool_set_oauth_handler()): the URL the authorization
-///   server redirected to, with its code and state, as a JSON string
-///   (`"http://localhost:3000/callback?code=...&state=..."`; the bare URL is accepted too);
-/// - token store load (mcpmux_pool_set_token_store()): the credentials saved for the
-///   server (any JSON value, as it was given to save), or `null` for none;
-/// - token store save and clear: any JSON, e.g. `null`.
-///
-/// JSON of the wrong shape is MCPMUX_ERR_INVALID_ARGUMENT with a message saying what is
-/// expected, and the request still waits for a good answer; MCPMUX_ERR_NOT_FOUND when it
-/// was answered already or nobody waits for it any more. The answer may be given inside
-/// the handler (a synchronous answer) or later from any thread.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpmux_host_request_respond(
-    request: mcpmux_host_request_id,
-    result_json: *const c_char,
-) -> mcpmux_status {
-    guard(|| {
-        let text = unsafe { str_arg(result_json, "result_json") }?;
-        // Held throughout, so a request whose answer is unusable is put back before its
-        // asker could give up on it.
-        let mut map = lock(&PENDING);
-        let pending = map
-            .as_mut()
-            .and_then(|m| m.remove(&request))
-            .ok_or_else(|| not_pending(request))?;
-        answer(pending, text).map_err(|(pending, e)| {
-            map.get_or_insert_with(HashMap::new)
-                .insert(request, pending);
-            e
-        })
+/// Answers `request` with the host's JSON text. A request whose answer is unusable stays
+/// waiting for a good one.
+pub(crate) fn respond(request: u64, text: &str) -> FfiResult<()> {
+    // Held throughout, so a request whose answer is unusable is put back before its asker
+    // could give up on it.
+    let mut map = lock(&PENDING);
+    let pending = map
+        .as_mut()
+        .and_then(|m| m.remove(&request))
+        .ok_or_else(|| not_pending(request))?;
+    answer(pending, text).map_err(|(pending, e)| {
+        map.get_or_insert_with(HashMap::new)
+            .insert(request, pending);
+        e
     })
 }
 
-/// Refuses a host request with `reason` (NULL: "refused by the host"): a server sees an
-/// error; a host tool's call becomes a result with isError and `reason` as its text; a host
-/// provider's request fails the agent run with MCPMUX_ERR_CONNECTION; an approval is a
-/// denial; an OAuth authorization or a token store operation fails with `reason` (the
-/// connection attempt then fails with MCPMUX_ERR_CONNECTION). MCPMUX_ERR_NOT_FOUND when
-/// it was answered already or nobody waits any more.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpmux_host_request_refuse(
-    request: mcpmux_host_request_id,
-    reason: *const c_char,
-) -> mcpmux_status {
-    guard(|| {
-        let reason = unsafe { opt_str_arg(reason, "reason") }?
-            .unwrap_or("refused by the host")
-            .to_owned();
-        let pending = take_pending(request).ok_or_else(|| not_pending(request))?;
-        match pending {
-            Pending::Sampling(tx) => drop(tx.send(Err(reason))),
-            Pending::Elicitation(tx) => drop(tx.send(Err(reason))),
-            Pending::Tool(tx) => drop(tx.send(Err(reason))),
-            Pending::Chat { tx, .. } => drop(tx.send(Err(reason))),
-            Pending::Approval(tx) => drop(tx.send(Approval::Deny)),
-            Pending::Authorize(tx) => drop(tx.send(Err(reason))),
-            Pending::TokenLoad(tx) => drop(tx.send(Err(reason))),
-            Pending::TokenDone(tx) => drop(tx.send(Err(reason))),
+/// Refuses `request`: an error with `reason` for whoever asked, a denial for an approval.
+pub(crate) fn refuse(request: u64, reason: &str) -> FfiResult<()> {
+    let pending = take_pending(request).ok_or_else(|| not_pending(request))?;
+    let reason = reason.to_owned();
+    match pending {
+        Pending::Sampling(tx) => drop(tx.send(Err(reason))),
+        Pending::Elicitation(tx) => drop(tx.send(Err(reason))),
+        Pending::Tool(tx) => drop(tx.send(Err(reason))),
+        Pending::Chat { tx, .. } => drop(tx.send(Err(reason))),
+        Pending::Approval(tx) => drop(tx.send(Approval::Deny)),
+        Pending::Authorize(tx) => drop(tx.send(Err(reason))),
+        Pending::TokenLoad(tx) => drop(tx.send(Err(reason))),
+        Pending::TokenDone(tx) => drop(tx.send(Err(reason))),
+    }
+    Ok(())
+}
+
+/// Hands a piece of a host provider's streamed answer to the run's token callback.
+pub(crate) fn stream_token(request: u64, text: &str) -> FfiResult<()> {
+    let on_token = match lock(&PENDING).as_ref().and_then(|m| m.get(&request)) {
+        Some(Pending::Chat { on_token, .. }) => on_token.clone(),
+        Some(_) => {
+            return Err(FfiError::invalid(format!(
+                "host request {request} is not a provider's chat request"
+            )));
         }
-        Ok(())
-    })
+        None => return Err(not_pending(request)),
+    };
+    if let Some(f) = on_token {
+        f(text);
+    }
+    Ok(())
 }
 
-/// Streams a piece of a host provider's answer (`text`, UTF-8) to the agent run that asked,
-/// before answering `request` with mcpmux_host_request_respond(); the run's token callback
-/// receives it on the calling thread. Ignored (MCPMUX_OK) when the run has no token
-/// callback; MCPMUX_ERR_INVALID_ARGUMENT for a request that is not a provider's;
-/// MCPMUX_ERR_NOT_FOUND once the request is answered or nobody waits for it any more.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpmux_host_request_token(
-    request: mcpmux_host_request_id,
-    text: *const c_char,
-) -> mcpmux_status {
-    guard(|| {
-        let text = unsafe { str_arg(text, "text") }?;
-        let on_token = match lock(&PENDING).as_ref().and_then(|m| m.get(&request)) {
-            Some(Pending::Chat { on_token, .. }) => on_token.clone(),
-            Some(_) => {
-                return Err(FfiError::invalid(format!(
-                    "host request {request} is not a provider's chat request"
-                )));
-            }
-            None => return Err(not_pending(request)),
-        };
-        if let Some(f) = on_token {
-            f(text);
-        }
+/// Ok while `request` still waits for the host's answer.
+pub(crate) fn waiting(request: u64) -> FfiResult<()> {
+    let waiting = lock(&PENDING)
+        .as_ref()
+        .is_some_and(|m| m.contains_key(&request));
+    if waiting {
         Ok(())
-    })
+    } else {
+        Err(not_pending(request))
+    }
 }
 
-/// MCPMUX_OK while `request` still waits for the host's answer; MCPMUX_ERR_NOT_FOUND once
-/// it was answered, or nobody waits for it any more (cancelled, timed out, pool closed):
-/// a host working on a long answer can poll this to stop early.
-#[unsafe(no_mangle)]
-pub extern "C" fn mcpmux_host_request_waiting(request: mcpmux_host_request_id) -> mcpmux_status {
-    guard(|| {
-        let waiting = lock(&PENDING)
-            .as_ref()
-            .is_some_and(|m| m.contains_key(&request));
-        if waiting {
-            Ok(())
-        } else {
-            Err(not_pending(request))
-        }
-    })
-}
-
-/// Reads `answer_json` as an answer of `kind` ("tool_result", "approval", "sampling",
-/// "elicitation", "roots" or "provider_reply") the way mcpmux_host_request_respond() does,
-/// and writes what it gives, as JSON, to `*out_json` (free it with mcpmux_string_free()): a
-/// host can check an answer before giving it. An answer that would be refused is
-/// MCPMUX_ERR_INVALID_ARGUMENT, with the message saying what is expected.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpmux_host_answer_read(
-    kind: *const c_char,
-    answer_json: *const c_char,
-    out_json: *mut *mut c_char,
-) -> mcpmux_status {
-    guard(|| {
-        let out = crate::error::out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let kind_text = unsafe { str_arg(kind, "kind") }?;
-        let text = unsafe { str_arg(answer_json, "answer_json") }?;
-        let kind: answers::AnswerKind =
-            serde_json::from_value(Value::String(kind_text.to_string())).map_err(|_| {
-                FfiError::invalid(format!(
-                    "kind must be tool_result, approval, sampling, elicitation, roots or \
-                     provider_reply, not '{kind_text}'"
-                ))
-            })?;
-        let value = answer_value(text, kind == answers::AnswerKind::Approval)?;
-        let read = answers::read(kind, value)?;
-        *out = crate::error::into_c_string(read.to_string());
-        Ok(())
-    })
+/// Reads an answer of the kind named by `kind` as a host request's answer is read, and gives
+/// what it reads, as JSON text.
+pub(crate) fn read_answer(kind: &str, text: &str) -> FfiResult<String> {
+    let named: answers::AnswerKind = serde_json::from_value(Value::String(kind.to_string()))
+        .map_err(|_| {
+            FfiError::invalid(format!(
+                "kind must be tool_result, approval, sampling, elicitation, roots or \
+                 provider_reply, not '{kind}'"
+            ))
+        })?;
+    let value = answer_value(text, named == answers::AnswerKind::Approval)?;
+    Ok(answers::read(named, value)?.to_string())
 }
 
 /// Handler-less checks shared by the registration functions.

@@ -11,23 +11,20 @@
     reason = "the safety contract of every export is the header's conventions section"
 )]
 
-mod agent;
 mod api;
+mod bodies;
 mod calls;
 mod error;
-mod events;
 mod handles;
 mod host;
-mod oauth;
 mod rt;
 
 use std::ffi::{c_char, c_void};
 
-pub use agent::*;
-pub use api::*;
-pub use events::*;
-pub use host::*;
-pub use oauth::*;
+pub use api::{
+    agents::*, conversations::*, events::*, host_requests::*, host_tools::*, library::*, oauth::*,
+    pool::*, prompts::*, providers::*, recipes::*, resources::*, roots::*, servers::*, tools::*,
+};
 
 /// Result of every call. Numbers are stable: they are never renumbered nor reused, and
 /// new ones are only added.

@@ -30,8 +30,8 @@ fn header_declares_every_export() {
     let header = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut exported = 0;
-    for entry in std::fs::read_dir(src).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+    for path in rust_files(std::path::Path::new(src)) {
+        let text = std::fs::read_to_string(path).unwrap();
         for line in text.lines() {
             let line = line.trim_start();
             let Some(rest) = line
@@ -49,6 +49,59 @@ fn header_declares_every_export() {
         }
     }
     assert!(exported > 40, "only {exported} exports found");
+}
+
+/// Every `.rs` file under `dir`, in subfolders too (the exports live in `src/api/`).
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_header_reads_topic_by_topic() {
+    // cbindgen writes functions in the order of `mod` lines in src/api/mod.rs: a new topic
+    // file declared out of place would scatter the header.
+    let header = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
+    let firsts = [
+        "mcpmux_version(",
+        "mcpmux_pool_open(",
+        "mcpmux_servers_list(",
+        "mcpmux_tools_list(",
+        "mcpmux_resources_list(",
+        "mcpmux_prompts_list(",
+        "mcpmux_roots_set(",
+        "mcpmux_events_subscribe(",
+        "mcpmux_pool_set_sampling_handler(",
+        "mcpmux_pool_set_oauth_handler(",
+        "mcpmux_tools_register(",
+        "mcpmux_recipes_register(",
+        "mcpmux_provider_create(",
+        "mcpmux_agent_new(",
+        "mcpmux_conversation_new(",
+    ];
+    // The declaration, not a mention in another function's comment.
+    let at = |name: &str| {
+        header
+            .lines()
+            .position(|l| !l.starts_with(" *") && !l.starts_with("/*") && l.contains(name))
+            .unwrap_or_else(|| panic!("{name} is not declared"))
+    };
+    for pair in firsts.windows(2) {
+        assert!(
+            at(pair[0]) < at(pair[1]),
+            "{} should come before {} in the header",
+            pair[0],
+            pair[1]
+        );
+    }
 }
 
 #[test]

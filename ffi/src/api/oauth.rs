@@ -10,7 +10,7 @@ use mcpmux_core::auth::{
 use mcpmux_core::host::BoxFuture;
 use serde_json::{Value, json};
 
-use crate::api::{asynchronous, blocking_unit, work};
+use crate::bodies::{asynchronous, blocking_unit, work};
 use crate::calls::{PoolEntry, Work, pool_entry};
 use crate::error::{FfiError, FfiResult, guard, opt_str_arg, str_arg};
 use crate::host::{CHandler, Pending, ask, required_handler};
