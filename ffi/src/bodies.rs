@@ -11,6 +11,7 @@ use crate::calls::{
     PoolEntry, Work, pool_entry, run_async, run_blocking, run_blocking_into, timeout_of,
 };
 use crate::error::{FfiResult, guard, into_c_string, out_arg, to_json};
+use crate::handles::Table;
 use crate::mcpmux_status;
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_request_id};
 
@@ -94,4 +95,40 @@ pub(crate) fn clear(out: *mut *mut c_char) {
     if let Some(out) = unsafe { out.as_mut() } {
         *out = std::ptr::null_mut();
     }
+}
+
+/// Body of a call that answers JSON at once: `*out_json` is NULL unless `answer` succeeds.
+pub(crate) fn answer_json<T: Serialize>(
+    out_json: *mut *mut c_char,
+    answer: impl FnOnce() -> FfiResult<T>,
+) -> mcpmux_status {
+    guard(|| {
+        let out = out_arg(out_json, "out_json")?;
+        *out = std::ptr::null_mut();
+        *out = into_c_string(to_json(&answer()?)?);
+        Ok(())
+    })
+}
+
+/// Body of a `*_free`: 0 is ignored, a handle freed twice is MCPMUX_ERR_INVALID_HANDLE.
+pub(crate) fn free_handle<T>(table: &Table<T>, handle: u64) -> mcpmux_status {
+    if handle == 0 {
+        return mcpmux_status::MCPMUX_OK;
+    }
+    guard(|| table.remove(handle).map(drop))
+}
+
+/// Body of a call that makes a handle: `*out_handle` is 0 unless `make` succeeds.
+pub(crate) fn new_handle<T>(
+    out_handle: *mut u64,
+    name: &str,
+    table: &Table<T>,
+    make: impl FnOnce() -> FfiResult<T>,
+) -> mcpmux_status {
+    guard(|| {
+        let out = out_arg(out_handle, name)?;
+        *out = 0;
+        *out = table.insert(Arc::new(make()?));
+        Ok(())
+    })
 }

@@ -329,8 +329,8 @@ pub(crate) fn waiting(request: u64) -> FfiResult<()> {
 }
 
 /// Reads an answer of the kind named by `kind` as a host request's answer is read, and gives
-/// what it reads, as JSON text.
-pub(crate) fn read_answer(kind: &str, text: &str) -> FfiResult<String> {
+/// what it reads.
+pub(crate) fn read_answer(kind: &str, text: &str) -> FfiResult<Value> {
     let named: answers::AnswerKind = serde_json::from_value(Value::String(kind.to_string()))
         .map_err(|_| {
             FfiError::invalid(format!(
@@ -339,7 +339,7 @@ pub(crate) fn read_answer(kind: &str, text: &str) -> FfiResult<String> {
             ))
         })?;
     let value = answer_value(text, named == answers::AnswerKind::Approval)?;
-    Ok(answers::read(named, value)?.to_string())
+    Ok(answers::read(named, value)?)
 }
 
 /// Handler-less checks shared by the registration functions.

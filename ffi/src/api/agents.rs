@@ -9,7 +9,7 @@ use mcpmux_core::agent::{
 use tokio_util::sync::CancellationToken;
 
 use crate::api::providers::PROVIDERS;
-use crate::bodies::work;
+use crate::bodies::{answer_json, free_handle, new_handle, work};
 use crate::calls::{
     Gate, PoolEntry, UserData, Work, pool_entry, run_async_with, run_blocking_with, timeout_of,
 };
@@ -18,7 +18,7 @@ use crate::error::{
 };
 use crate::handles::{Table, Tag};
 use crate::host::{CHandler, Pending, ask};
-use crate::mcpmux_status::{self, *};
+use crate::mcpmux_status::{self};
 use crate::rt::call_out;
 use crate::{
     mcpmux_agent, mcpmux_completion_fn, mcpmux_free_fn, mcpmux_host_request_fn, mcpmux_pool,
@@ -45,9 +45,7 @@ pub unsafe extern "C" fn mcpmux_agent_new(
     options_json: *const c_char,
     out_agent: *mut mcpmux_agent,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_agent, "out_agent")?;
-        *out = 0;
+    new_handle(out_agent, "out_agent", &AGENTS, || {
         let entry = pool_entry(pool)?;
         let provider = PROVIDERS.get(provider)?.provider.clone();
         let options: AgentOptions = match unsafe { opt_str_arg(options_json, "options_json") }? {
@@ -55,11 +53,10 @@ pub unsafe extern "C" fn mcpmux_agent_new(
             None => AgentOptions::default(),
         };
         let agent = Agent::new(entry.pool.clone(), provider, options);
-        *out = AGENTS.insert(Arc::new(AgentEntry {
+        Ok(AgentEntry {
             agent: Arc::new(agent),
             pool: entry,
-        }));
-        Ok(())
+        })
     })
 }
 
@@ -67,10 +64,7 @@ pub unsafe extern "C" fn mcpmux_agent_new(
 /// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpmux_agent_free(agent: mcpmux_agent) -> mcpmux_status {
-    if agent == 0 {
-        return MCPMUX_OK;
-    }
-    guard(|| AGENTS.remove(agent).map(drop))
+    free_handle(&AGENTS, agent)
 }
 
 /// Switches the agent's model (its provider's, so every agent sharing the provider) for
@@ -94,20 +88,14 @@ pub unsafe extern "C" fn mcpmux_agent_info(
     agent: mcpmux_agent,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
+    answer_json(out_json, || {
         let a = AGENTS.get(agent)?;
         let p = a.agent.provider();
-        *out = into_c_string(
-            serde_json::json!({
-                "provider": p.name(),
-                "model": p.model(),
-                "systemPrompt": a.agent.system_prompt(),
-            })
-            .to_string(),
-        );
-        Ok(())
+        Ok(serde_json::json!({
+            "provider": p.name(),
+            "model": p.model(),
+            "systemPrompt": a.agent.system_prompt(),
+        }))
     })
 }
 

@@ -7,13 +7,11 @@ use mcpmux_core::{CallOptions, Conversation};
 
 use serde_json::Value;
 
-use crate::bodies::work;
+use crate::bodies::{answer_json, free_handle, new_handle, work};
 use crate::calls::{PoolEntry, Work, pool_entry, run_async, run_blocking_into, timeout_of};
-use crate::error::{
-    FfiResult, guard, into_c_string, json_arg, opt_str_arg, out_arg, str_arg, to_json,
-};
+use crate::error::{FfiResult, guard, json_arg, opt_str_arg, out_arg, str_arg};
 use crate::handles::{Table, Tag};
-use crate::mcpmux_status::{self, *};
+use crate::mcpmux_status::{self};
 use crate::{mcpmux_completion_fn, mcpmux_conversation, mcpmux_pool, mcpmux_request_id};
 
 pub(crate) struct ConversationEntry {
@@ -34,20 +32,17 @@ pub unsafe extern "C" fn mcpmux_conversation_new(
     filter_json: *const c_char,
     out_conversation: *mut mcpmux_conversation,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_conversation, "out_conversation")?;
-        *out = 0;
+    new_handle(out_conversation, "out_conversation", &CONVERSATIONS, || {
         let entry = pool_entry(pool)?;
         // Core does not export the filter's type; its parameter names it here.
         let conversation = Arc::new(match unsafe { opt_str_arg(filter_json, "filter_json") }? {
             Some(text) => entry.pool.conversation_with(json_arg(text, "filter_json")?),
             None => entry.pool.conversation(),
         });
-        *out = CONVERSATIONS.insert(Arc::new(ConversationEntry {
+        Ok(ConversationEntry {
             conversation,
             pool: entry,
-        }));
-        Ok(())
+        })
     })
 }
 
@@ -55,10 +50,7 @@ pub unsafe extern "C" fn mcpmux_conversation_new(
 /// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpmux_conversation_free(conversation: mcpmux_conversation) -> mcpmux_status {
-    if conversation == 0 {
-        return MCPMUX_OK;
-    }
-    guard(|| CONVERSATIONS.remove(conversation).map(drop))
+    free_handle(&CONVERSATIONS, conversation)
 }
 
 /// The function definitions to offer the LLM now:
@@ -68,12 +60,8 @@ pub unsafe extern "C" fn mcpmux_conversation_tools(
     conversation: mcpmux_conversation,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let c = CONVERSATIONS.get(conversation)?;
-        *out = into_c_string(to_json(&c.conversation.tools())?);
-        Ok(())
+    answer_json(out_json, || {
+        Ok(CONVERSATIONS.get(conversation)?.conversation.tools())
     })
 }
 
@@ -83,12 +71,8 @@ pub unsafe extern "C" fn mcpmux_conversation_activated(
     conversation: mcpmux_conversation,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let c = CONVERSATIONS.get(conversation)?;
-        *out = into_c_string(to_json(&c.conversation.activated())?);
-        Ok(())
+    answer_json(out_json, || {
+        Ok(CONVERSATIONS.get(conversation)?.conversation.activated())
     })
 }
 

@@ -9,8 +9,9 @@ use mcpmux_core::{ElicitationHandler, HostRequest, SamplingHandler};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
+use crate::bodies;
 use crate::calls::pool_entry;
-use crate::error::{guard, into_c_string, opt_str_arg, out_arg, str_arg};
+use crate::error::{guard, opt_str_arg, str_arg};
 use crate::host::{CHandler, Pending, ask, read_answer, refuse, respond, stream_token, waiting};
 use crate::mcpmux_status;
 use crate::{mcpmux_free_fn, mcpmux_host_request_fn, mcpmux_host_request_id, mcpmux_pool};
@@ -179,12 +180,9 @@ pub unsafe extern "C" fn mcpmux_host_answer_read(
     answer_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
+    bodies::answer_json(out_json, || {
         let kind = unsafe { str_arg(kind, "kind") }?;
         let text = unsafe { str_arg(answer_json, "answer_json") }?;
-        *out = into_c_string(read_answer(kind, text)?);
-        Ok(())
+        read_answer(kind, text)
     })
 }

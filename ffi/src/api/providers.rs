@@ -7,10 +7,11 @@ use mcpmux_core::agent::{
     HostChat, HostChatFn, HostProvider, Provider, ProviderConfig, create_provider,
 };
 
-use crate::error::{guard, into_c_string, json_arg, opt_str_arg, out_arg, str_arg};
+use crate::bodies::{answer_json, free_handle, new_handle};
+use crate::error::{json_arg, opt_str_arg, str_arg};
 use crate::handles::{Table, Tag};
 use crate::host::{CHandler, Pending, ask, required_handler};
-use crate::mcpmux_status::{self, *};
+use crate::mcpmux_status::{self};
 use crate::{mcpmux_free_fn, mcpmux_host_cancel_fn, mcpmux_host_request_fn, mcpmux_provider};
 
 pub(crate) struct ProviderEntry {
@@ -18,10 +19,6 @@ pub(crate) struct ProviderEntry {
 }
 
 pub(crate) static PROVIDERS: Table<ProviderEntry> = Table::new(Tag::Provider, "provider");
-
-fn provider_handle(provider: Arc<dyn Provider>, out: &mut mcpmux_provider) {
-    *out = PROVIDERS.insert(Arc::new(ProviderEntry { provider }));
-}
 
 /// Makes a provider from a JSON config: `{"type": "openai", "model": "...", "baseUrl":
 /// "...", "apiKey": "...", "headers": {...}}` (any OpenAI-compatible Chat Completions API),
@@ -34,15 +31,14 @@ pub unsafe extern "C" fn mcpmux_provider_create(
     config_json: *const c_char,
     out_provider: *mut mcpmux_provider,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_provider, "out_provider")?;
-        *out = 0;
+    new_handle(out_provider, "out_provider", &PROVIDERS, || {
         let config: ProviderConfig = json_arg(
             unsafe { str_arg(config_json, "config_json") }?,
             "config_json",
         )?;
-        provider_handle(create_provider(config)?, out);
-        Ok(())
+        Ok(ProviderEntry {
+            provider: create_provider(config)?,
+        })
     })
 }
 
@@ -72,9 +68,7 @@ pub unsafe extern "C" fn mcpmux_provider_new_host(
     free_user_data: mcpmux_free_fn,
     out_provider: *mut mcpmux_provider,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_provider, "out_provider")?;
-        *out = 0;
+    new_handle(out_provider, "out_provider", &PROVIDERS, || {
         let name = unsafe { opt_str_arg(name, "name") }?
             .unwrap_or("host")
             .to_owned();
@@ -105,8 +99,8 @@ pub unsafe extern "C" fn mcpmux_provider_new_host(
                     .unwrap_or_else(|| Err("the host did not answer".into()))
             })
         });
-        provider_handle(Arc::new(HostProvider::new(name, model, chat)), out);
-        Ok(())
+        let provider = Arc::new(HostProvider::new(name, model, chat));
+        Ok(ProviderEntry { provider })
     })
 }
 
@@ -116,14 +110,9 @@ pub unsafe extern "C" fn mcpmux_provider_info(
     provider: mcpmux_provider,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
+    answer_json(out_json, || {
         let p = PROVIDERS.get(provider)?;
-        *out = into_c_string(
-            serde_json::json!({"name": p.provider.name(), "model": p.provider.model()}).to_string(),
-        );
-        Ok(())
+        Ok(serde_json::json!({"name": p.provider.name(), "model": p.provider.model()}))
     })
 }
 
@@ -131,8 +120,5 @@ pub unsafe extern "C" fn mcpmux_provider_info(
 /// MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpmux_provider_free(provider: mcpmux_provider) -> mcpmux_status {
-    if provider == 0 {
-        return MCPMUX_OK;
-    }
-    guard(|| PROVIDERS.remove(provider).map(drop))
+    free_handle(&PROVIDERS, provider)
 }

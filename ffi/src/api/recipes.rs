@@ -2,9 +2,9 @@
 
 use std::ffi::c_char;
 
-use crate::bodies::{clear, opt_out};
+use crate::bodies::{answer_json, clear, opt_out};
 use crate::calls::pool_entry;
-use crate::error::{FfiError, guard, into_c_string, out_arg, str_arg, to_json};
+use crate::error::{FfiError, guard, str_arg, to_json};
 use crate::mcpmux_pool;
 use crate::mcpmux_status::{self, *};
 
@@ -34,13 +34,7 @@ pub unsafe extern "C" fn mcpmux_recipes_list(
     pool: mcpmux_pool,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let entry = pool_entry(pool)?;
-        *out = into_c_string(to_json(&entry.pool.recipes().list())?);
-        Ok(())
-    })
+    answer_json(out_json, || Ok(pool_entry(pool)?.pool.recipes().list()))
 }
 
 /// One recipe by name, like mcpmux_recipes_register() answers it. MCPMUX_ERR_NOT_FOUND
@@ -51,16 +45,13 @@ pub unsafe extern "C" fn mcpmux_recipes_get(
     name: *const c_char,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
+    answer_json(out_json, || {
         let name = unsafe { str_arg(name, "name") }?;
         let entry = pool_entry(pool)?;
         let recipe = entry.pool.recipes().get(name).ok_or_else(|| {
             FfiError::new(MCPMUX_ERR_NOT_FOUND, format!("there is no recipe '{name}'"))
         })?;
-        *out = into_c_string(to_json(&recipe)?);
-        Ok(())
+        Ok(recipe)
     })
 }
 
@@ -73,15 +64,12 @@ pub unsafe extern "C" fn mcpmux_recipes_search(
     limit: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
+    answer_json(out_json, || {
         let query = unsafe { str_arg(query, "query") }?;
         let entry = pool_entry(pool)?;
         // C has no optional integers: 0 is "not given", and core says what that means.
         let limit = (limit != 0).then_some(limit as usize);
-        *out = into_c_string(to_json(&entry.pool.search_recipes(query, limit)?)?);
-        Ok(())
+        Ok(entry.pool.search_recipes(query, limit)?)
     })
 }
 
@@ -91,11 +79,5 @@ pub unsafe extern "C" fn mcpmux_canvas_get(
     pool: mcpmux_pool,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let entry = pool_entry(pool)?;
-        *out = into_c_string(to_json(&entry.pool.canvas().to_json())?);
-        Ok(())
-    })
+    answer_json(out_json, || Ok(pool_entry(pool)?.pool.canvas().to_json()))
 }

@@ -2,11 +2,9 @@
 
 use std::ffi::c_char;
 
-use crate::bodies::{blocking_unit, work};
+use crate::bodies::{answer_json, blocking_unit, work};
 use crate::calls::pool_entry;
-use crate::error::{
-    FfiResult, guard, into_c_string, json_arg, opt_str_arg, out_arg, str_arg, to_json,
-};
+use crate::error::{FfiResult, json_arg, opt_str_arg, str_arg};
 use crate::mcpmux_pool;
 use crate::mcpmux_status;
 
@@ -46,13 +44,7 @@ pub unsafe extern "C" fn mcpmux_roots_get(
     pool: mcpmux_pool,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let entry = pool_entry(pool)?;
-        *out = into_c_string(to_json(&entry.pool.roots())?);
-        Ok(())
-    })
+    answer_json(out_json, || Ok(pool_entry(pool)?.pool.roots()))
 }
 
 /// Gives one server (id or name) its own roots, a JSON array like mcpmux_roots_set()'s;

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use mcpmux_core::{ServerInput, ServerPatch};
 
-use crate::bodies::{asynchronous, blocking, blocking_unit, work};
+use crate::bodies::{answer_json, asynchronous, blocking, blocking_unit, work};
 use crate::calls::{PoolEntry, Work, pool_entry};
-use crate::error::{FfiResult, guard, into_c_string, json_arg, out_arg, str_arg, to_json};
+use crate::error::{FfiResult, json_arg, str_arg};
 use crate::mcpmux_status;
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_request_id};
 
@@ -122,13 +122,7 @@ pub unsafe extern "C" fn mcpmux_servers_states(
     pool: mcpmux_pool,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        *out = std::ptr::null_mut();
-        let entry = pool_entry(pool)?;
-        *out = into_c_string(to_json(&entry.pool.server_states())?);
-        Ok(())
-    })
+    answer_json(out_json, || Ok(pool_entry(pool)?.pool.server_states()))
 }
 
 fn test_work(e: &Arc<PoolEntry>, server: *const c_char) -> FfiResult<Work> {
