@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::message::{Block, Image, Message, Role, Usage};
-use super::provider::{ChatRequest, Provider, TokenFn};
+use super::providers::{ChatRequest, Provider, TokenFn};
 use super::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventReceiver};

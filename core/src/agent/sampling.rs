@@ -11,7 +11,7 @@ use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use serde_json::{Value, json};
 
 use super::message::{Block, Image, Message, Role, StopReason};
-use super::provider::{ChatRequest, Provider};
+use super::providers::{ChatRequest, Provider};
 use super::run::{Approval, ApprovalRequest, ApproveFn};
 use crate::host::{HostRequest, SamplingHandler};
 

@@ -1,4 +1,11 @@
-//! The provider interface (WebMCP Auto-UI's `LLMProvider`): one `chat` for every model service.
+//! The provider interface (WebMCP Auto-UI's `LLMProvider`): one `chat` for every model service,
+//! the services mcpmux speaks over HTTP, and the host's own.
+
+pub mod anthropic;
+pub mod hosted;
+pub mod http;
+pub mod ollama;
+pub mod openai;
 
 use std::sync::Arc;
 
@@ -95,7 +102,6 @@ const RETRIES: u32 = 3;
 
 /// Makes a provider from its description.
 pub fn create_provider(config: ProviderConfig) -> Result<Arc<dyn Provider>> {
-    use super::{anthropic, ollama, openai};
     Ok(match config {
         ProviderConfig::Openai {
             base_url,

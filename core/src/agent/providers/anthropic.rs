@@ -2,16 +2,14 @@
 //! stream of `message_start`, `content_block_*`, `message_delta`).
 
 use std::collections::BTreeMap;
-use std::sync::RwLock;
-use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::message::{Block, Image, Response, Role, StopReason, Usage};
-use super::provider::{ChatRequest, Provider, cancellable};
+use super::ChatRequest;
+use super::http::{Api, HttpProvider};
+use crate::agent::message::{Block, Image, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
-use crate::host::BoxFuture;
 use crate::transport::sse::SseParser;
 
 /// Where and how to reach the API.
@@ -34,26 +32,8 @@ impl std::fmt::Debug for AnthropicConfig {
     }
 }
 
-#[derive(Clone)]
-pub struct AnthropicProvider {
-    config: AnthropicConfig,
-    model: std::sync::Arc<RwLock<String>>,
-    client: reqwest::Client,
-}
-
-impl AnthropicProvider {
-    pub fn new(config: AnthropicConfig) -> Result<Self> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
-        Ok(AnthropicProvider {
-            model: std::sync::Arc::new(RwLock::new(config.model.clone())),
-            config,
-            client,
-        })
-    }
-}
+/// The provider: an [`HttpProvider`] speaking this API.
+pub type AnthropicProvider = HttpProvider<AnthropicConfig>;
 
 fn image(i: &Image) -> Value {
     json!({"type": "image", "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}})
@@ -215,24 +195,27 @@ impl Events {
     }
 }
 
-impl AnthropicProvider {
-    async fn send(&self, req: ChatRequest) -> Result<Response> {
-        let url = format!("{}/messages", self.config.base_url.trim_end_matches('/'));
-        let body = serde_json::to_vec(&body(&self.model(), &req)).unwrap_or_default();
-        let response =
-            super::openai::post_with_retries("anthropic", self.config.max_retries, || {
-                let mut b = self
-                    .client
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .header("anthropic-version", "2023-06-01")
-                    .body(body.clone());
-                if let Some(key) = &self.config.api_key {
-                    b = b.header("x-api-key", key);
-                }
-                b
-            })
-            .await?;
+impl Api for AnthropicConfig {
+    const NAME: &'static str = "anthropic";
+    const PATH: &'static str = "/messages";
+
+    fn settings(&self) -> (&str, &str, u32) {
+        (&self.base_url, &self.model, self.max_retries)
+    }
+
+    fn body(model: &str, request: &ChatRequest) -> Value {
+        body(model, request)
+    }
+
+    fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let builder = builder.header("anthropic-version", "2023-06-01");
+        match &self.api_key {
+            Some(key) => builder.header("x-api-key", key),
+            None => builder,
+        }
+    }
+
+    async fn read(&self, response: reqwest::Response, req: &ChatRequest) -> Result<Response> {
         let mut events = Events::default();
         let mut parser = SseParser::new(16 * 1024 * 1024);
         let mut stream = response.bytes_stream();
@@ -260,24 +243,5 @@ impl AnthropicProvider {
             ));
         }
         events.finish()
-    }
-}
-
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    fn model(&self) -> String {
-        self.model.read().unwrap().clone()
-    }
-
-    fn set_model(&self, model: &str) {
-        *self.model.write().unwrap() = model.to_string();
-    }
-
-    fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
-        let this = self.clone();
-        Box::pin(async move { cancellable(request.cancel.clone(), this.send(request)).await })
     }
 }

@@ -3,17 +3,15 @@
 //! holds none).
 
 use std::collections::BTreeMap;
-use std::sync::RwLock;
-use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::message::{Block, Response, Role, StopReason, Usage};
-use super::provider::{ChatRequest, Provider, cancellable};
-use super::textcalls::parse_tool_calls;
+use super::ChatRequest;
+use super::http::{Api, HttpProvider};
+use crate::agent::message::{Block, Response, Role, StopReason, Usage};
+use crate::agent::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
-use crate::host::BoxFuture;
 use crate::transport::sse::SseParser;
 
 /// Where and how to reach the service.
@@ -40,27 +38,8 @@ impl std::fmt::Debug for OpenAiConfig {
     }
 }
 
-/// The provider.
-#[derive(Clone)]
-pub struct OpenAiProvider {
-    config: OpenAiConfig,
-    model: std::sync::Arc<RwLock<String>>,
-    client: reqwest::Client,
-}
-
-impl OpenAiProvider {
-    pub fn new(config: OpenAiConfig) -> Result<Self> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
-        Ok(OpenAiProvider {
-            model: std::sync::Arc::new(RwLock::new(config.model.clone())),
-            config,
-            client,
-        })
-    }
-}
+/// The provider: an [`HttpProvider`] speaking this API.
+pub type OpenAiProvider = HttpProvider<OpenAiConfig>;
 
 /// The request body for a chat request.
 pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
@@ -258,79 +237,29 @@ impl Accumulator {
     }
 }
 
-/// Sends a request, retrying HTTP 429, 5xx and connection failures with backoff (honouring
-/// `Retry-After`, at most 10 s); after `max_retries` the error says what happened.
-pub(crate) async fn post_with_retries(
-    provider: &str,
-    max_retries: u32,
-    build: impl Fn() -> reqwest::RequestBuilder,
-) -> Result<reqwest::Response> {
-    let mut attempt = 0;
-    loop {
-        let (retryable, wait, failure) = match build().send().await {
-            Ok(r) if r.status().is_success() => return Ok(r),
-            Ok(r) => {
-                let status = r.status();
-                let wait = retry_after(&r);
-                let text: String = r
-                    .text()
-                    .await
-                    .unwrap_or_default()
-                    .chars()
-                    .take(300)
-                    .collect();
-                (
-                    status.as_u16() == 429 || status.is_server_error(),
-                    wait,
-                    format!("HTTP {status}: {text}"),
-                )
-            }
-            Err(e) => (e.is_connect() || e.is_timeout(), None, e.to_string()),
-        };
-        if !retryable || attempt >= max_retries {
-            return Err(Error::connection(
-                provider,
-                format!("{failure} (after {} attempts)", attempt + 1),
-            ));
-        }
-        tokio::time::sleep(wait.unwrap_or(Duration::from_millis(250 << attempt.min(5)))).await;
-        attempt += 1;
+impl Api for OpenAiConfig {
+    const NAME: &'static str = "openai";
+    const PATH: &'static str = "/chat/completions";
+
+    fn settings(&self) -> (&str, &str, u32) {
+        (&self.base_url, &self.model, self.max_retries)
     }
-}
 
-fn retry_after(response: &reqwest::Response) -> Option<Duration> {
-    let secs: f64 = response
-        .headers()
-        .get("retry-after")?
-        .to_str()
-        .ok()?
-        .parse()
-        .ok()?;
-    Some(Duration::from_secs_f64(secs.clamp(0.0, 10.0)))
-}
+    fn body(model: &str, request: &ChatRequest) -> Value {
+        body(model, request)
+    }
 
-impl OpenAiProvider {
-    async fn send(&self, req: ChatRequest) -> Result<Response> {
-        let url = format!(
-            "{}/chat/completions",
-            self.config.base_url.trim_end_matches('/')
-        );
-        let body = serde_json::to_vec(&body(&self.model(), &req)).unwrap_or_default();
-        let response = post_with_retries(self.name(), self.config.max_retries, || {
-            let mut builder = self
-                .client
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(body.clone());
-            if let Some(key) = &self.config.api_key {
-                builder = builder.bearer_auth(key);
-            }
-            for (k, v) in &self.config.headers {
-                builder = builder.header(k, v);
-            }
-            builder
-        })
-        .await?;
+    fn headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        for (k, v) in &self.headers {
+            builder = builder.header(k, v);
+        }
+        builder
+    }
+
+    async fn read(&self, response: reqwest::Response, req: &ChatRequest) -> Result<Response> {
         let mut acc = Accumulator::default();
         let streamed = response
             .headers()
@@ -341,7 +270,7 @@ impl OpenAiProvider {
             let whole: Value = response
                 .json()
                 .await
-                .map_err(|e| Error::connection(self.name(), format!("bad response: {e}")))?;
+                .map_err(|e| Error::connection(Self::NAME, format!("bad response: {e}")))?;
             acc.chunk(&whole);
             return acc.finish();
         }
@@ -350,21 +279,21 @@ impl OpenAiProvider {
         let mut done = false;
         'read: while let Some(bytes) = stream.next().await {
             let bytes =
-                bytes.map_err(|e| Error::connection(self.name(), format!("stream broke: {e}")))?;
+                bytes.map_err(|e| Error::connection(Self::NAME, format!("stream broke: {e}")))?;
             for event in parser.feed(&bytes) {
-                let event = event.map_err(|e| Error::connection(self.name(), e))?;
+                let event = event.map_err(|e| Error::connection(Self::NAME, e))?;
                 if event.data.trim() == "[DONE]" {
                     done = true;
                     break 'read;
                 }
                 let chunk: Value =
                     serde_json::from_str(&event.data).map_err(|e| Error::Protocol {
-                        server: self.name().into(),
+                        server: Self::NAME.into(),
                         message: format!("a stream chunk is not JSON ({e})"),
                     })?;
                 if let Some(err) = chunk.get("error") {
                     return Err(Error::Protocol {
-                        server: self.name().into(),
+                        server: Self::NAME.into(),
                         message: err.to_string(),
                     });
                 }
@@ -379,30 +308,11 @@ impl OpenAiProvider {
         // was cut off and must not pass for a whole one.
         if !done && acc.finish.is_none() {
             return Err(Error::connection(
-                self.name(),
+                Self::NAME,
                 "the stream ended before the model finished its answer",
             ));
         }
         acc.finish()
-    }
-}
-
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn model(&self) -> String {
-        self.model.read().unwrap().clone()
-    }
-
-    fn set_model(&self, model: &str) {
-        *self.model.write().unwrap() = model.to_string();
-    }
-
-    fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
-        let this = self.clone();
-        Box::pin(async move { cancellable(request.cancel.clone(), this.send(request)).await })
     }
 }
 

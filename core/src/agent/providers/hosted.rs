@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::message::{Message, Response};
-use super::provider::{ChatRequest, Provider, TokenFn, cancellable};
+use super::{ChatRequest, Provider, TokenFn, cancellable};
+use crate::agent::message::{Message, Response};
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
 use crate::pool::ToolDef;

@@ -1,15 +1,12 @@
 //! Ollama's `/api/chat` with native tools, streamed as NDJSON (WebMCP Auto-UI's LocalLLMProvider).
 
-use std::sync::RwLock;
-use std::time::Duration;
-
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::message::{Block, Response, Role, StopReason, Usage};
-use super::provider::{ChatRequest, Provider, cancellable};
+use super::ChatRequest;
+use super::http::{Api, HttpProvider};
+use crate::agent::message::{Block, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
-use crate::host::BoxFuture;
 
 #[derive(Debug, Clone)]
 pub struct OllamaConfig {
@@ -19,26 +16,8 @@ pub struct OllamaConfig {
     pub max_retries: u32,
 }
 
-#[derive(Clone)]
-pub struct OllamaProvider {
-    config: OllamaConfig,
-    model: std::sync::Arc<RwLock<String>>,
-    client: reqwest::Client,
-}
-
-impl OllamaProvider {
-    pub fn new(config: OllamaConfig) -> Result<Self> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))?;
-        Ok(OllamaProvider {
-            model: std::sync::Arc::new(RwLock::new(config.model.clone())),
-            config,
-            client,
-        })
-    }
-}
+/// The provider: an [`HttpProvider`] speaking this API.
+pub type OllamaProvider = HttpProvider<OllamaConfig>;
 
 pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     let mut messages = Vec::new();
@@ -123,17 +102,19 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     body
 }
 
-impl OllamaProvider {
-    async fn send(&self, req: ChatRequest) -> Result<Response> {
-        let url = format!("{}/api/chat", self.config.base_url.trim_end_matches('/'));
-        let body = serde_json::to_vec(&body(&self.model(), &req)).unwrap_or_default();
-        let response = super::openai::post_with_retries("ollama", self.config.max_retries, || {
-            self.client
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(body.clone())
-        })
-        .await?;
+impl Api for OllamaConfig {
+    const NAME: &'static str = "ollama";
+    const PATH: &'static str = "/api/chat";
+
+    fn settings(&self) -> (&str, &str, u32) {
+        (&self.base_url, &self.model, self.max_retries)
+    }
+
+    fn body(model: &str, request: &ChatRequest) -> Value {
+        body(model, request)
+    }
+
+    async fn read(&self, response: reqwest::Response, req: &ChatRequest) -> Result<Response> {
         let (mut text, mut calls, mut usage, mut stop) =
             (String::new(), Vec::new(), Usage::default(), None);
         let mut done = false;
@@ -221,24 +202,5 @@ impl OllamaProvider {
             stop_reason,
             usage,
         })
-    }
-}
-
-impl Provider for OllamaProvider {
-    fn name(&self) -> &str {
-        "ollama"
-    }
-
-    fn model(&self) -> String {
-        self.model.read().unwrap().clone()
-    }
-
-    fn set_model(&self, model: &str) {
-        *self.model.write().unwrap() = model.to_string();
-    }
-
-    fn chat(&self, request: ChatRequest) -> BoxFuture<Result<Response>> {
-        let this = self.clone();
-        Box::pin(async move { cancellable(request.cancel.clone(), this.send(request)).await })
     }
 }
