@@ -6,25 +6,10 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use mcpmux::agent::{
-    Agent, AgentOptions, Approval, Block, OpenAiConfig, OpenAiProvider, RunOptions, Stop,
-};
+use mcpmux::agent::{Agent, AgentOptions, Approval, Block, RunOptions, Stop};
 use mcpmux::{ErrorKind, ServerPatch};
 use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
 use serde_json::json;
-
-fn provider(fake: &FakeOpenAi, max_retries: u32) -> Arc<OpenAiProvider> {
-    Arc::new(
-        OpenAiProvider::new(OpenAiConfig {
-            base_url: fake.base_url.clone(),
-            api_key: Some("sk-test".into()),
-            model: "gpt-test".into(),
-            headers: Default::default(),
-            max_retries,
-        })
-        .unwrap(),
-    )
-}
 
 fn tools_offered(request: &serde_json::Value) -> Vec<String> {
     request["tools"]
@@ -54,35 +39,22 @@ async fn trusted_test_server(pool: &TestPool) {
 async fn discovery_then_activation_then_a_real_call_then_the_answer() {
     let pool = pool().await;
     trusted_test_server(&pool).await;
-    let fake = FakeOpenAi::start(vec![
-        Turn::Tools(vec![(
-            "t_mcp_search_tools".into(),
-            json!({"query": "return text unchanged"}),
-        )]),
-        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "hello"}))]),
-        Turn::Text("The server said hello.".into()),
-    ])
+    let (fake, agent) = agent_on(
+        &pool,
+        vec![
+            Turn::Tools(vec![(
+                "t_mcp_search_tools".into(),
+                json!({"query": "return text unchanged"}),
+            )]),
+            Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "hello"}))]),
+            Turn::Text("The server said hello.".into()),
+        ],
+    )
     .await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        provider(&fake, 0),
-        AgentOptions::default(),
-    );
-    let tokens = Arc::new(Mutex::new(String::new()));
-    let sink = tokens.clone();
-    let result = agent
-        .run(
-            "Echo hello",
-            RunOptions {
-                on_token: Some(Arc::new(move |t| sink.lock().unwrap().push_str(t))),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let (result, streamed) = run_streamed(&agent, "Echo hello").await;
     assert_eq!(result.stop, Stop::Finished);
     assert_eq!(result.text, "The server said hello.");
-    assert_eq!(*tokens.lock().unwrap(), "The server said hello.");
+    assert_eq!(streamed, "The server said hello.");
     assert_eq!(result.iterations, 3);
     assert_eq!(result.usage.input_tokens, 300);
 
@@ -121,18 +93,16 @@ async fn untrusted_tools_need_approval_and_a_denial_reaches_the_model() {
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;
     pool.list_tools(None).await.unwrap();
-    let fake = FakeOpenAi::start(vec![
-        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "x"}))]),
-        Turn::Text("Denied, fine.".into()),
-        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "y"}))]),
-        Turn::Text("Done.".into()),
-    ])
+    let (_fake, agent) = agent_on(
+        &pool,
+        vec![
+            Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "x"}))]),
+            Turn::Text("Denied, fine.".into()),
+            Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "y"}))]),
+            Turn::Text("Done.".into()),
+        ],
+    )
     .await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        provider(&fake, 0),
-        AgentOptions::default(),
-    );
     let result = agent.run("echo x", RunOptions::default()).await.unwrap();
     let denied = result.transcript.iter().flat_map(|m| m.content.iter()).any(|b| {
         matches!(b, Block::ToolResult { content, is_error: true, .. } if content.contains("denied"))
@@ -176,7 +146,7 @@ async fn max_iterations_retries_and_cancellation() {
     .await;
     let agent = Agent::new(
         pool.pool.clone(),
-        provider(&fake, 0),
+        openai_provider(&fake, 0),
         AgentOptions {
             max_iterations: 2,
             ..Default::default()
@@ -196,7 +166,7 @@ async fn max_iterations_retries_and_cancellation() {
     .await;
     let agent = Agent::new(
         pool.pool.clone(),
-        provider(&fake, 3),
+        openai_provider(&fake, 3),
         AgentOptions::default(),
     );
     assert_eq!(
@@ -212,7 +182,7 @@ async fn max_iterations_retries_and_cancellation() {
     .await;
     let agent = Agent::new(
         pool.pool.clone(),
-        provider(&fake, 1),
+        openai_provider(&fake, 1),
         AgentOptions::default(),
     );
     let e = agent.run("hi", RunOptions::default()).await.unwrap_err();
@@ -223,16 +193,14 @@ async fn max_iterations_retries_and_cancellation() {
     );
 
     // Cancelling mid-run stops it, tool calls included.
-    let fake = FakeOpenAi::start(vec![
-        Turn::Tools(vec![("mcp__t__sleep".into(), json!({"ms": 10_000}))]),
-        Turn::Text("never".into()),
-    ])
+    let (fake, agent) = agent_on(
+        &pool,
+        vec![
+            Turn::Tools(vec![("mcp__t__sleep".into(), json!({"ms": 10_000}))]),
+            Turn::Text("never".into()),
+        ],
+    )
     .await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        provider(&fake, 0),
-        AgentOptions::default(),
-    );
     let cancel = tokio_util::sync::CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -262,19 +230,17 @@ async fn old_long_results_are_compressed_and_recall_brings_them_back() {
     trusted_test_server(&pool).await;
     pool.list_tools(None).await.unwrap();
     let big = "lorem ipsum ".repeat(500);
-    let fake = FakeOpenAi::start(vec![
-        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": big}))]),
-        Turn::Tools(vec![("search_tools".into(), json!({"query": "a"}))]),
-        Turn::Tools(vec![("search_tools".into(), json!({"query": "b"}))]),
-        Turn::Tools(vec![("recall".into(), json!({"id": "call_1_0"}))]),
-        Turn::Text("done".into()),
-    ])
+    let (fake, agent) = agent_on(
+        &pool,
+        vec![
+            Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": big}))]),
+            Turn::Tools(vec![("search_tools".into(), json!({"query": "a"}))]),
+            Turn::Tools(vec![("search_tools".into(), json!({"query": "b"}))]),
+            Turn::Tools(vec![("recall".into(), json!({"id": "call_1_0"}))]),
+            Turn::Text("done".into()),
+        ],
+    )
     .await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        provider(&fake, 0),
-        AgentOptions::default(),
-    );
     let r = agent.run("big", RunOptions::default()).await.unwrap();
     assert_eq!(r.stop, Stop::Finished);
     let requests = fake.requests();
@@ -326,20 +292,9 @@ async fn anthropic_and_ollama_providers_run_the_same_loop() {
         .unwrap();
         let provider = create_provider(config).unwrap();
         let agent = Agent::new(pool.pool.clone(), provider.clone(), AgentOptions::default());
-        let streamed = Arc::new(Mutex::new(String::new()));
-        let sink = streamed.clone();
-        let r = agent
-            .run(
-                "add",
-                RunOptions {
-                    on_token: Some(Arc::new(move |t| sink.lock().unwrap().push_str(t))),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let (r, streamed) = run_streamed(&agent, "add").await;
         assert_eq!(r.text, "It is 42.", "{dialect:?}");
-        assert_eq!(*streamed.lock().unwrap(), "It is 42.", "{dialect:?}");
+        assert_eq!(streamed, "It is 42.", "{dialect:?}");
         assert!(r.usage.input_tokens >= 200, "{dialect:?}: {:?}", r.usage);
         let added = r.transcript.iter().flat_map(|m| m.content.iter()).any(
             |b| matches!(b, Block::ToolResult { content, is_error: false, .. } if content == "42"),
@@ -421,17 +376,15 @@ async fn malformed_model_replies() {
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
         "data: [DONE]\n\n"
     );
-    let fake = FakeOpenAi::start(vec![
-        Turn::Raw(broken_args.into()),
-        Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "fixed"}))]),
-        Turn::Text("done".into()),
-    ])
+    let (fake, agent) = agent_on(
+        &pool,
+        vec![
+            Turn::Raw(broken_args.into()),
+            Turn::Tools(vec![("mcp__t__echo".into(), json!({"text": "fixed"}))]),
+            Turn::Text("done".into()),
+        ],
+    )
     .await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        provider(&fake, 0),
-        AgentOptions::default(),
-    );
     let r = agent.run("echo", RunOptions::default()).await.unwrap();
     assert_eq!(r.text, "done");
     let requests = fake.requests();
@@ -451,24 +404,17 @@ async fn malformed_model_replies() {
     );
 
     // A stream that is not SSE JSON at all is a clear protocol error, not a panic or a hang.
-    let fake = FakeOpenAi::start(vec![Turn::Raw("data: {not json\n\n".into())]).await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        provider(&fake, 0),
-        AgentOptions::default(),
-    );
+    let (_fake, agent) = agent_on(&pool, vec![Turn::Raw("data: {not json\n\n".into())]).await;
     let e = agent.run("x", RunOptions::default()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
     // A stream that ends before it says it is done is an error too.
-    let fake = FakeOpenAi::start(vec![Turn::Raw(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n".into(),
-    )])
+    let (_fake, agent) = agent_on(
+        &pool,
+        vec![Turn::Raw(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half\"}}]}\n\n".into(),
+        )],
+    )
     .await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        provider(&fake, 0),
-        AgentOptions::default(),
-    );
     let r = agent.run("x", RunOptions::default()).await;
     assert!(r.is_err(), "{r:?}");
     pool.close().await;

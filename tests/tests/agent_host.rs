@@ -10,26 +10,13 @@ use std::time::Duration;
 
 use common::*;
 use mcpmux::agent::{
-    Agent, AgentOptions, Attachment, HostChat, HostProvider, OpenAiConfig, OpenAiProvider,
-    RunOptions, RunParams, Stop, sampling_handler,
+    Agent, AgentOptions, Attachment, HostChat, HostProvider, RunOptions, RunParams, Stop,
+    sampling_handler,
 };
 use mcpmux::{Event, ServerFilter, ServerPatch};
 use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
 use mcpmux_tests::{everything_command, require_or_skip};
 use serde_json::{Value, json};
-
-fn provider(fake: &FakeOpenAi) -> Arc<OpenAiProvider> {
-    Arc::new(
-        OpenAiProvider::new(OpenAiConfig {
-            base_url: fake.base_url.clone(),
-            api_key: None,
-            model: "gpt-test".into(),
-            headers: Default::default(),
-            max_retries: 0,
-        })
-        .unwrap(),
-    )
-}
 
 async fn trust(pool: &TestPool, name: &str) {
     pool.update_server(
@@ -77,7 +64,7 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
         Turn::Text("All done.".into()),
     ])
     .await;
-    let provider = provider(&fake);
+    let provider = openai_provider(&fake, 0);
     // Sampling goes to the agent's provider; set before connecting so the server sees the
     // capability.
     pool.set_sampling_handler(Some(sampling_handler(provider.clone(), None)));
@@ -193,7 +180,7 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
     let fake_again = FakeOpenAi::start(vec![Turn::Text("again".into())]).await;
     let agent = Agent::new(
         pool.pool.clone(),
-        self::provider(&fake_again),
+        openai_provider(&fake_again, 0),
         AgentOptions::default(),
     );
     let r = agent
@@ -277,21 +264,10 @@ async fn a_host_provider_writing_text_tool_calls_drives_real_tools() {
         Arc::new(HostProvider::new("host", "my-model", chat)),
         AgentOptions::default(),
     );
-    let streamed = Arc::new(Mutex::new(String::new()));
-    let sink = streamed.clone();
-    let result = agent
-        .run(
-            "say hi",
-            RunOptions {
-                on_token: Some(Arc::new(move |t| sink.lock().unwrap().push_str(t))),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let (result, streamed) = run_streamed(&agent, "say hi").await;
     assert_eq!(result.stop, Stop::Finished);
     assert_eq!(result.text, "The tool said \"hi\".");
-    assert_eq!(*streamed.lock().unwrap(), result.text);
+    assert_eq!(streamed, result.text);
     assert_eq!(result.usage.input_tokens, 7);
     let requests = seen.lock().unwrap().clone();
     assert_eq!(requests[0]["model"], "my-model");
@@ -332,16 +308,18 @@ async fn a_conversation_uses_only_the_servers_it_enables() {
         trust(&pool, name).await;
     }
     pool.list_tools(None).await.unwrap();
-    let fake = FakeOpenAi::start(vec![
-        Turn::Tools(vec![
-            ("mcp__u__echo".into(), json!({"text": "from u"})),
-            ("mcp__t__echo".into(), json!({"text": "from t"})),
-        ]),
-        Turn::Tools(vec![("search_tools".into(), json!({"query": "echo"}))]),
-        Turn::Text("ok".into()),
-    ])
+    let (fake, agent) = agent_on(
+        &pool,
+        vec![
+            Turn::Tools(vec![
+                ("mcp__u__echo".into(), json!({"text": "from u"})),
+                ("mcp__t__echo".into(), json!({"text": "from t"})),
+            ]),
+            Turn::Tools(vec![("search_tools".into(), json!({"query": "echo"}))]),
+            Turn::Text("ok".into()),
+        ],
+    )
     .await;
-    let agent = Agent::new(pool.pool.clone(), provider(&fake), AgentOptions::default());
     let result = agent
         .run(
             "echo",

@@ -5,13 +5,12 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcpmux::agent::{Agent, AgentOptions, Block, OpenAiConfig, OpenAiProvider, RunOptions, Stop};
+use mcpmux::agent::{Block, RunOptions, Stop};
 use mcpmux::{ConnectionState, Event, PoolOptions, ServerConfig, ServerFilter, ServerPatch};
-use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
+use mcpmux_tests::fake_llm::Turn;
 use mcpmux_tests::{everything_command, require_or_skip};
 use serde_json::{Value, json};
 
@@ -168,19 +167,6 @@ async fn a_catalog_entry_made_from_another_config_is_never_answered_from() {
     again.close().await;
 }
 
-fn provider(fake: &FakeOpenAi) -> Arc<OpenAiProvider> {
-    Arc::new(
-        OpenAiProvider::new(OpenAiConfig {
-            base_url: fake.base_url.clone(),
-            api_key: None,
-            model: "gpt-test".into(),
-            headers: Default::default(),
-            max_retries: 0,
-        })
-        .unwrap(),
-    )
-}
-
 /// The text of the tool result answering call `n` of the run.
 fn tool_result(result: &mcpmux::agent::AgentResult, n: usize) -> String {
     let results: Vec<&String> = result
@@ -219,16 +205,18 @@ async fn on_a_fresh_config_the_agent_finds_the_tool_it_searches_for_and_calls_it
             pool.update_server(name, trusted).await.unwrap();
         }
         // At once, with no listing: the model searches, then calls what the search found.
-        let fake = FakeOpenAi::start(vec![
-            Turn::Tools(vec![("search_tools".into(), json!({"query": "echo"}))]),
-            Turn::CallFound {
-                name: "echo".into(),
-                arguments: json!({"message": "hi"}),
-            },
-            Turn::Text("It said hi.".into()),
-        ])
+        let (fake, agent) = agent_on(
+            &pool,
+            vec![
+                Turn::Tools(vec![("search_tools".into(), json!({"query": "echo"}))]),
+                Turn::CallFound {
+                    name: "echo".into(),
+                    arguments: json!({"message": "hi"}),
+                },
+                Turn::Text("It said hi.".into()),
+            ],
+        )
         .await;
-        let agent = Agent::new(pool.pool.clone(), provider(&fake), AgentOptions::default());
         let result = agent
             .run("Use the echo tool and say hi", RunOptions::default())
             .await;

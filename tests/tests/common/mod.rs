@@ -101,3 +101,50 @@ pub async fn pid_of(pool: &Pool, tool_id: &str) -> u32 {
         .unwrap();
     text(&r).trim().parse().unwrap()
 }
+
+/// An OpenAI-compatible provider talking to the fake model service (no key, no retries
+/// unless asked).
+pub fn openai_provider(
+    fake: &mcpmux_tests::fake_llm::FakeOpenAi,
+    max_retries: u32,
+) -> std::sync::Arc<mcpmux::agent::OpenAiProvider> {
+    let config = mcpmux::agent::OpenAiConfig {
+        base_url: fake.base_url.clone(),
+        api_key: Some("sk-test".into()),
+        model: "gpt-test".into(),
+        headers: Default::default(),
+        max_retries,
+    };
+    std::sync::Arc::new(mcpmux::agent::OpenAiProvider::new(config).unwrap())
+}
+
+/// Runs `agent` on `prompt` and gives the result with the text streamed to its token
+/// callback.
+pub async fn run_streamed(
+    agent: &mcpmux::agent::Agent,
+    prompt: &str,
+) -> (mcpmux::agent::AgentResult, String) {
+    let streamed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = streamed.clone();
+    let options = mcpmux::agent::RunOptions {
+        on_token: Some(std::sync::Arc::new(move |t| {
+            sink.lock().unwrap().push_str(t)
+        })),
+        ..Default::default()
+    };
+    let result = agent.run(prompt, options).await.unwrap();
+    let text = streamed.lock().unwrap().clone();
+    (result, text)
+}
+
+/// The fake model service playing `turns`, and an agent with default options over `pool`
+/// asking it (keep the service alive while the agent runs).
+pub async fn agent_on(
+    pool: &Pool,
+    turns: Vec<mcpmux_tests::fake_llm::Turn>,
+) -> (mcpmux_tests::fake_llm::FakeOpenAi, mcpmux::agent::Agent) {
+    let fake = mcpmux_tests::fake_llm::FakeOpenAi::start(turns).await;
+    let provider = openai_provider(&fake, 0);
+    let agent = mcpmux::agent::Agent::new(pool.clone(), provider, Default::default());
+    (fake, agent)
+}
