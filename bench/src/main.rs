@@ -10,6 +10,8 @@
 //! runs them interleaved over several rounds and prints medians, ratios and the targets.
 
 mod clients;
+#[path = "../../core/benches/support/corpus.rs"]
+mod corpus;
 mod driver;
 mod scale;
 

@@ -11,16 +11,7 @@ use serde_json::json;
 use crate::clients::{multi_thread, open_pool, server_input};
 use crate::{Flags, fail, proc_status, proc_status_mb, quantile};
 
-const QUERIES: &[&str] = &[
-    "create an issue",
-    "list files in a directory",
-    "weather forecast",
-    "send email to contact",
-    "delete deployment",
-    "export report as csv",
-    "calend",
-    "query table rows by owner",
-];
+use crate::corpus::QUERIES;
 
 pub(crate) fn run(what: &str, flags: &Flags) {
     let servers = flags.num("servers", 50).max(1);

@@ -12,82 +12,13 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 
 use serde_json::{Value, json};
 
+#[path = "../../../core/benches/support/corpus.rs"]
+mod corpus;
+
 const VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
-const VERBS: &[&str] = &[
-    "get", "list", "create", "delete", "update", "search", "read", "write", "send", "fetch",
-    "convert", "query", "sync", "export", "import", "render", "validate", "merge",
-];
-const NOUNS: &[&str] = &[
-    "file",
-    "directory",
-    "issue",
-    "pull_request",
-    "commit",
-    "branch",
-    "user",
-    "message",
-    "channel",
-    "invoice",
-    "customer",
-    "order",
-    "ticket",
-    "calendar_event",
-    "email",
-    "contact",
-    "table",
-    "row",
-    "document",
-    "page",
-    "image",
-    "chart",
-    "metric",
-    "alert",
-    "deployment",
-    "container",
-    "secret",
-    "bucket",
-    "object",
-    "queue",
-    "job",
-    "report",
-    "weather_forecast",
-];
-const PARAMS: &[&str] = &[
-    "id",
-    "path",
-    "query",
-    "limit",
-    "owner",
-    "repo",
-    "title",
-    "body",
-    "timezone",
-    "start",
-    "end",
-    "format",
-    "recursive",
-    "labels",
-    "assignee",
-    "channel_id",
-    "text",
-    "url",
-];
-
-/// Deterministic pseudo-random numbers (the same generator as core's search bench).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
-    }
-}
-
 fn tools(n: usize, seed: u64) -> (Value, Vec<String>) {
-    let mut rng = Lcg(42 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng = corpus::Lcg(42 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut list = vec![json!({
         "name": "echo",
         "description": "Returns its text argument.",
@@ -95,25 +26,8 @@ fn tools(n: usize, seed: u64) -> (Value, Vec<String>) {
     })];
     let mut names = vec!["echo".to_string()];
     for i in 1..n.max(1) {
-        let (verb, noun) = (VERBS[rng.next(VERBS.len())], NOUNS[rng.next(NOUNS.len())]);
-        let name = format!("{verb}_{noun}_{i}");
-        let props: serde_json::Map<_, _> = (0..3)
-            .map(|_| {
-                (
-                    PARAMS[rng.next(PARAMS.len())].to_string(),
-                    json!({"type": "string"}),
-                )
-            })
-            .collect();
-        list.push(json!({
-            "name": name,
-            "description": format!(
-                "{verb} a {noun} of the {} service; returns the {} as JSON.",
-                NOUNS[rng.next(NOUNS.len())],
-                NOUNS[rng.next(NOUNS.len())]
-            ),
-            "inputSchema": {"type": "object", "properties": props},
-        }));
+        let (name, description, schema) = corpus::tool(&mut rng, i);
+        list.push(json!({"name": name, "description": description, "inputSchema": schema}));
         names.push(name);
     }
     (json!({ "tools": list }), names)
