@@ -41,11 +41,16 @@ process.on('exit', () => {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
+/** A fresh folder, removed when the process exits. */
+function tempDir(prefix = 'mcpmux-node-') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
 /** A fresh folder for one test's config file (`t` is unused, kept for call-site clarity). */
 function tempConfig(_t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpmux-node-'));
-  tempDirs.push(dir);
-  return path.join(dir, 'mcpmux.json');
+  return path.join(tempDir(), 'mcpmux.json');
 }
 
 /** Pool options for tests: a temp config, no background connects or health checks. */
@@ -172,6 +177,7 @@ module.exports = {
   repoRoot,
   testServer,
   everything,
+  tempDir,
   tempConfig,
   testOptions,
   testServerInput,
