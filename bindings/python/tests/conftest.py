@@ -3,6 +3,7 @@ Streamable HTTP, mcp-server-time) and pools over a temporary config file."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -197,3 +198,12 @@ def pid_alive(pid: int) -> bool:
 
 def python() -> str:
     return sys.executable
+
+
+async def cancel(task: asyncio.Task[Any]) -> float:
+    """Cancels `task`, checks that it ends cancelled, and gives how long that took (seconds)."""
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return time.monotonic() - started

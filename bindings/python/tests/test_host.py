@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import mcpmux
+from conftest import cancel
 
 
 async def test_event_names_come_from_the_core() -> None:
@@ -118,9 +119,7 @@ async def test_a_cancelled_call_cancels_the_python_tool(pool: mcpmux.Pool) -> No
 
     task = asyncio.create_task(pool.call_tool("wait_forever"))
     await asyncio.wait_for(started.wait(), 5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancel(task)
     await asyncio.wait_for(cancelled.wait(), 5)
 
 
