@@ -113,22 +113,8 @@ class IoError(Error):
     code = "io"
 
 
-_BY_CODE: dict[str, type[Error]] = {
-    cls.code: cls
-    for cls in (
-        ConfigError,
-        InvalidArgumentError,
-        NotFoundError,
-        ConnectionError,
-        TimeoutError,
-        CancelledError,
-        ProtocolError,
-        ToolError,
-        MessageTooLargeError,
-        ShuttingDownError,
-        IoError,
-    )
-}
+# Every kind of error is a direct subclass of Error with its own code: defining one registers it.
+_BY_CODE: dict[str, type[Error]] = {cls.code: cls for cls in Error.__subclasses__()}
 
 # The native layer raises these classes directly, by the core's error code.
 _native._register_errors(_BY_CODE)
