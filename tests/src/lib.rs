@@ -379,6 +379,23 @@ pub fn start_everything(mode: &str, port: u16) -> Option<ChildGuard> {
     Some(guard)
 }
 
+/// The test server over Streamable HTTP on a port of its choosing: the guard, and its `/mcp`
+/// URL (with port 0 the server prints the URL it bound as its first line).
+pub fn start_test_server_http() -> (ChildGuard, String) {
+    use std::io::BufRead;
+    let mut command = Command::new(test_server_bin());
+    command
+        .args(["--http", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut server = ChildGuard::spawn(&mut command).expect("start mcpmux-test-server --http 0");
+    let mut url = String::new();
+    io::BufReader::new(server.child_mut().stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .expect("read the server's URL");
+    (server, url.trim().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -433,22 +433,6 @@ async fn oversized_messages_over_sse_and_http_are_clear_errors() {
     pool.close().await;
 }
 
-/// The test server over Streamable HTTP on a free port: the guard, and its `/mcp` URL.
-fn start_test_server_http() -> (ChildGuard, String) {
-    use std::io::BufRead;
-    let mut command = Command::new(mcpmux_tests::test_server_bin());
-    command
-        .args(["--http", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut server = ChildGuard::spawn(&mut command).expect("start mcpmux-test-server --http 0");
-    let mut url = String::new();
-    std::io::BufReader::new(server.child_mut().stdout.take().expect("stdout"))
-        .read_line(&mut url)
-        .expect("read the server's URL");
-    (server, url.trim().to_string())
-}
-
 /// A 40 MB reply under the default limit (16 MiB): the call gets `message_too_large`, naming
 /// the server, the size seen, the limit and the option to raise; memory stays bounded, the
 /// connection is opened anew, and the next call works. On stdio the size is exact (the
@@ -456,7 +440,7 @@ fn start_test_server_http() -> (ChildGuard, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_40_mb_reply_is_message_too_large_on_stdio_and_streamable_http() {
     const FORTY_MB: usize = 40_000_000;
-    let (_http, url) = start_test_server_http();
+    let (_http, url) = mcpmux_tests::start_test_server_http();
     let pool = pool().await;
     assert_eq!(pool.options().max_message_bytes, 16 * 1024 * 1024);
     add_test_server(&pool, "piped", &[]).await;

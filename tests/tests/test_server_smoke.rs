@@ -184,18 +184,8 @@ fn garbage_stdout_mixes_non_json_lines_with_working_json_rpc() {
 
 #[test]
 fn http_mode_answers_initialize_on_slash_mcp() {
-    let mut command = Command::new(test_server_bin());
-    command
-        .args(["--http", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut server = ChildGuard::spawn(&mut command).expect("start mcpmux-test-server --http 0");
-    // With port 0 the server prints the URL it actually bound as its first line.
-    let mut url = String::new();
-    BufReader::new(server.child_mut().stdout.take().expect("stdout"))
-        .read_line(&mut url)
-        .expect("read URL");
-    let url = url.trim();
+    let (_server, url) = mcpmux_tests::start_test_server_http();
+    let url = url.as_str();
     let authority = url
         .strip_prefix("http://")
         .and_then(|rest| rest.strip_suffix("/mcp"))
