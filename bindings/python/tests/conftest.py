@@ -207,3 +207,27 @@ async def cancel(task: asyncio.Task[Any]) -> float:
     with pytest.raises(asyncio.CancelledError):
         await task
     return time.monotonic() - started
+
+
+async def until_idle(pool: mcpmux.Pool, timeout: float = 5.0) -> None:
+    """Waits until nothing is in flight in `pool` (the core's count, not Python's tasks)."""
+    deadline = time.monotonic() + timeout
+    while pool.in_flight and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert pool.in_flight == 0
+
+
+class Hang:
+    """Work that never finishes by itself: it says when it started and when it was cancelled."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def forever(self) -> None:
+        self.started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise

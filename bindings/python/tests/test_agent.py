@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import mcpmux
-from conftest import cancel
+from conftest import Hang, cancel, until_idle
 
 # --- a fake OpenAI-compatible service ---------------------------------------------------
 
@@ -257,11 +257,7 @@ async def test_cancelling_the_task_cancels_the_run(tpool: mcpmux.Pool, fake_llm:
     await asyncio.sleep(0.2)
     assert await cancel(task) < 5
     # The tool call was cancelled in the core (nothing left in flight).
-    for _ in range(100):
-        if tpool.in_flight == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert tpool.in_flight == 0
+    await until_idle(tpool)
 
 
 async def test_max_iterations(tpool: mcpmux.Pool, fake_llm: Any) -> None:
@@ -369,22 +365,16 @@ async def test_python_providers_as_callables_and_their_failures(pool: mcpmux.Poo
 
 
 async def test_cancelling_a_run_cancels_the_python_provider(pool: mcpmux.Pool) -> None:
-    started = asyncio.Event()
-    cancelled = asyncio.Event()
+    hang = Hang()
 
     async def slow(request: mcpmux.ChatRequest) -> mcpmux.ChatResponse:
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
+        await hang.forever()
         return {"content": []}
 
     task = asyncio.create_task(mcpmux.Agent(pool, slow).run("hi"))
-    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(hang.started.wait(), 5)
     await cancel(task)
-    await asyncio.wait_for(cancelled.wait(), 5)
+    await asyncio.wait_for(hang.cancelled.wait(), 5)
 
 
 async def test_sampling_through_the_agents_provider(tpool: mcpmux.Pool) -> None:

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import mcpmux
-from conftest import cancel
+from conftest import cancel, until_idle
 
 
 async def test_list_and_call_tools(tpool: mcpmux.Pool) -> None:
@@ -97,11 +97,7 @@ async def test_cancelling_the_task_cancels_the_call(tpool: mcpmux.Pool) -> None:
     assert tpool.in_flight == 1
     assert await cancel(task) < 1.0
     # The call is gone from the core, not just from Python.
-    for _ in range(50):
-        if tpool.in_flight == 0:
-            break
-        await asyncio.sleep(0.02)
-    assert tpool.in_flight == 0
+    await until_idle(tpool)
     # Nothing of the cancelled call reaches Python any more (its progress route is gone).
     await asyncio.sleep(0.1)
     count = len(progress)

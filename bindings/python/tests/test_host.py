@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import mcpmux
-from conftest import cancel
+from conftest import Hang, cancel
 
 
 async def test_event_names_come_from_the_core() -> None:
@@ -104,23 +104,17 @@ async def test_host_tool_results_and_failures(pool: mcpmux.Pool) -> None:
 
 
 async def test_a_cancelled_call_cancels_the_python_tool(pool: mcpmux.Pool) -> None:
-    started = asyncio.Event()
-    cancelled = asyncio.Event()
+    hang = Hang()
 
     @pool.tool
     async def wait_forever() -> str:
-        started.set()
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
+        await hang.forever()
         return "never"
 
     task = asyncio.create_task(pool.call_tool("wait_forever"))
-    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(hang.started.wait(), 5)
     await cancel(task)
-    await asyncio.wait_for(cancelled.wait(), 5)
+    await asyncio.wait_for(hang.cancelled.wait(), 5)
 
 
 async def test_host_tools_need_a_running_loop(pool: mcpmux.Pool) -> None:
