@@ -6,8 +6,8 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
+use mcpmux::ErrorKind;
 use mcpmux::agent::{Agent, AgentOptions, Approval, Block, RunOptions, Stop};
-use mcpmux::{ErrorKind, ServerPatch};
 use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
 use serde_json::json;
 
@@ -24,15 +24,7 @@ fn tools_offered(request: &serde_json::Value) -> Vec<String> {
 
 async fn trusted_test_server(pool: &TestPool) {
     add_test_server(pool, "t", &[]).await;
-    pool.update_server(
-        "t",
-        ServerPatch {
-            is_trusted: Some(true),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    trust(pool, "t").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,22 +13,10 @@ use mcpmux::agent::{
     Agent, AgentOptions, Attachment, HostChat, HostProvider, RunOptions, RunParams, Stop,
     sampling_handler,
 };
-use mcpmux::{Event, ServerFilter, ServerPatch};
+use mcpmux::{Event, ServerFilter};
 use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
 use mcpmux_tests::{everything_command, require_or_skip};
 use serde_json::{Value, json};
-
-async fn trust(pool: &TestPool, name: &str) {
-    pool.update_server(
-        name,
-        ServerPatch {
-            is_trusted: Some(true),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-}
 
 /// The last message of a request's transcript.
 fn last(request: &Value) -> Value {

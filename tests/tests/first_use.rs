@@ -198,11 +198,7 @@ async fn on_a_fresh_config_the_agent_finds_the_tool_it_searches_for_and_calls_it
             .iter()
             .take(1 + with_broken as usize)
         {
-            let trusted = ServerPatch {
-                is_trusted: Some(true),
-                ..Default::default()
-            };
-            pool.update_server(name, trusted).await.unwrap();
+            trust(&pool, name).await;
         }
         // At once, with no listing: the model searches, then calls what the search found.
         let (fake, agent) = agent_on(

@@ -41,30 +41,12 @@ async fn legacy_sse_server_lists_calls_and_reports_progress() {
     .unwrap();
     let tools = pool.list_tools(None).await.unwrap();
     assert!(tools.iter().any(|t| t.id == "mcp__sse__echo"), "{tools:?}");
-    let r = pool
-        .call_tool(
-            "mcp__sse__echo",
-            json!({"message": "over sse"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__sse__echo", json!({"message": "over sse"})).await;
     assert!(text(&r).contains("over sse"));
-    let progress = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = progress.clone();
-    pool.call_tool(
-        "mcp__sse__trigger-long-running-operation",
-        json!({"duration": 1, "steps": 3}),
-        mcpmux::CallOptions {
-            on_progress: Some(std::sync::Arc::new(move |_| {
-                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            })),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    assert!(progress.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    let operation = "mcp__sse__trigger-long-running-operation";
+    let steps = json!({"duration": 1, "steps": 3});
+    let (_, progress) = call_with_progress(&pool, operation, steps, Default::default()).await;
+    assert!(progress.len() >= 2, "{progress:?}");
     assert!(!pool.list_prompts(None).await.unwrap().is_empty());
     pool.close().await;
 }
@@ -83,14 +65,7 @@ async fn http_falls_back_to_sse_unless_strict() {
         pool.get_server("auto").await.unwrap().transport,
         TransportType::Http
     );
-    let r = pool
-        .call_tool(
-            "mcp__auto__echo",
-            json!({"message": "fallback"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__auto__echo", json!({"message": "fallback"})).await;
     assert!(text(&r).contains("fallback"));
     let notice = drain(&mut events)
         .into_iter()
@@ -154,14 +129,7 @@ async fn sse_server_stopping_mid_call_fails_fast_then_reconnects_when_back() {
         "did not reconnect after the server came back"
     );
     assert_eq!(pool.server_states()[0].state, ConnectionState::Connected);
-    let r = pool
-        .call_tool(
-            "mcp__sse__echo",
-            json!({"message": "back"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__sse__echo", json!({"message": "back"})).await;
     assert!(text(&r).contains("back"));
     pool.close().await;
 }
@@ -210,23 +178,9 @@ async fn websocket_server_tools_sampling_and_restart() {
     );
     let tools = pool.list_tools(None).await.unwrap();
     assert!(tools.iter().any(|t| t.id == "mcp__ws__echo"), "{tools:?}");
-    let r = pool
-        .call_tool(
-            "mcp__ws__echo",
-            json!({"text": "over ws"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__ws__echo", json!({"text": "over ws"})).await;
     assert_eq!(text(&r), "over ws");
-    let r = pool
-        .call_tool(
-            "mcp__ws__ask_host",
-            json!({"prompt": "hi"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__ws__ask_host", json!({"prompt": "hi"})).await;
     assert!(text(&r).starts_with("host saw"), "{r:?}");
 
     // The server restarts: the pool notices the closed socket and reconnects with backoff.
@@ -244,14 +198,7 @@ async fn websocket_server_tools_sampling_and_restart() {
             .is_some(),
         "no reconnect after the WebSocket server restarted"
     );
-    let r = pool
-        .call_tool(
-            "mcp__ws__echo",
-            json!({"text": "again"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__ws__echo", json!({"text": "again"})).await;
     assert_eq!(text(&r), "again");
     pool.close().await;
 }
@@ -284,10 +231,7 @@ async fn an_oversized_message_is_a_clear_error_on_every_transport() {
     });
     assert!(reported, "no error event naming the size limit");
     // Smaller messages still go through (on a new connection).
-    let r = pool
-        .call_tool("mcp__ws__big", json!({"size": 1000}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__ws__big", json!({"size": 1000})).await;
     assert_eq!(text(&r).len(), 1000);
 
     // stdio: the test server's echo of a large text.
@@ -310,10 +254,7 @@ async fn an_oversized_message_is_a_clear_error_on_every_transport() {
         |e| matches!(e, Event::Log { message, .. } if message.contains("larger than 65536 bytes")),
     );
     assert!(reported, "no error event for the oversized stdio line");
-    let r = pool
-        .call_tool("mcp__t__echo", json!({"text": "small"}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__echo", json!({"text": "small"})).await;
     assert_eq!(text(&r), "small");
     pool.close().await;
 }
@@ -469,10 +410,7 @@ async fn a_40_mb_reply_is_message_too_large_on_stdio_and_streamable_http() {
             (mcpmux::Error::MessageTooLarge { size: None, .. }, "web") => {}
             _ => panic!("{server}: {e:?}"),
         }
-        let r = pool
-            .call_tool(&tool, json!({"size": 10}), Default::default())
-            .await
-            .unwrap();
+        let r = call_ok(&pool, &tool, json!({"size": 10})).await;
         assert_eq!(
             text(&r),
             "x".repeat(10),

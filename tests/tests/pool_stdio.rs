@@ -33,33 +33,13 @@ async fn connects_lazily_lists_and_calls_tools_with_events() {
     assert_eq!(echo.server_id, rec.id);
     assert_eq!(echo.input_schema["type"], "object");
 
-    let r = pool
-        .call_tool(
-            "mcp__t__echo",
-            json!({"text": "hi"}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__echo", json!({"text": "hi"})).await;
     assert_eq!(text(&r), "hi");
-    let r = pool
-        .call_tool(
-            "mcp__t__add",
-            json!({"a": 2, "b": 40}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__add", json!({"a": 2, "b": 40})).await;
     assert_eq!(text(&r), "42");
-    let r = pool
-        .call_tool("mcp__t__structured", json!({}), CallOptions::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__structured", json!({})).await;
     assert!(r.structured_content.is_some(), "{r:?}");
-    let r = pool
-        .call_tool("mcp__t__fail", json!({}), CallOptions::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__fail", json!({})).await;
     assert_eq!(r.is_error, Some(true));
 
     let seen = drain(&mut events);
@@ -141,24 +121,11 @@ async fn env_is_inherited_then_overlaid_and_cwd_is_set() {
     let dir = tempfile::tempdir().unwrap();
     input.config.cwd = Some(dir.path().to_string_lossy().into_owned());
     pool.add_server(input).await.unwrap();
-    let r = pool
-        .call_tool(
-            "mcp__t__env",
-            json!({"name": "MCPMUX_TEST_VALUE"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__env", json!({"name": "MCPMUX_TEST_VALUE"})).await;
     assert_eq!(text(&r), "overlaid");
-    let r = pool
-        .call_tool("mcp__t__env", json!({"name": "PATH"}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__env", json!({"name": "PATH"})).await;
     assert!(!text(&r).is_empty(), "PATH was not inherited");
-    let r = pool
-        .call_tool("mcp__t__cwd", json!({}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__cwd", json!({})).await;
     assert_eq!(
         std::fs::canonicalize(text(&r)).unwrap(),
         std::fs::canonicalize(dir.path()).unwrap()
@@ -171,14 +138,7 @@ async fn stderr_becomes_log_events_and_garbage_stdout_an_error_event() {
     let pool = pool().await;
     let mut events = pool.events();
     add_test_server(&pool, "noisy", &["--stderr-lines", "3", "--garbage-stdout"]).await;
-    let r = pool
-        .call_tool(
-            "mcp__noisy__echo",
-            json!({"text": "still works"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__noisy__echo", json!({"text": "still works"})).await;
     assert_eq!(text(&r), "still works");
     let stderr = wait_event(&mut events, Duration::from_secs(5), |e| {
         matches!(e, Event::Log { source, message, .. } if source == "stderr" && message.contains("stderr line"))
@@ -186,13 +146,7 @@ async fn stderr_becomes_log_events_and_garbage_stdout_an_error_event() {
     .await;
     assert!(stderr.is_some(), "no stderr log event");
     let mut events = pool.events();
-    pool.call_tool(
-        "mcp__noisy__echo",
-        json!({"text": "again"}),
-        Default::default(),
-    )
-    .await
-    .unwrap();
+    call_ok(&pool, "mcp__noisy__echo", json!({"text": "again"})).await;
     let garbage = wait_event(&mut events, Duration::from_secs(5), |e| {
         matches!(e, Event::Log { level, source, .. } if level == "error" && source == "transport")
     })
@@ -290,27 +244,14 @@ async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert!(started.elapsed() < Duration::from_secs(2));
-    let r = pool
-        .call_tool("mcp__t__echo", json!({"text": "alive"}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__echo", json!({"text": "alive"})).await;
     assert_eq!(text(&r), "alive");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = seen.clone();
-    let r = pool
-        .call_tool(
-            "mcp__t__sleep",
-            json!({"ms": 1_500}),
-            CallOptions {
-                timeout: Some(Duration::from_millis(600)),
-                on_progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p))),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let short = CallOptions {
+        timeout: Some(Duration::from_millis(600)),
+        ..Default::default()
+    };
+    let (r, seen) = call_with_progress(&pool, "mcp__t__sleep", json!({"ms": 1_500}), short).await;
     assert_eq!(text(&r), "slept");
-    let seen = seen.lock().unwrap().clone();
     assert!(seen.len() >= 5, "{seen:?}");
     assert_eq!(seen[0].total, Some(1500.0));
     // Without a progress callback too (the direct stdio path): progress still resets it.
@@ -336,21 +277,10 @@ async fn progress_sent_right_before_the_reply_reaches_the_callback_before_the_ca
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;
     for round in 0..40 {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink = seen.clone();
-        let r = pool
-            .call_tool(
-                "mcp__t__sleep",
-                json!({"ms": 0, "burst": 5}),
-                CallOptions {
-                    on_progress: Some(Arc::new(move |p| sink.lock().unwrap().push(p.progress))),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let burst = json!({"ms": 0, "burst": 5});
+        let (r, seen) = call_with_progress(&pool, "mcp__t__sleep", burst, Default::default()).await;
         assert_eq!(text(&r), "slept");
-        let seen = seen.lock().unwrap().clone();
+        let seen: Vec<f64> = seen.iter().map(|p| p.progress).collect();
         assert_eq!(seen, vec![1.0, 2.0, 3.0, 4.0, 5.0], "round {round}");
     }
     pool.close().await;
@@ -391,10 +321,7 @@ async fn cancelling_a_call_returns_at_once_and_keeps_the_connection() {
     // Both reached the server as `notifications/cancelled` for the right request.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let r = pool
-            .call_tool("mcp__t__cancelled", json!({}), Default::default())
-            .await
-            .unwrap();
+        let r = call_ok(&pool, "mcp__t__cancelled", json!({})).await;
         if text(&r) == "2" {
             break;
         }
@@ -415,14 +342,7 @@ async fn concurrent_calls_each_get_their_own_reply() {
     let calls = (0..300).map(|i| {
         let pool = pool.clone();
         async move {
-            let r = pool
-                .call_tool(
-                    "mcp__t__echo",
-                    json!({"text": format!("n{i}")}),
-                    Default::default(),
-                )
-                .await
-                .unwrap();
+            let r = call_ok(&pool, "mcp__t__echo", json!({"text": format!("n{i}")})).await;
             assert_eq!(text(&r), format!("n{i}"));
         }
     });
@@ -448,10 +368,7 @@ async fn shutdown_drains_calls_in_flight_and_leaves_no_process() {
     .await;
     add_test_server(&pool, "t", &[]).await;
     let pid = pid_of(&pool, "mcp__t__pid").await;
-    let r = pool
-        .call_tool("mcp__t__spawn_grandchild", json!({}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__spawn_grandchild", json!({})).await;
     let grandchild: u32 = text(&r).trim().parse().unwrap();
     assert!(pid_alive(grandchild));
 
@@ -549,26 +466,10 @@ async fn update_reconnects_disable_hides_and_remove_stops_the_server() {
     let new_pid = pid_of(&pool, "mcp__t__pid").await;
     assert_ne!(new_pid, pid);
 
-    pool.update_server(
-        "t",
-        ServerPatch {
-            is_active: Some(false),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    set_active(&pool, "t", false).await;
     assert!(wait_for_pid_exit(new_pid, Duration::from_secs(5)));
     assert!(pool.list_tools(None).await.unwrap().is_empty());
-    pool.update_server(
-        "t",
-        ServerPatch {
-            is_active: Some(true),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    set_active(&pool, "t", true).await;
     let last_pid = pid_of(&pool, "mcp__t__pid").await;
     pool.remove_server("t").await.unwrap();
     assert!(wait_for_pid_exit(last_pid, Duration::from_secs(5)));
@@ -843,14 +744,7 @@ async fn a_legacy_server_answering_the_probe_after_its_timeout_still_connects() 
         "{:?}",
         state.protocol_version
     );
-    let result = pool
-        .call_tool(
-            "mcp__slow__echo",
-            json!({"text": "late"}),
-            Default::default(),
-        )
-        .await
-        .unwrap();
+    let result = call_ok(&pool, "mcp__slow__echo", json!({"text": "late"})).await;
     assert_eq!(text(&result), "late");
     pool.close().await;
 }
@@ -886,10 +780,7 @@ async fn input_required_rounds_of_2026_servers_are_answered_by_the_host() {
     ])
     .await;
     add_test_server(&pool, "t", &[]).await;
-    let r = pool
-        .call_tool("mcp__t__ask", json!({}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "mcp__t__ask", json!({})).await;
     assert_eq!(text(&r), r#"name="Grace" sample="hi from host" roots=2"#);
     assert_eq!(
         pool.server_states()[0].protocol_version.as_deref(),
@@ -1108,15 +999,9 @@ async fn host_tools_are_listed_searched_validated_and_called_in_process() {
         "set_theme"
     );
 
-    let r = pool
-        .call_tool("set_theme", json!({"theme": "dark"}), Default::default())
-        .await
-        .unwrap();
+    let r = call_ok(&pool, "set_theme", json!({"theme": "dark"})).await;
     assert_eq!(text(&r), "theme set");
-    let bad = pool
-        .call_tool("set_theme", json!({"theme": "blue"}), Default::default())
-        .await
-        .unwrap();
+    let bad = call_ok(&pool, "set_theme", json!({"theme": "blue"})).await;
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("expected schema"), "{}", text(&bad));
     assert_eq!(

@@ -5,7 +5,6 @@
 mod common;
 
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -40,44 +39,16 @@ async fn exercise_everything(pool: &TestPool) {
             "{expected} missing from {names:?}"
         );
     }
-    let r = pool
-        .call_tool(
-            "mcp__everything__echo",
-            json!({"message": "hello"}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(pool, "mcp__everything__echo", json!({"message": "hello"})).await;
     assert!(text(&r).contains("hello"), "{r:?}");
-    let r = pool
-        .call_tool(
-            "mcp__everything__get-sum",
-            json!({"a": 2, "b": 3}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(pool, "mcp__everything__get-sum", json!({"a": 2, "b": 3})).await;
     assert!(text(&r).contains('5'), "{r:?}");
 
-    let progress = Arc::new(Mutex::new(0));
-    let counter = progress.clone();
-    let r = pool
-        .call_tool(
-            "mcp__everything__trigger-long-running-operation",
-            json!({"duration": 1, "steps": 3}),
-            CallOptions {
-                on_progress: Some(Arc::new(move |_| *counter.lock().unwrap() += 1)),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let operation = "mcp__everything__trigger-long-running-operation";
+    let steps = json!({"duration": 1, "steps": 3});
+    let (r, progress) = call_with_progress(pool, operation, steps, Default::default()).await;
     assert_ne!(r.is_error, Some(true), "{r:?}");
-    assert!(
-        *progress.lock().unwrap() >= 2,
-        "progress updates: {}",
-        progress.lock().unwrap()
-    );
+    assert!(progress.len() >= 2, "progress updates: {progress:?}");
 
     let resources = pool.list_resources(Some("everything")).await.unwrap();
     assert!(!resources.is_empty());
@@ -183,14 +154,12 @@ async fn mcp_server_time_from_pypi_over_stdio() {
         tools.iter().any(|t| t.id == "mcp__time__get_current_time"),
         "{tools:?}"
     );
-    let r = pool
-        .call_tool(
-            "mcp__time__get_current_time",
-            json!({"timezone": "UTC"}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
+    let r = call_ok(
+        &pool,
+        "mcp__time__get_current_time",
+        json!({"timezone": "UTC"}),
+    )
+    .await;
     assert_ne!(r.is_error, Some(true), "{r:?}");
     assert!(text(&r).contains("UTC"), "{r:?}");
     let e = pool

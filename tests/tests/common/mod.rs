@@ -148,3 +148,52 @@ pub async fn agent_on(
     let agent = mcpmux::agent::Agent::new(pool.clone(), provider, Default::default());
     (fake, agent)
 }
+
+/// Calls `tool` with `arguments` and the default call options; the call must succeed.
+pub async fn call_ok(
+    pool: &Pool,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> mcpmux::model::CallToolResult {
+    pool.call_tool(tool, arguments, Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+/// Calls `tool` with `options` plus a progress callback; the call must succeed. Gives the
+/// result and every progress notification it got, in order.
+pub async fn call_with_progress(
+    pool: &Pool,
+    tool: &str,
+    arguments: serde_json::Value,
+    options: mcpmux::CallOptions,
+) -> (mcpmux::model::CallToolResult, Vec<mcpmux::Progress>) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let options = mcpmux::CallOptions {
+        on_progress: Some(std::sync::Arc::new(move |p| sink.lock().unwrap().push(p))),
+        ..options
+    };
+    let result = pool.call_tool(tool, arguments, options).await;
+    let result = result.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let seen = seen.lock().unwrap().clone();
+    (result, seen)
+}
+
+/// Marks a server trusted (agents call its tools without asking).
+pub async fn trust(pool: &Pool, name: &str) {
+    let patch = mcpmux::ServerPatch {
+        is_trusted: Some(true),
+        ..Default::default()
+    };
+    pool.update_server(name, patch).await.unwrap();
+}
+
+/// Enables or disables a server.
+pub async fn set_active(pool: &Pool, name: &str, active: bool) {
+    let patch = mcpmux::ServerPatch {
+        is_active: Some(active),
+        ..Default::default()
+    };
+    pool.update_server(name, patch).await.unwrap();
+}
