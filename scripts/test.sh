@@ -6,27 +6,47 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Both cores for our own builds (the binding scripts default to one when run alone).
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
+# Each step's seconds, printed at the end (CI's budget is 45 minutes on 2 cores).
+timings=()
+step_name=""
+step_started=$SECONDS
+step() {
+    if [[ -n "$step_name" ]]; then
+        timings+=("$((SECONDS - step_started))s $step_name")
+    fi
+    step_name="$1"
+    step_started=$SECONDS
+    [[ -z "$step_name" ]] || echo "== $step_name"
+}
+print_timings() {
+    step ""
+    echo "== seconds per step (total ${SECONDS}s)"
+    printf '  %s\n' "${timings[@]}"
+}
+trap print_timings EXIT
+
+step "test dependencies (scripts/test-deps.sh)"
 bash scripts/test-deps.sh
 # The deps are installed: a test that cannot find one must fail, not skip.
 export MCPMUX_REQUIRE_SERVERS=1
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== repository checks (scripts/check-repo.py, shellcheck)"
+step "repository checks (scripts/check-repo.py, shellcheck)"
 python3 scripts/check-repo.py
 bash scripts/apt-install.sh shellcheck
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
-echo "== cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-echo "== cargo test"
+step "cargo test"
 cargo test --workspace
-echo "== cargo test: the bindings' allocator (core's mimalloc feature)"
+step "cargo test: the bindings' allocator (core's mimalloc feature)"
 cargo test -p mcpmux --features mimalloc --lib alloc::
-echo "== MCP conformance suite (tests/conformance)"
+step "MCP conformance suite (tests/conformance)"
 bash scripts/test-conformance.sh
-echo "== C API (ffi/, include/mcpmux.h, tests/c)"
+step "C API (ffi/, include/mcpmux.h, tests/c)"
 bash scripts/test-c.sh
-echo "== Python package (bindings/python)"
+step "Python package (bindings/python)"
 bash scripts/test-python.sh
-echo "== npm package (bindings/node)"
+step "npm package (bindings/node)"
 bash scripts/test-node.sh
