@@ -298,11 +298,12 @@ mcpmux_status mcpmux_cancel(mcpmux_request_id request);
  * `{"configPath": "/path/servers.json", "requestTimeoutMs": 30000, "shutdownTimeoutMs": 5000}`
  * (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
  * healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
- * connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes;
- * an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
+ * connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes,
+ * maxInputRounds; an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
  * default file is used.
  */
-mcpmux_status mcpmux_pool_open(const char *options_json, mcpmux_pool *out_pool);
+mcpmux_status mcpmux_pool_open(const char *options_json,
+                               mcpmux_pool *out_pool);
 
 /**
  * Closes a pool and invalidates its handle at once (a second close is

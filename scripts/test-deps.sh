@@ -12,6 +12,8 @@ set -euo pipefail
 EVERYTHING_VERSION="2026.8.31"
 FILESYSTEM_VERSION="2026.8.31"
 TIME_SERVER_VERSION="2026.10.19"
+# The Python SDK beside it, for tests/servers/mrtr_server.py (a 2026-07-28 MCPServer).
+PY_SDK_VERSION="2.3.0"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps_dir="${MCPMUX_DEPS_DIR:-$repo_root/.deps}"
@@ -69,30 +71,31 @@ echo "server-filesystem $FILESYSTEM_VERSION: $filesystem_pkg"
 # --- mcp-server-time (Python) ------------------------------------------------
 venv="$deps_dir/venv"
 
+# "<mcp-server-time version> <mcp version>" of the venv.
 installed_time_version() {
     [[ -x "$venv/bin/python" ]] || return 0
     "$venv/bin/python" - <<'EOF' 2>/dev/null || true
 import importlib.metadata as m
 try:
-    print(m.version("mcp-server-time"), end="")
+    print(m.version("mcp-server-time"), m.version("mcp"), end="")
 except m.PackageNotFoundError:
     pass
 EOF
 }
 
-if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION" ]]; then
+if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION $PY_SDK_VERSION" ]]; then
     if [[ ! -x "$venv/bin/python" ]]; then
         # --clear: a venv whose interpreter vanished (e.g. Python upgraded) is rebuilt.
         python3 -m venv --clear "$venv"
     fi
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        "mcp-server-time==$TIME_SERVER_VERSION" >&2
-    if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION" ]]; then
-        echo "test-deps: mcp-server-time $TIME_SERVER_VERSION did not install" >&2
+        "mcp-server-time==$TIME_SERVER_VERSION" "mcp==$PY_SDK_VERSION" >&2
+    if [[ "$(installed_time_version)" != "$TIME_SERVER_VERSION $PY_SDK_VERSION" ]]; then
+        echo "test-deps: mcp-server-time $TIME_SERVER_VERSION with mcp $PY_SDK_VERSION did not install" >&2
         exit 1
     fi
 fi
-echo "mcp-server-time $TIME_SERVER_VERSION: $venv/bin/mcp-server-time"
+echo "mcp-server-time $TIME_SERVER_VERSION (mcp $PY_SDK_VERSION): $venv/bin/mcp-server-time"
 
 # --- Python mcp 1.x WebSocket server (tests/servers/ws_server.py) -------------
 # Its own venv: the WebSocket server transport exists only in mcp 1.x, while

@@ -38,6 +38,10 @@ export interface PoolOptions {
   clientName?: string;
   /** Largest single message accepted from a server, in bytes. */
   maxMessageBytes?: number;
+  /** How many rounds a call, `getPrompt` or `readResource` may take when a 2026-07-28
+   * server answers `input_required` (asking for sampling, elicitation or roots) before it
+   * fails. Default 10. */
+  maxInputRounds?: number;
 }
 
 export type TransportType = 'stdio' | 'http' | 'sse' | 'websocket';

@@ -1362,6 +1362,36 @@ static void on_host_free(void *user_data) {
     atomic_fetch_add(&l->freed, 1);
 }
 
+/* A 2026-07-28 server may answer prompts/get and resources/read with input_required: the
+ * host's elicitation handler answers (here from another thread, later) and the request
+ * completes in the next round. */
+static void test_input_rounds(void) {
+    mcpmux_pool pool = open_pool();
+    static host_log asked;
+    memset(&asked, 0, sizeof asked);
+    CHECK_STATUS(mcpmux_pool_set_elicitation_handler(pool, on_elicitation, &asked, on_host_free),
+                 MCPMUX_OK);
+    add_test_server(pool, "rounds", "");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_prompts_get(pool, "rounds", "ask", NULL, 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "Hello, Ada Lovelace!");
+    mcpmux_string_free(out);
+    waiter w;
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_resources_read_async(pool, "rounds", "test://ask", 20000, on_complete, &w,
+                                          NULL));
+    CHECK_CONTAINS(w.json, "asked for Ada Lovelace");
+    waiter_destroy(&w);
+    CHECK(atomic_load(&asked.calls) == 2);
+    /* Rounds with only the server's state need nothing of the host. */
+    CHECK_STATUS(mcpmux_resources_read(pool, "rounds", "test://wait", 20000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "waited two rounds");
+    mcpmux_string_free(out);
+    CHECK(atomic_load(&asked.calls) == 2);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    CHECK(atomic_load(&asked.freed) == 1);
+}
+
 /* Calls a server-everything tool until its answer contains `want` (some tools appear only
  * once the server has seen the client's capabilities). */
 static int everything_answers(mcpmux_pool pool, const char *tool, const char *args,
@@ -2876,6 +2906,7 @@ int main(void) {
         {"close_drains", test_close_drains},
         {"close_while_threads_call", test_close_while_threads_call},
         {"resources_and_prompts", test_resources_and_prompts},
+        {"input_rounds", test_input_rounds},
         {"server_killed", test_server_killed},
         {"roots", test_roots},
         {"host_request_misuse", test_host_request_misuse},

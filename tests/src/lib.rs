@@ -350,6 +350,16 @@ pub fn ws_server_command() -> Option<(PathBuf, Vec<String>)> {
         .then(|| (python, vec![script.to_string_lossy().into_owned()]))
 }
 
+/// How to start `tests/servers/mrtr_server.py` (a 2026-07-28 server on the Python SDK 2.3
+/// whose prompt and resource ask the client through `input_required` rounds): `(python,
+/// [script])`. `None` when the venv of scripts/test-deps.sh is missing.
+pub fn mrtr_server_command() -> Option<(PathBuf, Vec<String>)> {
+    let python = deps_dir().join("venv/bin/python");
+    let script = repo_root().join("tests/servers/mrtr_server.py");
+    (is_executable(&python) && script.is_file())
+        .then(|| (python, vec![script.to_string_lossy().into_owned()]))
+}
+
 /// How to start `@modelcontextprotocol/server-filesystem`: `(node, [script])`; append the
 /// allowed folders. `None` when it (or node) is missing.
 pub fn filesystem_command() -> Option<(PathBuf, Vec<String>)> {

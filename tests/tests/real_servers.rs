@@ -1,6 +1,7 @@
 //! The pool against third-party MCP servers, installed by scripts/test-deps.sh:
 //! `@modelcontextprotocol/server-everything` (TypeScript SDK) over stdio and Streamable HTTP,
-//! and `mcp-server-time` (Python SDK) over stdio.
+//! `mcp-server-time` (Python SDK) over stdio, and a Python SDK 2.3 `MCPServer` of our own
+//! (`tests/servers/mrtr_server.py`) on protocol 2026-07-28.
 
 mod common;
 
@@ -10,7 +11,8 @@ use std::time::Duration;
 use common::*;
 use mcpmux::{CallOptions, ServerConfig, ServerInput};
 use mcpmux_tests::{
-    ChildGuard, everything_command, free_port, require_or_skip, time_server_command, wait_for_port,
+    ChildGuard, everything_command, free_port, mrtr_server_command, require_or_skip,
+    time_server_command, wait_for_port,
 };
 use serde_json::json;
 
@@ -177,6 +179,37 @@ async fn mcp_server_time_from_pypi_over_stdio() {
     eprintln!(
         "mcp-server-time spoke protocol {:?}",
         status.protocol_version
+    );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_sdk_server_asks_through_input_rounds_for_prompts_and_resources() {
+    let (python, args) = require_or_skip!(mrtr_server_command(), "mcp 2.3 (PyPI)");
+    let pool = pool().await;
+    pool.set_elicitation_handler(Some(std::sync::Arc::new(|req| {
+        let asked = serde_json::to_value(&req.params).unwrap();
+        Box::pin(async move {
+            assert_eq!(asked["message"], "Your name?", "{asked}");
+            Ok(
+                mcpmux::model::ElicitResult::new(mcpmux::model::ElicitationAction::Accept)
+                    .with_content(json!({"name": "Ada"})),
+            )
+        })
+    })));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    pool.add_server(stdio("py", python.to_str().unwrap(), &args))
+        .await
+        .unwrap();
+    let prompt = pool.get_prompt("py", "greet_asked", None).await.unwrap();
+    let greeting = serde_json::to_value(&prompt.messages[0]).unwrap();
+    assert_eq!(greeting["content"]["text"], "Hello, Ada!", "{greeting}");
+    let read = pool.read_resource("py", "asked://tea").await.unwrap();
+    let contents = serde_json::to_value(&read.contents[0]).unwrap();
+    assert_eq!(contents["text"], "tea for Ada", "{contents}");
+    assert_eq!(
+        pool.server_states()[0].protocol_version.as_deref(),
+        Some("2026-07-28")
     );
     pool.close().await;
 }

@@ -166,6 +166,29 @@ test('sampling, elicitation and roots handlers answer a server (2026-07-28 input
   pool.setElicitationHandler(null);
 });
 
+test('prompts and resources of a 2026-07-28 server ask the host first (input rounds)', async (t) => {
+  const pool = await openPool(t, { maxInputRounds: 3 });
+  const asked = [];
+  pool.setElicitationHandler(async (request) => {
+    asked.push(request);
+    return { name: 'Lin' };
+  });
+  await pool.addServer(testServerInput('t'));
+  const prompt = await pool.getPrompt('t', 'ask');
+  assert.equal(prompt.messages[0].content.text, 'Hello, Lin!');
+  const read = await pool.readResource('t', 'test://ask');
+  assert.equal(read.contents[0].text, 'asked for Lin');
+  // Rounds with only the server's state need nothing of the host.
+  assert.equal((await pool.readResource('t', 'test://wait')).contents[0].text, 'waited two rounds');
+  assert.equal(asked.length, 2);
+  for (const r of asked) assert.equal(r.serverName, 't');
+  // The pool's cap on rounds.
+  await assert.rejects(pool.readResource('t', 'test://ask-forever'), {
+    code: 'protocol',
+    message: /still asking for input after 3 rounds/,
+  });
+});
+
 test('a roots handler answers a server with its name; a throw reaches the caller', async (t) => {
   const pool = await openPool(t);
   pool.setSamplingHandler(() => 'hi');

@@ -149,7 +149,9 @@ async def test_resources(tpool: mcpmux.Pool) -> None:
 
 
 async def test_prompts(tpool: mcpmux.Pool) -> None:
-    [p] = await tpool.list_prompts()
+    prompts = await tpool.list_prompts()
+    assert [p.name for p in prompts] == ["greet", "ask"]
+    p = prompts[0]
     assert isinstance(p, mcpmux.PromptInfo)
     assert p.name == "greet" and p.server_name == "t"
     assert [a["name"] for a in p.arguments] == ["name"]

@@ -167,6 +167,22 @@ async def test_sampling_elicitation_and_roots_handlers(tpool: mcpmux.Pool) -> No
     assert 'name="Ada"' in (await tpool.call_tool("mcp__t__ask")).text
 
 
+async def test_prompts_and_resources_ask_the_host_first(tpool: mcpmux.Pool) -> None:
+    asked: list[mcpmux.HostRequest] = []
+
+    def elicit(request: mcpmux.HostRequest) -> dict[str, str]:
+        asked.append(request)
+        return {"name": "Grace"}
+
+    tpool.set_elicitation_handler(elicit)
+    prompt = await tpool.get_prompt("t", "ask")
+    assert prompt.messages[0]["content"]["text"] == "Hello, Grace!"
+    assert (await tpool.read_resource("t", "test://ask")).text == "asked for Grace"
+    # Rounds with only the server's state need nothing of the host.
+    assert (await tpool.read_resource("t", "test://wait")).text == "waited two rounds"
+    assert [r.server_name for r in asked] == ["t", "t"]
+
+
 async def test_a_raising_handler_is_a_clear_error(tpool: mcpmux.Pool) -> None:
     def sample(request: mcpmux.HostRequest) -> str:
         raise PermissionError("no sampling today")

@@ -122,7 +122,7 @@ async def test_test_server_test_config_and_discover(tpool: mcpmux.Pool, test_ser
 
     d = await tpool.discover("t")
     assert {t["name"] for t in d.tools} >= {"echo", "add", "sleep"}
-    assert [p["name"] for p in d.prompts] == ["greet"]
+    assert [p["name"] for p in d.prompts] == ["greet", "ask"]
     assert {r["uri"] for r in d.resources} == {"test://hello", "test://info"}
 
 

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
-    ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptResponse, GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -22,12 +23,10 @@ use super::{Inner, Pool};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::pool::client_side::{ClientSide, ProgressFn};
+use crate::pool::input_rounds::{InputRounds, Retry, RoundsError};
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
 use crate::tools::{ToolInfo, server_prefix};
 use crate::transport::direct::{Direct, DirectError};
-
-/// How many `input_required` rounds a call may take before it is abandoned.
-const MAX_INPUT_ROUNDS: usize = 8;
 
 /// A listing this long leaves megabytes freed behind it once the caller is done with it.
 const BULK_LIST: usize = 1000;
@@ -160,27 +159,61 @@ impl ToolCall<'_> {
         }
     }
 
-    /// Answers a server's `input_required` with the host's handlers; the responses go into
-    /// the request that is sent again.
+    /// Answers a server's `input_required` with the host's handlers, for the next round.
     async fn answer_input(
         &self,
+        rounds: &mut InputRounds,
         asked: InputRequiredResult,
         params: &mut CallToolRequestParams,
     ) -> Result<()> {
-        let client = ClientSide {
-            shared: self.slot.shared.clone(),
-            server_name: self.name.to_string(),
-            legacy: false,
-        };
-        let responses = Box::pin(client.fulfil(asked.input_requests.unwrap_or_default()))
+        rounds
+            .answer(&client_of(self.slot), asked, params)
             .await
-            .map_err(|e| Error::Tool {
-                tool: self.tool.to_string(),
-                message: format!("answering the server's input request failed: {}", e.message),
-            })?;
-        params.input_responses = (!responses.is_empty()).then_some(responses);
-        params.request_state = asked.request_state;
-        Ok(())
+            .map_err(|e| match e {
+                // The host's failure is the call's: the model sees it as the tool's error.
+                RoundsError::Host(_) => Error::Tool {
+                    tool: self.tool.to_string(),
+                    message: e.describe("tools/call"),
+                },
+                _ => Error::Protocol {
+                    server: self.name.to_string(),
+                    message: e.describe("tools/call"),
+                },
+            })
+    }
+}
+
+/// The client side of a server's connection, answering its input requests.
+fn client_of(slot: &Slot) -> ClientSide {
+    ClientSide {
+        shared: slot.shared.clone(),
+        server_name: slot.name(),
+        legacy: false,
+    }
+}
+
+/// Answers a server's `input_required` to `method` (not `tools/call`), for the next round.
+async fn answer_input(
+    slot: &Slot,
+    rounds: &mut InputRounds,
+    asked: InputRequiredResult,
+    request: &mut impl Retry,
+    method: &str,
+) -> Result<()> {
+    rounds
+        .answer(&client_of(slot), asked, request)
+        .await
+        .map_err(|e| Error::Protocol {
+            server: slot.name(),
+            message: e.describe(method),
+        })
+}
+
+/// A response of a kind the request does not have.
+fn unexpected(slot: &Slot, method: &str) -> Error {
+    Error::Protocol {
+        server: slot.name(),
+        message: format!("{method}: unexpected response type"),
     }
 }
 
@@ -375,13 +408,24 @@ impl Pool {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
         let conn = slot.connection(&self.inner).await?;
-        conn.peer
-            .read_resource(ReadResourceRequestParams::new(uri))
-            .await
-            .map_err(|e| {
-                slot.connection_failed(&self.inner, &conn);
-                conn.failure(&slot.name(), "resources/read", e)
-            })
+        let mut params = ReadResourceRequestParams::new(uri);
+        let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
+        loop {
+            let response = conn
+                .peer
+                .read_resource_once(params.clone())
+                .await
+                .map_err(|e| {
+                    slot.connection_failed(&self.inner, &conn);
+                    conn.failure(&slot.name(), "resources/read", e)
+                })?;
+            let asked = match response {
+                ReadResourceResponse::Complete(result) => return Ok(result),
+                ReadResourceResponse::InputRequired(asked) => asked,
+                _ => return Err(unexpected(&slot, "resources/read")),
+            };
+            answer_input(&slot, &mut rounds, asked, &mut params, "resources/read").await?;
+        }
     }
 
     /// Subscribes to changes of a resource; they arrive as `resource:updated` events.
@@ -448,10 +492,23 @@ impl Pool {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
-        conn.peer.get_prompt(params).await.map_err(|e| {
-            slot.connection_failed(&self.inner, &conn);
-            conn.failure(&slot.name(), "prompts/get", e)
-        })
+        let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
+        loop {
+            let response = conn
+                .peer
+                .get_prompt_once(params.clone())
+                .await
+                .map_err(|e| {
+                    slot.connection_failed(&self.inner, &conn);
+                    conn.failure(&slot.name(), "prompts/get", e)
+                })?;
+            let asked = match response {
+                GetPromptResponse::Complete(result) => return Ok(result),
+                GetPromptResponse::InputRequired(asked) => asked,
+                _ => return Err(unexpected(&slot, "prompts/get")),
+            };
+            answer_input(&slot, &mut rounds, asked, &mut params, "prompts/get").await?;
+        }
     }
 }
 
@@ -492,7 +549,8 @@ impl Inner {
             .filter(|_| options.on_progress.is_none());
         // 2026-07-28 servers ask for sampling, elicitation or roots by answering
         // `input_required`; the host answers and the call is retried with the responses.
-        for _round in 0..MAX_INPUT_ROUNDS {
+        let mut rounds = InputRounds::new(self.opts.max_input_rounds);
+        loop {
             let response = match direct {
                 Some(direct) => self.send_direct(&call, direct, &mut params).await?,
                 None => {
@@ -501,13 +559,11 @@ impl Inner {
             };
             match self.read_response(&call, response)? {
                 Answer::Result(result) => return Ok(result),
-                Answer::InputRequired(asked) => call.answer_input(asked, &mut params).await?,
+                Answer::InputRequired(asked) => {
+                    call.answer_input(&mut rounds, asked, &mut params).await?
+                }
             }
         }
-        Err(Error::Protocol {
-            server: name,
-            message: format!("tools/call: still asking for input after {MAX_INPUT_ROUNDS} rounds"),
-        })
     }
 
     /// `tools/call` written straight to a stdio session (`transport::direct`), past rmcp's

@@ -232,27 +232,38 @@ impl ClientSide {
         }
     }
 
-    /// Answers the requests of a 2026-07-28 `input_required` result, for the retry.
+    /// Answers the requests of a 2026-07-28 `input_required` result, for the retry: all of
+    /// one round at once (a form and a sampling request need not wait for each other).
     pub async fn fulfil(&self, requests: InputRequests) -> Result<InputResponses, ErrorData> {
-        let mut out = InputResponses::new();
-        for (key, request) in requests {
-            let value = match request {
-                InputRequest::CreateMessage(r) => {
-                    serde_json::to_value(self.sample(r.params).await?)
-                }
-                InputRequest::Elicitation(r) => serde_json::to_value(self.elicit(r.params).await?),
-                InputRequest::ListRoots(_) => serde_json::to_value(self.roots().await?),
-                other => {
-                    return Err(ErrorData::invalid_params(
-                        format!("input request '{key}' is of a kind this client does not know: {other:?}"),
-                        None,
-                    ));
-                }
+        let answers = futures::future::try_join_all(
+            requests
+                .into_iter()
+                .map(|(key, request)| self.fulfil_one(key, request)),
+        )
+        .await?;
+        Ok(answers.into_iter().collect())
+    }
+
+    async fn fulfil_one(
+        &self,
+        key: String,
+        request: InputRequest,
+    ) -> Result<(String, serde_json::Value), ErrorData> {
+        let value = match request {
+            InputRequest::CreateMessage(r) => serde_json::to_value(self.sample(r.params).await?),
+            InputRequest::Elicitation(r) => serde_json::to_value(self.elicit(r.params).await?),
+            InputRequest::ListRoots(_) => serde_json::to_value(self.roots().await?),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "input request '{key}' is of a kind this client does not know: {other:?}"
+                    ),
+                    None,
+                ));
             }
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            out.insert(key, value);
         }
-        Ok(out)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok((key, value))
     }
 }
 

@@ -6,6 +6,7 @@ mod connection;
 mod discovery;
 mod host;
 mod host_tools;
+mod input_rounds;
 mod listing;
 mod oauth;
 mod options;

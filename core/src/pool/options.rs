@@ -39,6 +39,9 @@ pub struct PoolOptions {
     pub client_name: String,
     /// Largest single message accepted from a server.
     pub max_message_bytes: usize,
+    /// How many rounds a request may take when a 2026-07-28 server answers it with
+    /// `input_required` (asking the host for sampling, elicitation or roots) before it fails.
+    pub max_input_rounds: u32,
 }
 
 impl Default for PoolOptions {
@@ -58,6 +61,7 @@ impl Default for PoolOptions {
             connect_on_add: true,
             client_name: "mcpmux".into(),
             max_message_bytes: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
+            max_input_rounds: super::input_rounds::DEFAULT_MAX_INPUT_ROUNDS,
         }
     }
 }

@@ -15,8 +15,8 @@ use crate::rt::block_on;
 /// `{"configPath": "/path/servers.json", "requestTimeoutMs": 30000, "shutdownTimeoutMs": 5000}`
 /// (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
 /// healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
-/// connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes;
-/// an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
+/// connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes,
+/// maxInputRounds; an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
 /// default file is used.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_pool_open(

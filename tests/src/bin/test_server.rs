@@ -28,6 +28,11 @@
 //! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
 //! `test://hello`, `test://info`, template `test://echo/{text}`. Prompt: `greet {name}`.
+//! On 2026-07-28, the tool `ask`, the prompt `ask` and the resources `test://ask`,
+//! `test://wait` and `test://ask-forever` answer with `input_required` first (multi
+//! round-trip requests): `ask` asks for a name (elicitation), a sample and the roots at
+//! once; prompt `ask` and `test://ask` ask for a name; `test://wait` answers two rounds with
+//! only its state (still working) before its text; `test://ask-forever` never stops asking.
 
 #![allow(
     deprecated,
@@ -56,13 +61,14 @@ use rmcp::{
     model::{
         CallToolResponse, CallToolResult, ContentBlock, CreateMessageRequest,
         CreateMessageRequestParams, DiscoverResult, ElicitRequest, ElicitRequestParams, ErrorCode,
-        Implementation, InputRequest, InputRequests, InputRequiredResult,
+        GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InputRequest,
+        InputRequests, InputRequiredResult, InputResponses, ListPromptsResult,
         ListResourceTemplatesResult, ListResourcesResult, ListRootsRequest, PaginatedRequestParams,
-        ProgressNotificationParam, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, SamplingMessage,
-        ServerCapabilities, ServerConfig,
+        ProgressNotificationParam, Prompt, PromptMessage, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+        Role, SamplingMessage, ServerCapabilities, ServerConfig,
     },
-    prompt, prompt_handler, prompt_router,
+    prompt, prompt_router,
     service::{RequestContext, ServerInitializeError},
     tool, tool_handler, tool_router,
     transport::streamable_http_server::{
@@ -484,9 +490,128 @@ impl TestServer {
     }
 }
 
+/// An elicitation asking for a name, with the state that says it was asked.
+fn ask_name() -> InputRequiredResult {
+    let mut requests = InputRequests::new();
+    requests.insert(
+        "name".into(),
+        InputRequest::Elicitation(ElicitRequest::new(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "Your name?".into(),
+                requested_schema: serde_json::from_value(serde_json::json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"]
+                }))
+                .expect("a valid schema"),
+            },
+        )),
+    );
+    InputRequiredResult::new(Some(requests), Some("asked".into()))
+}
+
+/// The name the client answered to [`ask_name`]: `None` before it was asked, the name or
+/// what the client did instead (`declined`, `cancelled`) after.
+fn asked_name(
+    state: Option<&str>,
+    responses: Option<&InputResponses>,
+) -> Result<Option<String>, ErrorData> {
+    match state {
+        None => Ok(None),
+        Some("asked") => {
+            let answer = responses
+                .and_then(|r| r.get("name"))
+                .ok_or_else(|| ErrorData::invalid_params("the name was not answered", None))?;
+            Ok(Some(match answer["action"].as_str() {
+                Some("accept") => answer["content"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                Some("decline") => "declined".into(),
+                _ => "cancelled".into(),
+            }))
+        }
+        Some(other) => Err(ErrorData::invalid_params(
+            format!("unexpected request state {other:?}"),
+            None,
+        )),
+    }
+}
+
+impl TestServer {
+    /// `test://ask`, `test://wait` and `test://ask-forever`: resources that take rounds.
+    fn read_in_rounds(
+        request: &ReadResourceRequestParams,
+    ) -> Option<Result<ReadResourceResponse, ErrorData>> {
+        let state = request.request_state.as_deref();
+        let done = |text: String| {
+            Ok(ReadResourceResult::new(vec![ResourceContents::text(text, &request.uri)]).into())
+        };
+        Some(match request.uri.as_str() {
+            "test://ask" => match asked_name(state, request.input_responses.as_ref()) {
+                Ok(None) => Ok(ask_name().into()),
+                Ok(Some(name)) => done(format!("asked for {name}")),
+                Err(e) => Err(e),
+            },
+            "test://wait" => match state {
+                None => Ok(InputRequiredResult::new(None, Some("working 1".into())).into()),
+                Some("working 1") => {
+                    Ok(InputRequiredResult::new(None, Some("working 2".into())).into())
+                }
+                Some("working 2") => done("waited two rounds".into()),
+                Some(other) => Err(ErrorData::invalid_params(
+                    format!("unexpected request state {other:?}"),
+                    None,
+                )),
+            },
+            "test://ask-forever" => Ok(InputRequiredResult::new(None, Some("more".into())).into()),
+            _ => return None,
+        })
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
-#[prompt_handler(router = self.prompt_router)]
 impl ServerHandler for TestServer {
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let mut prompts = self.prompt_router.list_all();
+        prompts.push(Prompt::new(
+            "ask",
+            Some("2026-07-28 only: asks the client for a name, then greets it"),
+            None,
+        ));
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == "ask" {
+            let state = request.request_state.as_deref();
+            return Ok(match asked_name(state, request.input_responses.as_ref())? {
+                None => ask_name().into(),
+                Some(name) => GetPromptResult::new(vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("Hello, {name}!"),
+                )])
+                .into(),
+            });
+        }
+        let prompt_context = rmcp::handler::server::prompt::PromptContext::new(
+            self,
+            request.name,
+            request.arguments,
+            context,
+        );
+        self.prompt_router.get_prompt(prompt_context).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -558,6 +683,9 @@ impl ServerHandler for TestServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some(response) = Self::read_in_rounds(&request) {
+            return response;
+        }
         let uri = request.uri;
         let contents = if uri == "test://hello" {
             ResourceContents::text(HELLO_TEXT, &uri)

@@ -1,0 +1,58 @@
+"""A 2026-07-28 MCP server on the Python SDK 2.3 (`MCPServer`, stdio) whose prompt and
+resource ask the client first, through `input_required` rounds (multi round-trip requests).
+
+- prompt `greet_asked`: asks for a name (form elicitation), then greets it;
+- resource template `asked://{thing}`: one round with only its state (still working), then
+  asks for a name, then answers `{thing} for {name}`.
+"""
+
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+
+server = MCPServer("mrtr")
+
+
+def ask_name() -> InputRequiredResult:
+    schema: Any = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    }
+    question = ElicitRequest(
+        params=ElicitRequestFormParams(message="Your name?", requested_schema=schema)
+    )
+    return InputRequiredResult(input_requests={"name": question}, request_state="asked")
+
+
+def answered_name(ctx: Context) -> str | None:
+    """The name the client gave, what it did instead (`declined`), or None before it was asked."""
+    if ctx.request_state != "asked":
+        return None
+    answer: Any = (ctx.input_responses or {}).get("name")
+    data = answer.model_dump() if hasattr(answer, "model_dump") else dict(answer or {})
+    if data.get("action") != "accept":
+        return str(data.get("action", "no answer"))
+    return str((data.get("content") or {}).get("name", ""))
+
+
+@server.prompt()
+def greet_asked(ctx: Context) -> str | InputRequiredResult:
+    """Asks the client for a name, then greets it."""
+    name = answered_name(ctx)
+    return ask_name() if name is None else f"Hello, {name}!"
+
+
+@server.resource("asked://{thing}")
+def asked(thing: str, ctx: Context) -> str | InputRequiredResult:
+    """A state-only round, a round asking for a name, then the text."""
+    if ctx.request_state is None:
+        return InputRequiredResult(request_state="working")
+    if ctx.request_state == "working":
+        return ask_name()
+    return f"{thing} for {answered_name(ctx)}"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
