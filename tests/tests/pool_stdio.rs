@@ -810,17 +810,17 @@ async fn prompts_and_resources_complete_through_input_rounds() {
     let pool = pool().await;
     let asked = answer_name(&pool, "Ada");
     add_test_server(&pool, "t", &[]).await;
-    let prompt = pool.get_prompt("t", "ask", None).await.unwrap();
-    let greeting = serde_json::to_value(&prompt.messages[0]).unwrap();
-    assert_eq!(greeting["content"]["text"], "Hello, Ada!", "{greeting}");
-    let read = pool.read_resource("t", "test://ask").await.unwrap();
-    let contents = serde_json::to_value(&read.contents[0]).unwrap();
-    assert_eq!(contents["text"], "asked for Ada", "{contents}");
+    assert_eq!(prompt_text(&pool, "t", "ask").await, "Hello, Ada!");
+    assert_eq!(
+        resource_text(&pool, "t", "test://ask").await,
+        "asked for Ada"
+    );
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
     // Rounds that carry only the server's state are sent again without asking the host.
-    let read = pool.read_resource("t", "test://wait").await.unwrap();
-    let contents = serde_json::to_value(&read.contents[0]).unwrap();
-    assert_eq!(contents["text"], "waited two rounds", "{contents}");
+    assert_eq!(
+        resource_text(&pool, "t", "test://wait").await,
+        "waited two rounds"
+    );
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
     pool.close().await;
 }

@@ -201,12 +201,11 @@ async fn a_python_sdk_server_asks_through_input_rounds_for_prompts_and_resources
     pool.add_server(stdio("py", python.to_str().unwrap(), &args))
         .await
         .unwrap();
-    let prompt = pool.get_prompt("py", "greet_asked", None).await.unwrap();
-    let greeting = serde_json::to_value(&prompt.messages[0]).unwrap();
-    assert_eq!(greeting["content"]["text"], "Hello, Ada!", "{greeting}");
-    let read = pool.read_resource("py", "asked://tea").await.unwrap();
-    let contents = serde_json::to_value(&read.contents[0]).unwrap();
-    assert_eq!(contents["text"], "tea for Ada", "{contents}");
+    assert_eq!(prompt_text(&pool, "py", "greet_asked").await, "Hello, Ada!");
+    assert_eq!(
+        resource_text(&pool, "py", "asked://tea").await,
+        "tea for Ada"
+    );
     assert_eq!(
         pool.server_states()[0].protocol_version.as_deref(),
         Some("2026-07-28")

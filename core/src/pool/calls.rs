@@ -6,9 +6,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
+    ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -23,7 +22,7 @@ use super::{Inner, Pool};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::pool::client_side::{ClientSide, ProgressFn};
-use crate::pool::input_rounds::{InputRounds, Retry, RoundsError};
+use crate::pool::input_rounds::{InputRounds, Retry, Round, RoundsError};
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
 use crate::tools::{ToolInfo, server_prefix};
 use crate::transport::direct::{Direct, DirectError};
@@ -408,24 +407,12 @@ impl Pool {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
         let conn = slot.connection(&self.inner).await?;
-        let mut params = ReadResourceRequestParams::new(uri);
-        let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
-        loop {
-            let response = conn
-                .peer
-                .read_resource_once(params.clone())
-                .await
-                .map_err(|e| {
-                    slot.connection_failed(&self.inner, &conn);
-                    conn.failure(&slot.name(), "resources/read", e)
-                })?;
-            let asked = match response {
-                ReadResourceResponse::Complete(result) => return Ok(result),
-                ReadResourceResponse::InputRequired(asked) => asked,
-                _ => return Err(unexpected(&slot, "resources/read")),
-            };
-            answer_input(&slot, &mut rounds, asked, &mut params, "resources/read").await?;
-        }
+        let params = ReadResourceRequestParams::new(uri);
+        let peer = &conn.peer;
+        self.in_rounds(&slot, &conn, "resources/read", params, |p| async move {
+            peer.read_resource_once(p).await.map(Round::from)
+        })
+        .await
     }
 
     /// Subscribes to changes of a resource; they arrive as `resource:updated` events.
@@ -492,22 +479,40 @@ impl Pool {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
+        let peer = &conn.peer;
+        self.in_rounds(&slot, &conn, "prompts/get", params, |p| async move {
+            peer.get_prompt_once(p).await.map(Round::from)
+        })
+        .await
+    }
+
+    /// Sends a request with `send` until the server answers it with a result, answering the
+    /// `input_required` rounds of a 2026-07-28 server in between.
+    async fn in_rounds<P, R, F, Fut>(
+        &self,
+        slot: &Arc<Slot>,
+        conn: &Arc<Connection>,
+        method: &str,
+        mut params: P,
+        send: F,
+    ) -> Result<R>
+    where
+        P: Retry + Clone,
+        F: Fn(P) -> Fut,
+        Fut: Future<Output = std::result::Result<Round<R>, ServiceError>>,
+    {
         let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
         loop {
-            let response = conn
-                .peer
-                .get_prompt_once(params.clone())
-                .await
-                .map_err(|e| {
-                    slot.connection_failed(&self.inner, &conn);
-                    conn.failure(&slot.name(), "prompts/get", e)
-                })?;
-            let asked = match response {
-                GetPromptResponse::Complete(result) => return Ok(result),
-                GetPromptResponse::InputRequired(asked) => asked,
-                _ => return Err(unexpected(&slot, "prompts/get")),
+            let round = send(params.clone()).await.map_err(|e| {
+                slot.connection_failed(&self.inner, conn);
+                conn.failure(&slot.name(), method, e)
+            })?;
+            let asked = match round {
+                Round::Done(result) => return Ok(result),
+                Round::Input(asked) => asked,
+                Round::Unexpected => return Err(unexpected(slot, method)),
             };
-            answer_input(&slot, &mut rounds, asked, &mut params, "prompts/get").await?;
+            answer_input(slot, &mut rounds, asked, &mut params, method).await?;
         }
     }
 }

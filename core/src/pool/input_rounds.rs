@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, GetPromptRequestParams, InputRequiredResult, InputResponses,
-    ReadResourceRequestParams,
+    CallToolRequestParams, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    InputRequiredResult, InputResponses, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult,
 };
 
 use crate::pool::client_side::ClientSide;
@@ -37,6 +38,33 @@ retry_params!(
     CallToolRequestParams,
     GetPromptRequestParams,
     ReadResourceRequestParams
+);
+
+/// A server's answer to one round: the result, or what it asks first.
+pub(crate) enum Round<R> {
+    Done(R),
+    Input(InputRequiredResult),
+    /// A kind of answer this request does not have.
+    Unexpected,
+}
+
+macro_rules! round_from {
+    ($($response:ident => $result:ty),*) => {$(
+        impl From<$response> for Round<$result> {
+            fn from(response: $response) -> Self {
+                match response {
+                    $response::Complete(result) => Round::Done(result),
+                    $response::InputRequired(asked) => Round::Input(asked),
+                    _ => Round::Unexpected,
+                }
+            }
+        }
+    )*};
+}
+
+round_from!(
+    GetPromptResponse => GetPromptResult,
+    ReadResourceResponse => ReadResourceResult
 );
 
 /// Why the rounds of a request ended without a result.

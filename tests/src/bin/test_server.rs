@@ -423,22 +423,7 @@ impl TestServer {
     ) -> Result<CallToolResponse, ErrorData> {
         match (state.as_deref(), responses) {
             (None, _) => {
-                let mut requests = InputRequests::new();
-                requests.insert(
-                    "name".into(),
-                    InputRequest::Elicitation(ElicitRequest::new(
-                        ElicitRequestParams::FormElicitationParams {
-                            meta: None,
-                            message: "Your name?".into(),
-                            requested_schema: serde_json::from_value(serde_json::json!({
-                                "type": "object",
-                                "properties": {"name": {"type": "string"}},
-                                "required": ["name"]
-                            }))
-                            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
-                        },
-                    )),
-                );
+                let mut requests = ask_name().input_requests.unwrap_or_default();
                 requests.insert(
                     "sample".into(),
                     InputRequest::CreateMessage(CreateMessageRequest::new(

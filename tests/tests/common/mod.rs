@@ -197,3 +197,20 @@ pub async fn set_active(pool: &Pool, name: &str, active: bool) {
     };
     pool.update_server(name, patch).await.unwrap();
 }
+
+/// The text of the first message of a prompt (no arguments); the request must succeed.
+pub async fn prompt_text(pool: &Pool, server: &str, name: &str) -> String {
+    let prompt = pool.get_prompt(server, name, None).await.unwrap();
+    let first = serde_json::to_value(&prompt.messages[0]).unwrap();
+    first["content"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The text of the first contents of a resource; the read must succeed.
+pub async fn resource_text(pool: &Pool, server: &str, uri: &str) -> String {
+    let read = pool.read_resource(server, uri).await.unwrap();
+    let first = serde_json::to_value(&read.contents[0]).unwrap();
+    first["text"].as_str().unwrap_or_default().to_string()
+}
