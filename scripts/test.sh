@@ -22,8 +22,13 @@ print_timings() {
     step ""
     echo "== seconds per step (total ${SECONDS}s)"
     printf '  %s\n' "${timings[@]}"
+    # What the run left on disk: a CI machine's free space is not fixed, and a full disk
+    # fails a build in whichever step it happens to be.
+    echo "== disk used by the build (du -sh)"
+    du -sh target bindings/python/target bindings/node/target .deps 2>/dev/null | sed 's/^/  /' || true
 }
 trap print_timings EXIT
+echo "== free disk where the build writes: $(df -h . | awk 'NR==2 {print $4}')"
 
 step "test dependencies (scripts/test-deps.sh)"
 bash scripts/test-deps.sh
