@@ -597,8 +597,9 @@ mcpmux_status mcpmux_resources_read_async(mcpmux_pool pool,
 
 /**
  * Subscribes to changes of a resource; they arrive as `resource:updated` events
- * (mcpmux_events_subscribe()). A server without subscriptions answers
- * MCPMUX_ERR_PROTOCOL.
+ * (mcpmux_events_subscribe()). The subscription holds over reconnects until
+ * mcpmux_resources_unsubscribe(). A server without subscriptions, or one that refuses this
+ * resource, answers MCPMUX_ERR_PROTOCOL, with the resource named in the message.
  */
 mcpmux_status mcpmux_resources_subscribe(mcpmux_pool pool,
                                          const char *server,

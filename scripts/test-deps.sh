@@ -12,7 +12,7 @@ set -euo pipefail
 EVERYTHING_VERSION="2026.8.31"
 FILESYSTEM_VERSION="2026.8.31"
 TIME_SERVER_VERSION="2026.10.19"
-# The Python SDK beside it, for tests/servers/mrtr_server.py (a 2026-07-28 MCPServer).
+# The Python SDK beside it, for tests/servers/python_sdk_server.py (a 2026-07-28 MCPServer).
 PY_SDK_VERSION="2.3.0"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

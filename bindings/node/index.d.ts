@@ -392,6 +392,16 @@ export interface ToolsChangedEvent {
   type: 'tools:changed';
   serverId: string;
 }
+/** The server's prompt list changed: list its prompts again. */
+export interface PromptsChangedEvent {
+  type: 'prompts:changed';
+  serverId: string;
+}
+/** The server's resource list changed: list its resources again. */
+export interface ResourcesChangedEvent {
+  type: 'resources:changed';
+  serverId: string;
+}
 export interface ResourceUpdatedEvent {
   type: 'resource:updated';
   serverId: string;
@@ -458,6 +468,8 @@ export interface PoolEvents {
   'servers:changed': ServersChangedEvent;
   'tool:called': ToolCalledEvent;
   'tools:changed': ToolsChangedEvent;
+  'prompts:changed': PromptsChangedEvent;
+  'resources:changed': ResourcesChangedEvent;
   'resource:updated': ResourceUpdatedEvent;
   progress: ProgressEvent;
   log: LogEvent;
@@ -475,6 +487,8 @@ export type PoolEvent =
   | ServersChangedEvent
   | ToolCalledEvent
   | ToolsChangedEvent
+  | PromptsChangedEvent
+  | ResourcesChangedEvent
   | ResourceUpdatedEvent
   | ProgressEvent
   | LogEvent
@@ -921,7 +935,11 @@ export declare class Pool extends EventEmitter {
   listResources(server?: string): Promise<ResourceInfo[]>;
   listResourceTemplates(server?: string): Promise<ResourceTemplateInfo[]>;
   readResource(server: string, uri: string): Promise<ReadResourceResult>;
-  /** Changes arrive as `resource:updated` events. */
+  /**
+   * Changes arrive as `resource:updated` events; the subscription holds over reconnects until
+   * `unsubscribeResource`. Rejects with `ProtocolError` (naming the resource) when the server
+   * refuses it.
+   */
   subscribeResource(server: string, uri: string): Promise<void>;
   unsubscribeResource(server: string, uri: string): Promise<void>;
 

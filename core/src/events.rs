@@ -70,6 +70,12 @@ pub enum Event {
     },
     #[serde(rename = "tools:changed", rename_all = "camelCase")]
     ToolsChanged { server_id: String },
+    /// The server's prompt list changed (`notifications/prompts/list_changed`).
+    #[serde(rename = "prompts:changed", rename_all = "camelCase")]
+    PromptsChanged { server_id: String },
+    /// The server's resource list changed (`notifications/resources/list_changed`).
+    #[serde(rename = "resources:changed", rename_all = "camelCase")]
+    ResourcesChanged { server_id: String },
     #[serde(rename = "resource:updated", rename_all = "camelCase")]
     ResourceUpdated { server_id: String, uri: String },
     #[serde(rename = "progress", rename_all = "camelCase")]
@@ -135,6 +141,8 @@ pub const EVENT_NAMES: &[&str] = &[
     "servers:changed",
     "tool:called",
     "tools:changed",
+    "prompts:changed",
+    "resources:changed",
     "resource:updated",
     "progress",
     "log",
@@ -153,6 +161,8 @@ impl Event {
             Event::ServersChanged => "servers:changed",
             Event::ToolCalled { .. } => "tool:called",
             Event::ToolsChanged { .. } => "tools:changed",
+            Event::PromptsChanged { .. } => "prompts:changed",
+            Event::ResourcesChanged { .. } => "resources:changed",
             Event::ResourceUpdated { .. } => "resource:updated",
             Event::Progress { .. } => "progress",
             Event::Log { .. } => "log",

@@ -1035,6 +1035,97 @@ static void on_complete_reenter(void *user_data, mcpmux_status status, const cha
     on_complete(&r->w, status, json, len);
 }
 
+/* Events of one name (a filtered subscription), counted, with the last one kept. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int count;
+    char last[512];
+} named_events;
+
+static void on_named_event(void *user_data, const char *json, size_t len) {
+    named_events *e = user_data;
+    pthread_mutex_lock(&e->mu);
+    e->count++;
+    snprintf(e->last, sizeof e->last, "%.*s", (int)len, json);
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Subscribes `e` to the events called `name`. */
+static mcpmux_subscription_id named_events_on(mcpmux_pool pool, const char *name,
+                                              named_events *e) {
+    memset(e, 0, sizeof *e);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    mcpmux_subscription_id id = 0;
+    CHECK_STATUS(mcpmux_events_subscribe(pool, name, on_named_event, e, NULL, &id), MCPMUX_OK);
+    return id;
+}
+
+/* Waits (2 s at most: no cache TTL is waited for) for the `want`th event; whether it came. */
+static int named_events_wait(named_events *e, int want) {
+    double deadline = now_s() + 2.0;
+    pthread_mutex_lock(&e->mu);
+    while (e->count < want && now_s() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+    }
+    int ok = e->count >= want;
+    pthread_mutex_unlock(&e->mu);
+    return ok;
+}
+
+static void call_tool_ok(mcpmux_pool pool, const char *tool, const char *args) {
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_call(pool, tool, args, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+}
+
+/* A server's changes reach the host at once, on 2026-07-28 (its listen stream) and before. */
+static void test_server_changes(void) {
+    const char *eras[][2] = {{"modern", ""}, {"legacy", "\"--legacy\""}};
+    for (int i = 0; i < 2; i++) {
+        const char *era = eras[i][0];
+        mcpmux_pool pool = open_pool();
+        add_test_server(pool, era, eras[i][1]);
+        named_events tools, updated;
+        mcpmux_subscription_id s_tools = named_events_on(pool, "tools:changed", &tools);
+        mcpmux_subscription_id s_updated = named_events_on(pool, "resource:updated", &updated);
+        char tool[64], out_check[64];
+        char *out = NULL;
+        snprintf(tool, sizeof tool, "mcp__%s__add_tool", era);
+        call_tool_ok(pool, tool, "{\"name\": \"late\"}");
+        CHECK(named_events_wait(&tools, 1));
+        CHECK_STATUS(mcpmux_tools_list(pool, era, 20000, &out), MCPMUX_OK);
+        snprintf(out_check, sizeof out_check, "\"id\":\"mcp__%s__late\"", era);
+        CHECK_CONTAINS(out, out_check);
+        mcpmux_string_free(out);
+
+        CHECK_STATUS(mcpmux_resources_subscribe(pool, era, "test://hello", 20000), MCPMUX_OK);
+        snprintf(tool, sizeof tool, "mcp__%s__notify", era);
+        call_tool_ok(pool, tool, "{\"what\": \"updated\", \"uri\": \"test://hello\"}");
+        CHECK(named_events_wait(&updated, 1));
+        pthread_mutex_lock(&updated.mu);
+        CHECK_CONTAINS(updated.last, "\"uri\":\"test://hello\"");
+        pthread_mutex_unlock(&updated.mu);
+
+        CHECK_STATUS(mcpmux_events_unsubscribe(s_tools), MCPMUX_OK);
+        CHECK_STATUS(mcpmux_events_unsubscribe(s_updated), MCPMUX_OK);
+        CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+        pthread_mutex_destroy(&tools.mu);
+        pthread_cond_destroy(&tools.cv);
+        pthread_mutex_destroy(&updated.mu);
+        pthread_cond_destroy(&updated.cv);
+    }
+}
+
 static void test_close_from_callbacks(void) {
     /* From a completion callback. */
     reentrant r;
@@ -1157,13 +1248,22 @@ static void test_resources_and_prompts(void) {
     CHECK_STATUS(mcpmux_resources_read(pool, "rp", "test://missing", 20000, &out),
                  MCPMUX_ERR_PROTOCOL);
 
-    /* The test server offers no subscriptions: the server's refusal comes through. */
-    mcpmux_status s = mcpmux_resources_subscribe(pool, "rp", "test://hello", 20000);
-    CHECK(s == MCPMUX_ERR_PROTOCOL);
+    /* The test server refuses a subscription to test://secret alone: the refusal comes
+     * through, naming the resource. */
+    CHECK_STATUS(mcpmux_resources_subscribe(pool, "rp", "test://secret", 20000),
+                 MCPMUX_ERR_PROTOCOL);
+    char *refusal = mcpmux_last_error();
+    CHECK_CONTAINS(refusal, "test://secret");
+    mcpmux_string_free(refusal);
     waiter_init(&w);
     AWAIT(&w, mcpmux_resources_subscribe_async(pool, "rp", "test://hello", 20000, on_complete,
                                                &w, NULL));
-    CHECK_STATUS(w.status, MCPMUX_ERR_PROTOCOL);
+    CHECK_STATUS(w.status, MCPMUX_OK);
+    waiter_destroy(&w);
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_resources_unsubscribe_async(pool, "rp", "test://hello", 20000, on_complete,
+                                                 &w, NULL));
+    CHECK_STATUS(w.status, MCPMUX_OK);
     waiter_destroy(&w);
 
     CHECK_STATUS(mcpmux_prompts_list(pool, NULL, 20000, &out), MCPMUX_OK);
@@ -2907,6 +3007,7 @@ int main(void) {
         {"close_while_threads_call", test_close_while_threads_call},
         {"resources_and_prompts", test_resources_and_prompts},
         {"input_rounds", test_input_rounds},
+        {"server_changes", test_server_changes},
         {"server_killed", test_server_killed},
         {"roots", test_roots},
         {"host_request_misuse", test_host_request_misuse},

@@ -159,6 +159,10 @@ pub fn time_server_command() -> Option<PathBuf> {
     is_executable(&bin).then_some(bin)
 }
 
+/// How many tools mcpmux-test-server lists before any `add_tool` (`test_server_smoke`
+/// checks it against the server itself).
+pub const TEST_SERVER_TOOLS: usize = 17;
+
 /// Path of the `mcpmux-test-server` binary.
 ///
 /// `$MCPMUX_TEST_SERVER` wins when set. Otherwise it is looked up next to the
@@ -350,12 +354,12 @@ pub fn ws_server_command() -> Option<(PathBuf, Vec<String>)> {
         .then(|| (python, vec![script.to_string_lossy().into_owned()]))
 }
 
-/// How to start `tests/servers/mrtr_server.py` (a 2026-07-28 server on the Python SDK 2.3
-/// whose prompt and resource ask the client through `input_required` rounds): `(python,
+/// How to start `tests/servers/python_sdk_server.py` (a 2026-07-28 server on the Python SDK 2.3
+/// `MCPServer`: input rounds, list changes and resource updates on demand): `(python,
 /// [script])`. `None` when the venv of scripts/test-deps.sh is missing.
-pub fn mrtr_server_command() -> Option<(PathBuf, Vec<String>)> {
+pub fn python_sdk_server_command() -> Option<(PathBuf, Vec<String>)> {
     let python = deps_dir().join("venv/bin/python");
-    let script = repo_root().join("tests/servers/mrtr_server.py");
+    let script = repo_root().join("tests/servers/python_sdk_server.py");
     (is_executable(&python) && script.is_file())
         .then(|| (python, vec![script.to_string_lossy().into_owned()]))
 }
@@ -392,10 +396,16 @@ pub fn start_everything(mode: &str, port: u16) -> Option<ChildGuard> {
 /// The test server over Streamable HTTP on a port of its choosing: the guard, and its `/mcp`
 /// URL (with port 0 the server prints the URL it bound as its first line).
 pub fn start_test_server_http() -> (ChildGuard, String) {
+    start_test_server_http_with(&[])
+}
+
+/// [`start_test_server_http`] with more of the test server's flags (e.g. `--legacy`).
+pub fn start_test_server_http_with(args: &[&str]) -> (ChildGuard, String) {
     use std::io::BufRead;
     let mut command = Command::new(test_server_bin());
     command
         .args(["--http", "0"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
     let mut server = ChildGuard::spawn(&mut command).expect("start mcpmux-test-server --http 0");

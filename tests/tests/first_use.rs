@@ -35,7 +35,8 @@ async fn adding_a_server_connects_it_and_records_its_tools() {
     let rec = add_test_server(&pool, "t", &[]).await;
     // No listing call: the add connected it and the catalog has its tools.
     assert!(
-        mcpmux_tests::wait_until(Duration::from_secs(20), || pool.known_tools().len() == 14),
+        mcpmux_tests::wait_until(Duration::from_secs(20), || pool.known_tools().len()
+            == mcpmux_tests::TEST_SERVER_TOOLS),
         "the added server's tools never reached the catalog: {:?}",
         pool.known_tools()
     );

@@ -7,24 +7,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcpmux::{ConnectionState, ErrorKind, Event, ServerConfig, ServerInput, TransportType};
+use mcpmux::{ConnectionState, ErrorKind, Event, ServerInput, TransportType};
 use mcpmux_tests::{ChildGuard, free_port, require_or_skip, wait_for_port};
 use serde_json::json;
 
 fn start_everything_sse(port: u16) -> Option<ChildGuard> {
     mcpmux_tests::start_everything("sse", port)
-}
-
-fn remote(name: &str, url: String, transport: Option<TransportType>) -> ServerInput {
-    ServerInput {
-        name: name.into(),
-        transport,
-        config: ServerConfig {
-            url: Some(url),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

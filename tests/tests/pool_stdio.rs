@@ -925,7 +925,7 @@ async fn search_lists_a_new_server_first_then_answers_from_the_catalog_without_c
         .await
         .unwrap();
     assert_eq!(hits[0].id, "mcp__t__sleep", "{hits:?}");
-    assert_eq!(again.known_tools().len(), 14);
+    assert_eq!(again.known_tools().len(), mcpmux_tests::TEST_SERVER_TOOLS);
     assert!(
         again
             .server_states()

@@ -1,7 +1,7 @@
 //! The pool against third-party MCP servers, installed by scripts/test-deps.sh:
 //! `@modelcontextprotocol/server-everything` (TypeScript SDK) over stdio and Streamable HTTP,
 //! `mcp-server-time` (Python SDK) over stdio, and a Python SDK 2.3 `MCPServer` of our own
-//! (`tests/servers/mrtr_server.py`) on protocol 2026-07-28.
+//! (`tests/servers/python_sdk_server.py`) on protocol 2026-07-28.
 
 mod common;
 
@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::*;
 use mcpmux::{CallOptions, ServerConfig, ServerInput};
 use mcpmux_tests::{
-    ChildGuard, everything_command, free_port, mrtr_server_command, require_or_skip,
+    ChildGuard, everything_command, free_port, python_sdk_server_command, require_or_skip,
     time_server_command, wait_for_port,
 };
 use serde_json::json;
@@ -185,7 +185,7 @@ async fn mcp_server_time_from_pypi_over_stdio() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_sdk_server_asks_through_input_rounds_for_prompts_and_resources() {
-    let (python, args) = require_or_skip!(mrtr_server_command(), "mcp 2.3 (PyPI)");
+    let (python, args) = require_or_skip!(python_sdk_server_command(), "mcp 2.3 (PyPI)");
     let pool = pool().await;
     pool.set_elicitation_handler(Some(std::sync::Arc::new(|req| {
         let asked = serde_json::to_value(&req.params).unwrap();
@@ -210,5 +210,40 @@ async fn a_python_sdk_server_asks_through_input_rounds_for_prompts_and_resources
         pool.server_states()[0].protocol_version.as_deref(),
         Some("2026-07-28")
     );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_sdk_server_tells_of_a_new_tool_and_a_resource_update_on_its_listen_stream() {
+    let (python, args) = require_or_skip!(python_sdk_server_command(), "mcp 2.3 (PyPI)");
+    let pool = pool().await;
+    let mut events = pool.events();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let rec = pool
+        .add_server(stdio("py", python.to_str().unwrap(), &args))
+        .await
+        .unwrap();
+    let before = pool.list_tools(Some("py")).await.unwrap();
+    assert!(!before.iter().any(|t| t.name == "late"), "{before:?}");
+    call_ok(&pool, "mcp__py__add_tool", json!({"name": "late"})).await;
+    let changed = wait_event(
+        &mut events,
+        Duration::from_secs(2),
+        |e| matches!(e, mcpmux::Event::ToolsChanged { server_id } if *server_id == rec.id),
+    )
+    .await;
+    assert!(changed.is_some(), "no tools:changed within 2 s");
+    let late = call_ok(&pool, "mcp__py__late", json!({})).await;
+    assert_eq!(text(&late), "late was added later");
+
+    pool.subscribe_resource("py", "note://a").await.unwrap();
+    call_ok(&pool, "mcp__py__touch", json!({"uri": "note://a"})).await;
+    let updated = wait_event(
+        &mut events,
+        Duration::from_secs(2),
+        |e| matches!(e, mcpmux::Event::ResourceUpdated { uri, .. } if uri == "note://a"),
+    )
+    .await;
+    assert!(updated.is_some(), "no resource:updated within 2 s");
     pool.close().await;
 }

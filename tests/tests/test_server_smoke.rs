@@ -132,6 +132,7 @@ fn stdio_initialize_list_and_call() {
     for tool in TOOLS {
         assert!(names.contains(tool), "{tool} missing from {names:?}");
     }
+    assert_eq!(names.len(), mcpmux_tests::TEST_SERVER_TOOLS, "{names:?}");
 
     peer.send(json!({
         "jsonrpc": "2.0", "id": 3, "method": "tools/call",

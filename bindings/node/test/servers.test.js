@@ -235,3 +235,31 @@ test("log events carry a stdio server's stderr; 'event' gets every event", async
     assert.ok(all.includes(type), `${type} missing from ${all}`);
   }
 });
+
+for (const [era, args] of [['modern', []], ['legacy', ['--legacy']]]) {
+  test(`a ${era} server's changes arrive as events at once (no cache TTL)`, async (t) => {
+    // 2026-07-28 servers tell them on the pool's subscriptions/listen stream, older ones
+    // as plain notifications; either way within 2 s.
+    const pool = await open(t);
+    const rec = await pool.addServer(testServerInput(era, args));
+    const mine = (e) => e.serverId === rec.id;
+    const toolsChanged = waitEvent(pool, 'tools:changed', mine, 2000);
+    await pool.callTool(`mcp__${era}__add_tool`, { name: 'late' });
+    await toolsChanged;
+    assert.ok((await pool.listTools(era)).some((tool) => tool.name === 'late'));
+
+    const resourcesChanged = waitEvent(pool, 'resources:changed', mine, 2000);
+    await pool.callTool(`mcp__${era}__notify`, { what: 'resources' });
+    await resourcesChanged;
+
+    await assert.rejects(pool.subscribeResource(era, 'test://secret'), (err) => {
+      assert.equal(err.code, 'protocol');
+      assert.match(err.message, /test:\/\/secret/);
+      return true;
+    });
+    await pool.subscribeResource(era, 'test://hello');
+    const updated = waitEvent(pool, 'resource:updated', (e) => mine(e) && e.uri === 'test://hello', 2000);
+    await pool.callTool(`mcp__${era}__notify`, { what: 'updated', uri: 'test://hello' });
+    await updated;
+  });
+}

@@ -113,3 +113,34 @@ async def test_listeners_see_the_close(config_path: str, test_server: str) -> No
     assert ("connected", "ready") in states
     with pytest.raises(mcpmux.ShuttingDownError):
         pool.on("log", print)
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_servers_changes_arrive_as_events_at_once(
+    pool: mcpmux.Pool, test_server: str, era: str
+) -> None:
+    """A tool added after connect, list changes and a subscribed resource's update, on a
+    2026-07-28 server (its listen stream) and an older one, each within 2 s (no cache TTL)."""
+    seen: list[mcpmux.Event] = []
+    pool.on("*", seen.append)
+    args = [] if era == "modern" else ["--legacy"]
+    await pool.add_server(era, command=test_server, args=args)
+    server_id = (await pool.get_server(era)).id
+    await pool.call_tool(f"mcp__{era}__add_tool", {"name": "late"})
+
+    def saw(name: str, **fields: str) -> bool:
+        def matches(e: mcpmux.Event) -> bool:
+            return all(e[k] == v for k, v in fields.items())
+
+        return any(e.type == name and e.server_id == server_id and matches(e) for e in seen)
+
+    await until(lambda: saw("tools:changed"), timeout=2.0)
+    assert "late" in [t.name for t in await pool.list_tools(era)]
+    await pool.call_tool(f"mcp__{era}__notify", {"what": "prompts"})
+    await until(lambda: saw("prompts:changed"), timeout=2.0)
+
+    with pytest.raises(mcpmux.ProtocolError, match="test://secret"):
+        await pool.subscribe_resource(era, "test://secret")
+    await pool.subscribe_resource(era, "test://hello")
+    await pool.call_tool(f"mcp__{era}__notify", {"what": "updated", "uri": "test://hello"})
+    await until(lambda: saw("resource:updated", uri="test://hello"), timeout=2.0)

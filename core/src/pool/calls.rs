@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::pool::client_side::{ClientSide, ProgressFn};
 use crate::pool::input_rounds::{InputRounds, Retry, Round, RoundsError};
+use crate::pool::listen::RefilterError;
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
 use crate::tools::{ToolInfo, server_prefix};
 use crate::transport::direct::{Direct, DirectError};
@@ -415,34 +416,84 @@ impl Pool {
         .await
     }
 
-    /// Subscribes to changes of a resource; they arrive as `resource:updated` events.
+    /// Subscribes to changes of a resource; they arrive as `resource:updated` events. The
+    /// subscription lasts until [`Pool::unsubscribe_resource`], over reconnects: on a
+    /// 2026-07-28 server through the connection's `subscriptions/listen` stream, on older
+    /// ones with `resources/subscribe`.
+    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<()> {
+        self.set_subscribed(server, uri, true).await
+    }
+
+    /// Ends a subscription made with [`Pool::subscribe_resource`].
+    pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<()> {
+        self.set_subscribed(server, uri, false).await
+    }
+
     #[allow(
         deprecated,
         reason = "resources/subscribe is how servers before 2026-07-28 do it"
     )]
-    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<()> {
+    async fn set_subscribed(&self, server: &str, uri: &str, subscribe: bool) -> Result<()> {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
         let conn = slot.connection(&self.inner).await?;
-        conn.peer
-            .subscribe(SubscribeRequestParams::new(uri))
-            .await
-            .map_err(|e| conn.failure(&slot.name(), "resources/subscribe", e))
-    }
-
-    /// Ends a subscription made with [`Pool::subscribe_resource`].
-    #[allow(
-        deprecated,
-        reason = "resources/unsubscribe is how servers before 2026-07-28 do it"
-    )]
-    pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<()> {
-        let _flight = self.inner.begin()?;
-        let slot = self.inner.slot(server)?;
-        let conn = slot.connection(&self.inner).await?;
-        conn.peer
-            .unsubscribe(UnsubscribeRequestParams::new(uri))
-            .await
-            .map_err(|e| conn.failure(&slot.name(), "resources/unsubscribe", e))
+        let name = slot.name();
+        let Some(listener) = &conn.listener else {
+            // Before 2026-07-28: the server keeps the subscription; the set is what a new
+            // connection subscribes to again.
+            let sent = if subscribe {
+                conn.peer.subscribe(SubscribeRequestParams::new(uri)).await
+            } else {
+                conn.peer
+                    .unsubscribe(UnsubscribeRequestParams::new(uri))
+                    .await
+            };
+            let method = if subscribe {
+                "resources/subscribe"
+            } else {
+                "resources/unsubscribe"
+            };
+            sent.map_err(|e| conn.failure(&name, method, e))?;
+            slot.shared.set_subscribed(uri, subscribe);
+            return Ok(());
+        };
+        let refused = |why: String| Error::Protocol {
+            server: name.clone(),
+            message: format!("could not subscribe to {uri}: {why}"),
+        };
+        if subscribe && !super::listen::can_subscribe(&conn.peer) {
+            return Err(refused(
+                "the server does not offer resource subscriptions (capability resources.subscribe)"
+                    .into(),
+            ));
+        }
+        if !slot.shared.set_subscribed(uri, subscribe) {
+            return Ok(());
+        }
+        let timeout = self.inner.opts.request_timeout();
+        let accepted = match listener.refilter(timeout).await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                slot.shared.set_subscribed(uri, !subscribe);
+                return Err(match e {
+                    RefilterError::Failed(why) => refused(why),
+                    RefilterError::Timeout => Error::Timeout {
+                        what: format!("subscriptions/listen to server '{name}'"),
+                        after: timeout,
+                    },
+                });
+            }
+        };
+        let listed = accepted
+            .and_then(|f| f.resource_subscriptions)
+            .is_some_and(|uris| uris.iter().any(|u| u == uri));
+        if subscribe && !listed {
+            slot.shared.set_subscribed(uri, false);
+            return Err(refused(
+                "the server's subscriptions/listen acknowledgement left it out".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Prompts of every server that offers them (or of one), with the server's name.

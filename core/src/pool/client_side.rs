@@ -5,7 +5,7 @@
     reason = "server logging (SEP-2577) is deprecated but still sent"
 )]
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -55,6 +55,9 @@ pub(crate) struct ServerShared {
     pub host: Arc<Host>,
     /// Set by the pool: refreshes the tool list (and the catalog) after a change.
     pub on_tools_changed: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// The resources the host subscribed to: each connection subscribes to them again, so a
+    /// subscription survives reconnects (see `pool::listen`).
+    subscribed: Mutex<BTreeSet<String>>,
 }
 
 impl ServerShared {
@@ -72,6 +75,7 @@ impl ServerShared {
             progress: Mutex::new(ProgressRoutes::default()),
             tools_generation: AtomicU64::new(0),
             client_name,
+            subscribed: Mutex::new(BTreeSet::new()),
         })
     }
 
@@ -151,11 +155,58 @@ impl ServerShared {
         });
     }
 
-    /// A server said its list changed: mark the cache stale and fetch the new list.
-    fn list_changed(&self) {
+    /// A server said its tool list changed: mark the cache stale and fetch the new list.
+    pub fn list_changed(&self) {
         self.tools_changed();
         if let Some(refresh) = self.on_tools_changed.get() {
             refresh();
+        }
+    }
+
+    /// A server said its prompt list changed (nothing of it is cached: the host lists again).
+    pub fn prompts_changed(&self) {
+        self.events.emit(Event::PromptsChanged {
+            server_id: self.server_id.to_string(),
+        });
+    }
+
+    /// A server said its resource list changed.
+    pub fn resources_changed(&self) {
+        self.events.emit(Event::ResourcesChanged {
+            server_id: self.server_id.to_string(),
+        });
+    }
+
+    /// A server said a subscribed resource changed.
+    pub fn resource_updated(&self, uri: String) {
+        self.events.emit(Event::ResourceUpdated {
+            server_id: self.server_id.to_string(),
+            uri,
+        });
+    }
+
+    /// A `log` event of the connection's own (`source: "transport"`).
+    pub fn transport_log(&self, level: &str, message: String) {
+        self.events.emit(Event::Log {
+            server_id: self.server_id.to_string(),
+            level: level.into(),
+            source: "transport".into(),
+            message,
+        });
+    }
+
+    /// The resources subscribed to, in order.
+    pub fn subscribed(&self) -> Vec<String> {
+        self.subscribed.lock().unwrap().iter().cloned().collect()
+    }
+
+    /// Adds (`true`) or removes a subscription; whether the set changed.
+    pub fn set_subscribed(&self, uri: &str, subscribed: bool) -> bool {
+        let mut set = self.subscribed.lock().unwrap();
+        if subscribed {
+            set.insert(uri.to_string())
+        } else {
+            set.remove(uri)
         }
     }
 }
@@ -345,8 +396,18 @@ impl ClientHandler for ClientSide {
         });
     }
 
+    // List changes and resource updates of servers before 2026-07-28; later ones send them on
+    // the connection's `subscriptions/listen` stream instead (`pool::listen`).
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.shared.list_changed();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.shared.prompts_changed();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.shared.resources_changed();
     }
 
     async fn on_resource_updated(
@@ -354,9 +415,6 @@ impl ClientHandler for ClientSide {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.shared.events.emit(Event::ResourceUpdated {
-            server_id: self.shared.server_id.to_string(),
-            uri: params.uri,
-        });
+        self.shared.resource_updated(params.uri);
     }
 }

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::record::{ServerRecord, TransportType};
 use crate::error::{Error, Result};
 use crate::pool::client_side::{ClientSide, ServerShared};
+use crate::pool::listen::{self, Listener};
 use crate::transport::direct::Direct;
 use crate::transport::in_order::InOrder;
 use crate::transport::limit::MessageLimit;
@@ -36,6 +37,8 @@ pub(crate) struct Connection {
     /// What a 2026-07-28 session requires in every request's `_meta` (rmcp adds it to its own
     /// requests; direct ones carry this copy).
     pub request_meta: Option<RequestMetaObject>,
+    /// The `subscriptions/listen` stream of a 2026-07-28 session.
+    pub listener: Option<Listener>,
     /// The record's config key when this connection opened: lists it fetches are saved
     /// under it, even if the record changes meanwhile.
     pub config_key: String,
@@ -333,7 +336,16 @@ impl Connection {
                 }
             });
         }
+        // Before the connection is handed out: its first tool list cannot miss a change, and
+        // the host's subscriptions hold again when it is.
+        let listener = if modern {
+            Some(Listener::start(peer.clone(), shared.clone(), ended.clone()).await)
+        } else {
+            listen::resubscribe(&peer, &shared).await;
+            None
+        };
         Ok(Arc::new(Connection {
+            listener,
             child_pid: child.as_ref().map(ChildProcess::pid),
             direct,
             request_meta,
@@ -396,6 +408,9 @@ impl Connection {
     /// Ends the session on purpose (no reconnect follows) and stops a stdio child.
     pub async fn close(&self, grace: Duration) {
         self.intentional.store(true, Ordering::SeqCst);
+        if let Some(listener) = &self.listener {
+            listener.stop(grace).await;
+        }
         if let Some(c) = self.cancel.lock().unwrap().take() {
             c.cancel();
         }

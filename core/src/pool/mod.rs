@@ -7,6 +7,7 @@ mod discovery;
 mod host;
 mod host_tools;
 mod input_rounds;
+mod listen;
 mod listing;
 mod oauth;
 mod options;

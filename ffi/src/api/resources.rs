@@ -137,8 +137,9 @@ pub unsafe extern "C" fn mcpmux_resources_read_async(
 }
 
 /// Subscribes to changes of a resource; they arrive as `resource:updated` events
-/// (mcpmux_events_subscribe()). A server without subscriptions answers
-/// MCPMUX_ERR_PROTOCOL.
+/// (mcpmux_events_subscribe()). The subscription holds over reconnects until
+/// mcpmux_resources_unsubscribe(). A server without subscriptions, or one that refuses this
+/// resource, answers MCPMUX_ERR_PROTOCOL, with the resource named in the message.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_resources_subscribe(
     pool: mcpmux_pool,

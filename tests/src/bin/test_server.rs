@@ -28,6 +28,13 @@
 //! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
 //! `test://hello`, `test://info`, template `test://echo/{text}`. Prompt: `greet {name}`.
+//!
+//! Changes: `add_tool {name}` adds a tool and says the tool list changed; `notify {what,
+//! uri?}` says the prompt or resource list changed, or that a resource was updated;
+//! `end_streams` ends the listen streams. They are
+//! told on the `subscriptions/listen` streams of 2026-07-28 clients and as plain notifications
+//! to older ones (resource updates to those that `resources/subscribe`d). Every subscription
+//! is accepted but to `test://secret`.
 //! On 2026-07-28, the tool `ask`, the prompt `ask` and the resources `test://ask`,
 //! `test://wait` and `test://ask-forever` answer with `input_required` first (multi
 //! round-trip requests): `ask` asks for a name (elicitation), a sample and the roots at
@@ -55,21 +62,23 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     handler::server::{
         router::{prompt::PromptRouter, tool::ToolRouter},
-        tool::{InputResponses as ToolInputResponses, RequestState},
+        tool::{InputResponses as ToolInputResponses, RequestState, ToolCallContext},
         wrapper::{Json, Parameters},
     },
     model::{
-        CallToolResponse, CallToolResult, ContentBlock, CreateMessageRequest,
-        CreateMessageRequestParams, DiscoverResult, ElicitRequest, ElicitRequestParams, ErrorCode,
-        GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InputRequest,
-        InputRequests, InputRequiredResult, InputResponses, ListPromptsResult,
-        ListResourceTemplatesResult, ListResourcesResult, ListRootsRequest, PaginatedRequestParams,
-        ProgressNotificationParam, Prompt, PromptMessage, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-        Role, SamplingMessage, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+        CreateMessageRequest, CreateMessageRequestParams, DiscoverResult, ElicitRequest,
+        ElicitRequestParams, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+        Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsRequest,
+        ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptMessage,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+        ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam, Role,
+        SamplingMessage, ServerCapabilities, ServerConfig, ServerNotification,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
     prompt, prompt_router,
-    service::{RequestContext, ServerInitializeError},
+    service::{Peer, RequestContext, ServerInitializeError, SubscriptionContext, SubscriptionSink},
     tool, tool_handler, tool_router,
     transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
@@ -77,6 +86,9 @@ use rmcp::{
 };
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The one resource whose subscription the server refuses, in both eras.
+const SECRET: &str = "test://secret";
 
 /// The text of the `test://hello` resource; tests compare against it.
 const HELLO_TEXT: &str = "Hello from mcpmux-test-server";
@@ -208,6 +220,20 @@ struct EnvArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct AddToolArgs {
+    /// The new tool's name.
+    name: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct NotifyArgs {
+    /// `prompts` or `resources` (their list changed), or `updated` (the resource `uri`).
+    what: String,
+    #[serde(default)]
+    uri: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct GreetArgs {
     /// Who to greet.
     name: String,
@@ -233,19 +259,69 @@ struct TestServer {
     name: String,
     legacy: bool,
     slow_discover: Option<Duration>,
+    /// Shared by every session of the process (over HTTP, a 2026-07-28 client's listen stream
+    /// and its `add_tool` call may be served by different instances).
+    changes: Arc<Changes>,
+}
+
+/// What `add_tool` and `notify` change, and whom they tell.
+#[derive(Debug, Default)]
+struct Changes {
+    /// The tools `add_tool` added.
+    added: std::sync::Mutex<Vec<String>>,
+    /// The open `subscriptions/listen` streams (2026-07-28 clients).
+    streams: std::sync::Mutex<Vec<SubscriptionSink>>,
+    /// Streams acknowledged whose `listen` has not registered its sink yet: rmcp sends the
+    /// acknowledgement first, so a client may ask for a change before the sink is there.
+    starting: std::sync::atomic::AtomicUsize,
+    /// Ends every open listen stream (the tool `end_streams`).
+    end_streams: tokio::sync::Notify,
+    /// `resources/subscribe` subscriptions of clients before 2026-07-28.
+    subscribed: std::sync::Mutex<Vec<(String, Peer<RoleServer>)>>,
+}
+
+impl Changes {
+    /// The open streams, once those acknowledged have registered (a second at most).
+    async fn streams(&self) -> Vec<SubscriptionSink> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+        while self.starting.load(std::sync::atomic::Ordering::SeqCst) > 0
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        self.streams.lock().unwrap().clone()
+    }
+
+    /// Tells every client that listens (2026-07-28: its listen stream; before: the caller).
+    async fn tell(&self, notification: ServerNotification, caller: &RequestContext<RoleServer>) {
+        for sink in self.streams().await {
+            // A stream that did not ask for this kind refuses it; that is its filter at work.
+            let _ = sink.send(notification.clone()).await;
+        }
+        if !is_modern(caller) {
+            let _ = caller.peer.send_notification(notification).await;
+        }
+    }
+}
+
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
 }
 
 /// `sleep` calls ended by `notifications/cancelled` (the process serves one client).
 static CANCELLED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl TestServer {
-    fn new(options: &Options) -> Self {
+    fn new(options: &Options, changes: Arc<Changes>) -> Self {
         Self {
             tool_router: Self::tool_router(),
             prompt_router: Self::prompt_router(),
             name: options.name.clone(),
             legacy: options.legacy,
             slow_discover: options.slow_discover,
+            changes,
         }
     }
 }
@@ -385,6 +461,73 @@ impl TestServer {
     #[tool(description = "Always fail: returns a tool result with isError = true")]
     fn fail(&self) -> CallToolResult {
         CallToolResult::error(vec![ContentBlock::text("this tool always fails")])
+    }
+
+    #[tool(
+        description = "Add a tool called `name` (it answers \"NAME was added later\") and \
+                       say that the tool list changed"
+    )]
+    async fn add_tool(
+        &self,
+        Parameters(AddToolArgs { name }): Parameters<AddToolArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        self.changes.added.lock().unwrap().push(name.clone());
+        let changed = ServerNotification::ToolListChangedNotification(Default::default());
+        self.changes.tell(changed, &context).await;
+        format!("added {name}")
+    }
+
+    #[tool(
+        description = "Say that the prompt list (`what`: prompts) or the resource list \
+                       (resources) changed, or that the resource `uri` was updated (updated)"
+    )]
+    async fn notify(
+        &self,
+        Parameters(NotifyArgs { what, uri }): Parameters<NotifyArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<String, ErrorData> {
+        let notification = match (what.as_str(), uri) {
+            ("prompts", _) => ServerNotification::PromptListChangedNotification(Default::default()),
+            ("resources", _) => {
+                ServerNotification::ResourceListChangedNotification(Default::default())
+            }
+            ("updated", Some(uri)) => {
+                // Before 2026-07-28 only those who subscribed hear of an update.
+                let subscribers: Vec<_> = self
+                    .changes
+                    .subscribed
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|(u, _)| *u == uri)
+                    .map(|(_, peer)| peer.clone())
+                    .collect();
+                let params = ResourceUpdatedNotificationParam::new(uri);
+                for peer in subscribers {
+                    let _ = peer.notify_resource_updated(params.clone()).await;
+                }
+                for sink in self.changes.streams().await {
+                    let _ = sink.notify_resource_updated(params.uri.clone()).await;
+                }
+                return Ok("notified".into());
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "what: prompts, resources, or updated with a uri",
+                    None,
+                ));
+            }
+        };
+        self.changes.tell(notification, &context).await;
+        Ok("notified".into())
+    }
+
+    #[tool(description = "End every open subscriptions/listen stream, as a server going away does")]
+    async fn end_streams(&self) -> String {
+        let open = self.changes.streams().await.len();
+        self.changes.end_streams.notify_waiters();
+        format!("ended {open}")
     }
 
     #[tool(description = "Return a fixed object as structuredContent, plus its JSON as text")]
@@ -558,6 +701,103 @@ impl TestServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TestServer {
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = self.tool_router.list_all();
+        for name in self.changes.added.lock().unwrap().iter() {
+            let schema = serde_json::json!({"type": "object", "properties": {}});
+            let schema = serde_json::from_value(schema).expect("an object schema");
+            tools.push(Tool::new(
+                name.clone(),
+                "Added by add_tool",
+                Arc::new(schema),
+            ));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.changes.added.lock().unwrap().contains(&name) {
+            let text = format!("{name} was added later");
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
+        self.tool_router
+            .call(ToolCallContext::new(self, request, context))
+            .await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = requested.clone();
+        if let Some(uris) = &mut accepted.resource_subscriptions {
+            uris.retain(|uri| uri != SECRET);
+        }
+        self.changes
+            .starting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        // Waiting before it counts as registered, so `end_streams` cannot miss it.
+        let end = self.changes.end_streams.notified();
+        tokio::pin!(end);
+        end.as_mut().enable();
+        self.changes.streams.lock().unwrap().push(sink);
+        self.changes
+            .starting
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        tokio::select! {
+            _ = context.cancelled() => {}
+            // Returning ends the stream gracefully (its final result).
+            _ = end => {}
+        }
+        self.changes
+            .streams
+            .lock()
+            .unwrap()
+            .retain(|s| *s.id() != id);
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if request.uri == SECRET {
+            return Err(ErrorData::invalid_params(
+                format!("{SECRET} cannot be subscribed to"),
+                None,
+            ));
+        }
+        let mut subscribed = self.changes.subscribed.lock().unwrap();
+        subscribed.push((request.uri, context.peer));
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let mut subscribed = self.changes.subscribed.lock().unwrap();
+        subscribed.retain(|(uri, _)| *uri != request.uri);
+        Ok(())
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -601,8 +841,12 @@ impl ServerHandler for TestServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -764,8 +1008,9 @@ async fn serve_http(options: Options, port: u16) -> Result<(), String> {
     println!("http://127.0.0.1:{port}/mcp");
     std::io::stdout().flush().map_err(|e| e.to_string())?;
 
+    let changes = Arc::new(Changes::default());
     let service = StreamableHttpService::new(
-        move || Ok(TestServer::new(&options)),
+        move || Ok(TestServer::new(&options, changes.clone())),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
@@ -846,7 +1091,7 @@ fn main() -> ExitCode {
         if let Some(port) = options.http_port {
             serve_http(options, port).await
         } else {
-            let server = TestServer::new(&options);
+            let server = TestServer::new(&options, Arc::default());
             if options.garbage_stdout {
                 serve_stdio_with_garbage(server).await
             } else {

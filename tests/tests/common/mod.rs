@@ -54,6 +54,19 @@ pub fn stdio(name: &str, command: &str, args: &[&str]) -> ServerInput {
     }
 }
 
+/// A server at `url` (`transport` `None`: as the pool finds out).
+pub fn remote(name: &str, url: String, transport: Option<mcpmux::TransportType>) -> ServerInput {
+    ServerInput {
+        name: name.into(),
+        transport,
+        config: ServerConfig {
+            url: Some(url),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 /// The test server (`mcpmux-test-server`) over stdio, with extra arguments.
 pub fn test_server(name: &str, args: &[&str]) -> ServerInput {
     let bin = env!("CARGO_BIN_EXE_mcpmux-test-server");

@@ -538,7 +538,11 @@ class Pool:
         return _one(ReadResourceResult, await self._native.read_resource(server, uri))
 
     async def subscribe_resource(self, server: str, uri: str) -> None:
-        """Subscribes to a resource; changes arrive as ``resource:updated`` events."""
+        """Subscribes to a resource; changes arrive as ``resource:updated`` events.
+
+        The subscription holds over reconnects until :meth:`unsubscribe_resource`. Raises
+        :class:`ProtocolError` (naming the resource) when the server refuses it.
+        """
         await self._native.subscribe_resource(server, uri)
 
     async def unsubscribe_resource(self, server: str, uri: str) -> None:

@@ -362,8 +362,9 @@ class Event(Model):
     """Something that happened in the pool.
 
     ``type`` is the event name (``"server:connected"``, ``"connection:state"``,
-    ``"servers:changed"``, ``"tool:called"``, ``"tools:changed"``, ``"resource:updated"``,
-    ``"progress"``, ``"log"``); ``data`` holds its other fields with snake_case keys.
+    ``"servers:changed"``, ``"tool:called"``, ``"tools:changed"``, ``"prompts:changed"``,
+    ``"resources:changed"``, ``"resource:updated"``, ``"progress"``, ``"log"``, and the rest of
+    ``EVENT_NAMES``); ``data`` holds its other fields with snake_case keys.
     """
 
     type: str = ""

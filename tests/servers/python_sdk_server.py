@@ -1,9 +1,14 @@
-"""A 2026-07-28 MCP server on the Python SDK 2.3 (`MCPServer`, stdio) whose prompt and
-resource ask the client first, through `input_required` rounds (multi round-trip requests).
+"""A 2026-07-28 MCP server on the Python SDK 2.3 (`MCPServer`, stdio), for what such servers
+do that older ones do not.
 
+Input rounds (multi round-trip requests):
 - prompt `greet_asked`: asks for a name (form elicitation), then greets it;
 - resource template `asked://{thing}`: one round with only its state (still working), then
   asks for a name, then answers `{thing} for {name}`.
+
+Changes, told on the client's `subscriptions/listen` stream only:
+- tool `add_tool {name}`: adds a tool `name` (it answers `{name} was added later`);
+- tool `touch {uri}`: says that the resource `uri` was updated.
 """
 
 from typing import Any
@@ -52,6 +57,31 @@ def asked(thing: str, ctx: Context) -> str | InputRequiredResult:
     if ctx.request_state == "working":
         return ask_name()
     return f"{thing} for {answered_name(ctx)}"
+
+
+@server.tool()
+async def add_tool(name: str, ctx: Context) -> str:
+    """Adds a tool called `name`, and says the tool list changed."""
+
+    def added() -> str:
+        return f"{name} was added later"
+
+    server.add_tool(added, name=name, description="Added by add_tool")
+    await ctx.notify_tools_changed()
+    return f"added {name}"
+
+
+@server.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Says that the resource `uri` was updated."""
+    await ctx.notify_resource_updated(uri)
+    return f"touched {uri}"
+
+
+@server.resource("note://{name}")
+def note(name: str) -> str:
+    """A note to subscribe to."""
+    return f"note {name}"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,266 @@
+//! What servers say of their changes reaches the pool at once: list changes refresh the tool
+//! cache and become events, and resource subscriptions deliver updates and outlive reconnects,
+//! on 2026-07-28 servers (the `subscriptions/listen` stream) and older ones (plain
+//! notifications, `resources/subscribe`), over stdio and Streamable HTTP.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcpmux::{Event, Pool, TransportType};
+use serde_json::json;
+
+/// The test server's flags for each protocol era.
+const ERAS: [(&str, &[&str]); 2] = [("modern", &[]), ("legacy", &["--legacy"])];
+
+/// What the issue of a stale cache is measured by: the change is seen this soon, not after
+/// the tool cache's TTL.
+const SOON: Duration = Duration::from_secs(2);
+
+async fn changed(
+    events: &mut mcpmux::EventReceiver,
+    what: &str,
+    f: impl FnMut(&Event) -> bool,
+) -> Event {
+    wait_event(events, SOON, f)
+        .await
+        .unwrap_or_else(|| panic!("no {what} event within {SOON:?}"))
+}
+
+async fn notify(pool: &Pool, server: &str, args: serde_json::Value) {
+    call_ok(pool, &format!("mcp__{server}__notify"), args).await;
+}
+
+/// Adds a tool, changes the prompt and resource lists, and subscribes to resources on
+/// `server` (id `id`), checking that each change is seen.
+async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
+    let mut events = pool.events();
+    let before = pool.list_tools(Some(server)).await.unwrap();
+    assert!(!before.iter().any(|t| t.name == "late"), "{before:?}");
+
+    call_ok(
+        pool,
+        &format!("mcp__{server}__add_tool"),
+        json!({"name": "late"}),
+    )
+    .await;
+    changed(
+        &mut events,
+        "tools:changed",
+        |e| matches!(e, Event::ToolsChanged { server_id } if server_id == id),
+    )
+    .await;
+    let tools = pool.list_tools(Some(server)).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "late"), "{tools:?}");
+    let late = call_ok(pool, &format!("mcp__{server}__late"), json!({})).await;
+    assert_eq!(text(&late), "late was added later");
+
+    notify(pool, server, json!({"what": "prompts"})).await;
+    changed(
+        &mut events,
+        "prompts:changed",
+        |e| matches!(e, Event::PromptsChanged { server_id } if server_id == id),
+    )
+    .await;
+    notify(pool, server, json!({"what": "resources"})).await;
+    changed(
+        &mut events,
+        "resources:changed",
+        |e| matches!(e, Event::ResourcesChanged { server_id } if server_id == id),
+    )
+    .await;
+
+    pool.subscribe_resource(server, "test://hello")
+        .await
+        .unwrap();
+    pool.subscribe_resource(server, "test://info")
+        .await
+        .unwrap();
+    notify(
+        pool,
+        server,
+        json!({"what": "updated", "uri": "test://hello"}),
+    )
+    .await;
+    let updated = |e: &Event| matches!(e, Event::ResourceUpdated { .. });
+    let first = changed(&mut events, "resource:updated", updated).await;
+    assert!(
+        matches!(&first, Event::ResourceUpdated { uri, server_id } if uri == "test://hello" && server_id == id),
+        "{first:?}"
+    );
+    // After unsubscribing, the next update is the other resource's.
+    pool.unsubscribe_resource(server, "test://hello")
+        .await
+        .unwrap();
+    notify(
+        pool,
+        server,
+        json!({"what": "updated", "uri": "test://hello"}),
+    )
+    .await;
+    notify(
+        pool,
+        server,
+        json!({"what": "updated", "uri": "test://info"}),
+    )
+    .await;
+    let next = changed(&mut events, "resource:updated", updated).await;
+    assert!(
+        matches!(&next, Event::ResourceUpdated { uri, .. } if uri == "test://info"),
+        "{next:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_and_resource_updates_over_stdio_in_both_eras() {
+    for (era, args) in ERAS {
+        eprintln!("=== {era} over stdio");
+        let pool = pool().await;
+        let rec = add_test_server(&pool, era, args).await;
+        changes_reach_the_pool(&pool, era, &rec.id).await;
+        pool.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_and_resource_updates_over_http_in_both_eras() {
+    for (era, args) in ERAS {
+        eprintln!("=== {era} over Streamable HTTP");
+        let (_server, url) = mcpmux_tests::start_test_server_http_with(args);
+        let pool = pool().await;
+        let rec = pool
+            .add_server(remote(era, url, Some(TransportType::Http)))
+            .await
+            .unwrap();
+        changes_reach_the_pool(&pool, era, &rec.id).await;
+        pool.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_outlives_a_reconnect_in_both_eras() {
+    for (era, args) in ERAS {
+        eprintln!("=== {era}");
+        let pool = pool().await;
+        let mut events = pool.events();
+        let rec = add_test_server(&pool, era, args).await;
+        pool.subscribe_resource(era, "test://hello").await.unwrap();
+        let pid = pid_of(&pool, &format!("mcp__{era}__pid")).await;
+        // SAFETY: kills the test server's own child process.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+        let lost = wait_event(&mut events, Duration::from_secs(5), |e| {
+            matches!(
+                e,
+                Event::ConnectionState {
+                    phase: mcpmux::ConnectionPhase::Lost,
+                    ..
+                }
+            )
+        })
+        .await;
+        assert!(lost.is_some(), "{era}: no lost event");
+        let back = wait_event(&mut events, Duration::from_secs(10), |e| {
+            matches!(e, Event::ServerConnected { .. })
+        })
+        .await;
+        assert!(back.is_some(), "{era}: did not reconnect");
+        assert_ne!(pid_of(&pool, &format!("mcp__{era}__pid")).await, pid);
+        notify(
+            &pool,
+            era,
+            json!({"what": "updated", "uri": "test://hello"}),
+        )
+        .await;
+        let updated = changed(
+            &mut events,
+            "resource:updated",
+            |e| matches!(e, Event::ResourceUpdated { server_id, .. } if *server_id == rec.id),
+        )
+        .await;
+        assert!(
+            matches!(&updated, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
+            "{updated:?}"
+        );
+        pool.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_the_server_refuses_is_an_error_that_names_it() {
+    for (era, args) in ERAS {
+        eprintln!("=== {era}");
+        let pool = pool().await;
+        let mut events = pool.events();
+        add_test_server(&pool, era, args).await;
+        let e = pool
+            .subscribe_resource(era, "test://secret")
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), mcpmux::ErrorKind::Protocol, "{era}: {e}");
+        assert!(e.to_string().contains("test://secret"), "{era}: {e}");
+        // The refusal lost nothing: other subscriptions still work.
+        pool.subscribe_resource(era, "test://hello").await.unwrap();
+        notify(
+            &pool,
+            era,
+            json!({"what": "updated", "uri": "test://hello"}),
+        )
+        .await;
+        changed(
+            &mut events,
+            "resource:updated",
+            |e| matches!(e, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
+        )
+        .await;
+        pool.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_the_server_ends_is_opened_again_with_a_re_list() {
+    let pool = pool().await;
+    let mut events = pool.events();
+    let rec = add_test_server(&pool, "t", &[]).await;
+    pool.subscribe_resource("t", "test://hello").await.unwrap();
+    call_ok(&pool, "mcp__t__end_streams", json!({})).await;
+    // Changes in between could not be heard: they are reported as made.
+    changed(
+        &mut events,
+        "tools:changed",
+        |e| matches!(e, Event::ToolsChanged { server_id } if *server_id == rec.id),
+    )
+    .await;
+    changed(&mut events, "prompts:changed", |e| {
+        matches!(e, Event::PromptsChanged { .. })
+    })
+    .await;
+    // The new stream hears changes, and has the subscription.
+    call_ok(&pool, "mcp__t__add_tool", json!({"name": "later"})).await;
+    changed(&mut events, "tools:changed", |e| {
+        matches!(e, Event::ToolsChanged { .. })
+    })
+    .await;
+    assert!(
+        pool.list_tools(Some("t"))
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.name == "later")
+    );
+    notify(
+        &pool,
+        "t",
+        json!({"what": "updated", "uri": "test://hello"}),
+    )
+    .await;
+    changed(
+        &mut events,
+        "resource:updated",
+        |e| matches!(e, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
+    )
+    .await;
+    pool.close().await;
+}
