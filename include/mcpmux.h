@@ -299,11 +299,11 @@ mcpmux_status mcpmux_cancel(mcpmux_request_id request);
  * (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
  * healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
  * connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes,
- * maxInputRounds; an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
- * default file is used.
+ * maxInputRounds, logLevel; an unknown field is an error). Without configPath, $MCPMUX_CONFIG or
+ * the platform's default file is used. logLevel ("debug" … "emergency", unset by default) asks
+ * servers for their log messages from that level up (`log` events).
  */
-mcpmux_status mcpmux_pool_open(const char *options_json,
-                               mcpmux_pool *out_pool);
+mcpmux_status mcpmux_pool_open(const char *options_json, mcpmux_pool *out_pool);
 
 /**
  * Closes a pool and invalidates its handle at once (a second close is

@@ -42,8 +42,22 @@ export interface PoolOptions {
    * server answers `input_required` (asking for sampling, elicitation or roots) before it
    * fails. Default 10. */
   maxInputRounds?: number;
+  /** Ask servers for their log messages (`log` events) from this level up: in every request
+   * to a 2026-07-28 server, with `logging/setLevel` to older ones; a server's own `logLevel`
+   * wins. Unset (the default): 2026-07-28 servers send none, older ones what they choose. */
+  logLevel?: LogLevel;
 }
 
+/** Server log severities, least severe first (syslog's, as MCP names them). */
+export type LogLevel =
+  | 'debug'
+  | 'info'
+  | 'notice'
+  | 'warning'
+  | 'error'
+  | 'critical'
+  | 'alert'
+  | 'emergency';
 export type TransportType = 'stdio' | 'http' | 'sse' | 'websocket';
 export type Scope = 'user' | 'local';
 export type InstallSource = 'builtin' | 'manual' | 'protocol' | 'unknown';
@@ -128,6 +142,8 @@ export interface ServerRecord {
   createdAt: number;
   updatedAt?: number;
   timeouts?: Timeouts;
+  /** The least severe log messages asked of this server (else the pool's `logLevel`). */
+  logLevel?: LogLevel;
 }
 
 /** What `addServer` takes: everything but `name` and `config` has a default. `type` is inferred
@@ -144,6 +160,7 @@ export interface ServerInput {
   installSource?: InstallSource;
   projectPath?: string;
   timeouts?: Timeouts;
+  logLevel?: LogLevel;
 }
 
 /** A partial update; absent fields stay as they are. Unknown keys are errors. */
@@ -159,6 +176,7 @@ export interface ServerPatch {
   installSource?: InstallSource;
   projectPath?: string;
   timeouts?: Timeouts;
+  logLevel?: LogLevel;
 }
 
 /** The outcome of one entry of `addJson`. */

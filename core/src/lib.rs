@@ -26,7 +26,7 @@ pub use config::record::{
 };
 pub use config::store::ConfigStore;
 pub use error::{Error, ErrorKind, Result};
-pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver};
+pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver, LogLevel};
 pub use host::{
     ElicitationHandler, HostRequest, RootsHandler, SamplingHandler, fill_schema_defaults,
 };

@@ -1088,7 +1088,8 @@ static void call_tool_ok(mcpmux_pool pool, const char *tool, const char *args) {
     mcpmux_string_free(out);
 }
 
-/* A server's changes reach the host at once, on 2026-07-28 (its listen stream) and before. */
+/* A server's changes reach the host at once, on 2026-07-28 (its listen stream) and before;
+ * its logs at the level asked for. */
 static void test_server_changes(void) {
     const char *eras[][2] = {{"modern", ""}, {"legacy", "\"--legacy\""}};
     for (int i = 0; i < 2; i++) {
@@ -1115,6 +1116,34 @@ static void test_server_changes(void) {
         pthread_mutex_lock(&updated.mu);
         CHECK_CONTAINS(updated.last, "\"uri\":\"test://hello\"");
         pthread_mutex_unlock(&updated.mu);
+
+        /* Logs: unasked, a 2026-07-28 server sends none; a server's logLevel asks for them. */
+        named_events logs;
+        mcpmux_subscription_id s_logs = named_events_on(pool, "log", &logs);
+        snprintf(tool, sizeof tool, "mcp__%s__log", era);
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{\"message\": \"m\", \"level\": \"error\"}",
+                                       20000, &out),
+                     MCPMUX_OK);
+        CHECK_CONTAINS(out, i == 0 ? "not asked for" : "sent");
+        mcpmux_string_free(out);
+        CHECK_STATUS(mcpmux_servers_update(pool, era, "{\"logLevel\": \"warning\"}", &out),
+                     MCPMUX_OK);
+        CHECK_CONTAINS(out, "\"logLevel\":\"warning\"");
+        mcpmux_string_free(out);
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{\"message\": \"q\", \"level\": \"info\"}",
+                                       20000, &out),
+                     MCPMUX_OK);
+        CHECK_CONTAINS(out, "not asked for");
+        mcpmux_string_free(out);
+        call_tool_ok(pool, tool, "{\"message\": \"loud\", \"level\": \"critical\"}");
+        CHECK(named_events_wait(&logs, i == 0 ? 1 : 2));
+        pthread_mutex_lock(&logs.mu);
+        CHECK_CONTAINS(logs.last, "[test-server] loud");
+        CHECK_CONTAINS(logs.last, "\"level\":\"critical\"");
+        pthread_mutex_unlock(&logs.mu);
+        CHECK_STATUS(mcpmux_events_unsubscribe(s_logs), MCPMUX_OK);
+        pthread_mutex_destroy(&logs.mu);
+        pthread_cond_destroy(&logs.cv);
 
         CHECK_STATUS(mcpmux_events_unsubscribe(s_tools), MCPMUX_OK);
         CHECK_STATUS(mcpmux_events_unsubscribe(s_updated), MCPMUX_OK);

@@ -9,8 +9,12 @@ Input rounds (multi round-trip requests):
 Changes, told on the client's `subscriptions/listen` stream only:
 - tool `add_tool {name}`: adds a tool `name` (it answers `{name} was added later`);
 - tool `touch {uri}`: says that the resource `uri` was updated.
+
+Logs: tool `say {message}` logs `message` at `warning`, which the SDK sends only to a request
+whose `_meta` asks for that level.
 """
 
+import warnings
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -76,6 +80,16 @@ async def touch(uri: str, ctx: Context) -> str:
     """Says that the resource `uri` was updated."""
     await ctx.notify_resource_updated(uri)
     return f"touched {uri}"
+
+
+@server.tool()
+async def say(message: str, ctx: Context) -> str:
+    """Logs `message` at warning."""
+    with warnings.catch_warnings():
+        # Logging is deprecated in 2026-07-28 (SEP-2577) but still what servers send.
+        warnings.simplefilter("ignore")
+        await ctx.log("warning", message, logger_name="py")
+    return "said"
 
 
 @server.resource("note://{name}")

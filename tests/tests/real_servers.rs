@@ -247,3 +247,28 @@ async fn a_python_sdk_server_tells_of_a_new_tool_and_a_resource_update_on_its_li
     assert!(updated.is_some(), "no resource:updated within 2 s");
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_sdk_server_logs_only_at_the_level_asked_for() {
+    let (python, args) = require_or_skip!(python_sdk_server_command(), "mcp 2.3 (PyPI)");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    for (asked, heard) in [(None, false), (Some(mcpmux::LogLevel::Warning), true)] {
+        let pool = pool_with(mcpmux::PoolOptions {
+            log_level: asked,
+            ..options()
+        })
+        .await;
+        let mut events = pool.events();
+        pool.add_server(stdio("py", python.to_str().unwrap(), &args))
+            .await
+            .unwrap();
+        call_ok(&pool, "mcp__py__say", json!({"message": "careful"})).await;
+        let line = wait_event(&mut events, Duration::from_secs(2), |e| {
+            matches!(e, mcpmux::Event::Log { message, source, .. }
+                if message == "[py] careful" && source == "notification")
+        })
+        .await;
+        assert_eq!(line.is_some(), heard, "logLevel {asked:?}");
+        pool.close().await;
+    }
+}

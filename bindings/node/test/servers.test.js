@@ -261,5 +261,14 @@ for (const [era, args] of [['modern', []], ['legacy', ['--legacy']]]) {
     const updated = waitEvent(pool, 'resource:updated', (e) => mine(e) && e.uri === 'test://hello', 2000);
     await pool.callTool(`mcp__${era}__notify`, { what: 'updated', uri: 'test://hello' });
     await updated;
+
+    // Logs at the level asked for: in each request's _meta on 2026-07-28, setLevel before.
+    const record = await pool.updateServer(era, { logLevel: 'warning' });
+    assert.equal(record.logLevel, 'warning');
+    const quiet = await pool.callTool(`mcp__${era}__log`, { message: 'q', level: 'info' });
+    assert.equal(quiet.content[0].text, 'not asked for');
+    const logged = waitEvent(pool, 'log', (e) => mine(e) && e.message === '[test-server] loud', 2000);
+    await pool.callTool(`mcp__${era}__log`, { message: 'loud', level: 'critical' });
+    assert.equal((await logged).level, 'critical');
   });
 }

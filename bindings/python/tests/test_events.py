@@ -119,8 +119,9 @@ async def test_listeners_see_the_close(config_path: str, test_server: str) -> No
 async def test_a_servers_changes_arrive_as_events_at_once(
     pool: mcpmux.Pool, test_server: str, era: str
 ) -> None:
-    """A tool added after connect, list changes and a subscribed resource's update, on a
-    2026-07-28 server (its listen stream) and an older one, each within 2 s (no cache TTL)."""
+    """A tool added after connect, list changes, a subscribed resource's update and a log line
+    at the level asked for, on a 2026-07-28 server (its listen stream) and an older one, each
+    within 2 s (no cache TTL)."""
     seen: list[mcpmux.Event] = []
     pool.on("*", seen.append)
     args = [] if era == "modern" else ["--legacy"]
@@ -144,3 +145,11 @@ async def test_a_servers_changes_arrive_as_events_at_once(
     await pool.subscribe_resource(era, "test://hello")
     await pool.call_tool(f"mcp__{era}__notify", {"what": "updated", "uri": "test://hello"})
     await until(lambda: saw("resource:updated", uri="test://hello"), timeout=2.0)
+
+    # Logs at the level asked for: in each request's _meta on 2026-07-28, setLevel before.
+    record = await pool.update_server(era, log_level="warning")
+    assert record.log_level == "warning"
+    quiet = await pool.call_tool(f"mcp__{era}__log", {"message": "q", "level": "info"})
+    assert quiet.text == "not asked for"
+    await pool.call_tool(f"mcp__{era}__log", {"message": "loud", "level": "critical"})
+    await until(lambda: saw("log", message="[test-server] loud", level="critical"), timeout=2.0)

@@ -182,6 +182,9 @@ pub struct ServerRecord {
     pub updated_at: Option<u64>,
     #[serde(default, skip_serializing_if = "Timeouts::is_unset")]
     pub timeouts: Timeouts,
+    /// The least severe log messages asked of this server (else the pool's `logLevel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<crate::events::LogLevel>,
 }
 
 /// What a caller gives to add a server; everything but `name` and `config` has a default.
@@ -209,6 +212,8 @@ pub struct ServerInput {
     pub project_path: Option<String>,
     #[serde(default)]
     pub timeouts: Timeouts,
+    #[serde(default)]
+    pub log_level: Option<crate::events::LogLevel>,
 }
 
 /// A partial update of a record; `None` leaves a field as it is.
@@ -227,6 +232,7 @@ pub struct ServerPatch {
     pub install_source: Option<InstallSource>,
     pub project_path: Option<String>,
     pub timeouts: Option<Timeouts>,
+    pub log_level: Option<crate::events::LogLevel>,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -269,6 +275,7 @@ impl ServerInput {
             created_at: now_ms(),
             updated_at: None,
             timeouts: self.timeouts,
+            log_level: self.log_level,
         };
         record.validate()?;
         Ok(record)
@@ -405,6 +412,9 @@ impl ServerRecord {
         }
         if let Some(v) = patch.timeouts {
             self.timeouts = v;
+        }
+        if let Some(v) = patch.log_level {
+            self.log_level = Some(v);
         }
         self.updated_at = Some(now_ms().max(self.created_at));
         self.validate()?;

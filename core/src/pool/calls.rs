@@ -636,6 +636,7 @@ impl Inner {
             for (k, v) in meta.iter() {
                 mine.insert(k.clone(), v.clone());
             }
+            super::logs::stamp(mine, &call.slot.shared);
         }
         // As through rmcp: the server may report progress, which keeps the call from timing
         // out.

@@ -6,7 +6,7 @@
 )]
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
-use crate::events::{Event, EventBus};
+use crate::events::{Event, EventBus, LogLevel};
 use crate::host::{Host, HostRequest};
 
 /// One progress update of a call, as given to a per-call callback.
@@ -58,6 +58,9 @@ pub(crate) struct ServerShared {
     /// The resources the host subscribed to: each connection subscribes to them again, so a
     /// subscription survives reconnects (see `pool::listen`).
     subscribed: Mutex<BTreeSet<String>>,
+    /// The log level asked of the server (0: none; else 1 + its index in `LogLevel::ALL`):
+    /// read on every request to a 2026-07-28 server, so an atomic rather than a lock.
+    log_level: AtomicU8,
 }
 
 impl ServerShared {
@@ -76,6 +79,7 @@ impl ServerShared {
             tools_generation: AtomicU64::new(0),
             client_name,
             subscribed: Mutex::new(BTreeSet::new()),
+            log_level: AtomicU8::new(0),
         })
     }
 
@@ -183,6 +187,22 @@ impl ServerShared {
             server_id: self.server_id.to_string(),
             uri,
         });
+    }
+
+    /// The log level asked of the server, if any.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        match self.log_level.load(Ordering::Relaxed) {
+            0 => None,
+            n => LogLevel::ALL.get(usize::from(n) - 1).copied(),
+        }
+    }
+
+    /// Sets the log level asked of the server; whether it changed.
+    pub fn set_log_level(&self, level: Option<LogLevel>) -> bool {
+        let n = level.map_or(0, |l| {
+            1 + LogLevel::ALL.iter().position(|x| *x == l).unwrap_or(0) as u8
+        });
+        self.log_level.swap(n, Ordering::Relaxed) != n
     }
 
     /// A `log` event of the connection's own (`source: "transport"`).

@@ -18,9 +18,11 @@ use crate::config::record::{ServerRecord, TransportType};
 use crate::error::{Error, Result};
 use crate::pool::client_side::{ClientSide, ServerShared};
 use crate::pool::listen::{self, Listener};
+use crate::pool::logs;
 use crate::transport::direct::Direct;
 use crate::transport::in_order::InOrder;
 use crate::transport::limit::MessageLimit;
+use crate::transport::log_level::LogLevelStamp;
 use crate::transport::stdio::ChildProcess;
 use crate::transport::{http, sse, stdio, websocket};
 
@@ -129,8 +131,9 @@ impl Opening<'_> {
                 legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
             }
         };
+        let transport = InOrder::new(LogLevelStamp::new(transport, self.shared), self.shared);
         self.handler(legacy)
-            .serve_with_lifecycle(InOrder::new(transport, self.shared), lifecycle)
+            .serve_with_lifecycle(transport, lifecycle)
             .await
     }
 
@@ -342,6 +345,7 @@ impl Connection {
             Some(Listener::start(peer.clone(), shared.clone(), ended.clone()).await)
         } else {
             listen::resubscribe(&peer, &shared).await;
+            logs::set_legacy_log_level(&peer, &shared).await;
             None
         };
         Ok(Arc::new(Connection {

@@ -9,6 +9,7 @@ mod host_tools;
 mod input_rounds;
 mod listen;
 mod listing;
+mod logs;
 mod oauth;
 mod options;
 mod reply;

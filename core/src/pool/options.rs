@@ -42,6 +42,10 @@ pub struct PoolOptions {
     /// How many rounds a request may take when a 2026-07-28 server answers it with
     /// `input_required` (asking the host for sampling, elicitation or roots) before it fails.
     pub max_input_rounds: u32,
+    /// Ask servers for their log messages (`log` events) from this level up: in every request
+    /// to a 2026-07-28 server, with `logging/setLevel` to older ones. A server's own
+    /// `logLevel` wins. Unset: 2026-07-28 servers send none, older ones what they choose.
+    pub log_level: Option<crate::events::LogLevel>,
 }
 
 impl Default for PoolOptions {
@@ -62,6 +66,7 @@ impl Default for PoolOptions {
             client_name: "mcpmux".into(),
             max_message_bytes: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
             max_input_rounds: super::input_rounds::DEFAULT_MAX_INPUT_ROUNDS,
+            log_level: None,
         }
     }
 }

@@ -385,7 +385,7 @@ impl Inner {
             .write()
             .unwrap()
             .retain(|_, (server_id, _)| *server_id != record.id);
-        slot.set_record(record);
+        slot.set_record(record).await;
         *slot.tools.lock().unwrap() = None;
         // Again now that the change is in: an answer may have looked in between.
         self.tools_changed();

@@ -13,7 +13,7 @@ use super::connection::Connection;
 use super::options::backoff;
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
-use crate::events::{ConnectionPhase, ConnectionState, Event};
+use crate::events::{ConnectionPhase, ConnectionState, Event, LogLevel};
 use crate::pool::client_side::ServerShared;
 
 /// A server's tool list as last fetched.
@@ -63,6 +63,8 @@ pub(crate) struct Slot {
     generation: AtomicU64,
     reconnecting: AtomicBool,
     pub removed: AtomicBool,
+    /// The pool's `logLevel`, for a record that sets none.
+    default_log_level: Option<LogLevel>,
 }
 
 /// A snapshot of one server's connection, as `server_states` reports it.
@@ -106,7 +108,10 @@ impl Slot {
             generation: AtomicU64::new(0),
             reconnecting: AtomicBool::new(false),
             removed: AtomicBool::new(false),
+            default_log_level: inner.opts.log_level,
         });
+        slot.shared
+            .set_log_level(slot.record().log_level.or(slot.default_log_level));
         let (weak_slot, weak_pool) = (Arc::downgrade(&slot), Arc::downgrade(inner));
         let _ = slot.shared.on_tools_changed.set(Box::new(move || {
             if let (Some(slot), Some(inner)) = (weak_slot.upgrade(), weak_pool.upgrade()) {
@@ -139,9 +144,18 @@ impl Slot {
     }
 
     /// Replaces the record (and its config key).
-    pub fn set_record(&self, record: ServerRecord) {
+    pub async fn set_record(&self, record: ServerRecord) {
         *self.config_key.write().unwrap() = record.config_key();
+        let level = record.log_level.or(self.default_log_level);
         *self.record.write().unwrap() = record;
+        // 2026-07-28 requests read the level as they go; a server before it is told now,
+        // before the change is done.
+        if self.shared.set_log_level(level)
+            && let Some(conn) = self.live_connection()
+            && !conn.modern
+        {
+            super::logs::set_legacy_log_level(&conn.peer, &self.shared).await;
+        }
     }
 
     /// `ServerRecord::config_key` of the current record.

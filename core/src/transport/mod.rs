@@ -6,6 +6,7 @@ pub(crate) mod http;
 pub(crate) mod http_limit;
 pub(crate) mod in_order;
 pub(crate) mod limit;
+pub(crate) mod log_level;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 pub(crate) mod websocket;

@@ -16,8 +16,9 @@ use crate::rt::block_on;
 /// (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
 /// healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
 /// connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes,
-/// maxInputRounds; an unknown field is an error). Without configPath, $MCPMUX_CONFIG or the platform's
-/// default file is used.
+/// maxInputRounds, logLevel; an unknown field is an error). Without configPath, $MCPMUX_CONFIG or
+/// the platform's default file is used. logLevel ("debug" … "emergency", unset by default) asks
+/// servers for their log messages from that level up (`log` events).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_pool_open(
     options_json: *const c_char,

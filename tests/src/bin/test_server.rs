@@ -31,7 +31,8 @@
 //!
 //! Changes: `add_tool {name}` adds a tool and says the tool list changed; `notify {what,
 //! uri?}` says the prompt or resource list changed, or that a resource was updated;
-//! `end_streams` ends the listen streams. They are
+//! `end_streams` ends the listen streams. `log {message, level}` sends a log line if the
+//! client asked for its level. They are
 //! told on the `subscriptions/listen` streams of 2026-07-28 clients and as plain notifications
 //! to older ones (resource updates to those that `resources/subscribe`d). Every subscription
 //! is accepted but to `test://secret`.
@@ -71,11 +72,12 @@ use rmcp::{
         ElicitRequestParams, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
         Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
         ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsRequest,
-        ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptMessage,
-        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-        ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam, Role,
-        SamplingMessage, ServerCapabilities, ServerConfig, ServerNotification,
-        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+        ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+        ProgressNotificationParam, Prompt, PromptMessage, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+        ResourceUpdatedNotificationParam, Role, SamplingMessage, ServerCapabilities, ServerConfig,
+        ServerNotification, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+        Tool, UnsubscribeRequestParams,
     },
     prompt, prompt_router,
     service::{Peer, RequestContext, ServerInitializeError, SubscriptionContext, SubscriptionSink},
@@ -226,6 +228,14 @@ struct AddToolArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct LogArgs {
+    /// The log line.
+    message: String,
+    /// Its level (`debug` … `emergency`).
+    level: LoggingLevel,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct NotifyArgs {
     /// `prompts` or `resources` (their list changed), or `updated` (the resource `uri`).
     what: String,
@@ -259,6 +269,8 @@ struct TestServer {
     name: String,
     legacy: bool,
     slow_discover: Option<Duration>,
+    /// What `logging/setLevel` asked of this session (clients before 2026-07-28).
+    log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
     /// Shared by every session of the process (over HTTP, a 2026-07-28 client's listen stream
     /// and its `add_tool` call may be served by different instances).
     changes: Arc<Changes>,
@@ -321,6 +333,7 @@ impl TestServer {
             name: options.name.clone(),
             legacy: options.legacy,
             slow_discover: options.slow_discover,
+            log_level: Arc::default(),
             changes,
         }
     }
@@ -521,6 +534,39 @@ impl TestServer {
         };
         self.changes.tell(notification, &context).await;
         Ok("notified".into())
+    }
+
+    #[tool(
+        description = "Send `message` as a log notification at `level`, if the client asked for \
+                       that level: in the request's _meta on 2026-07-28, with logging/setLevel \
+                       before (which, unset, lets every level through)"
+    )]
+    async fn log(
+        &self,
+        Parameters(LogArgs { message, level }): Parameters<LogArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        let asked = if is_modern(&context) {
+            context.meta.log_level()
+        } else {
+            Some(
+                self.log_level
+                    .lock()
+                    .unwrap()
+                    .unwrap_or(LoggingLevel::Debug),
+            )
+        };
+        // `LoggingLevel` has no order of its own: its variants are declared least severe first.
+        let rank = |l: LoggingLevel| l as u8;
+        match asked {
+            Some(asked) if rank(level) >= rank(asked) => {
+                let param = LoggingMessageNotificationParam::new(level, serde_json::json!(message))
+                    .with_logger("test-server");
+                let _ = context.peer.notify_logging_message(param).await;
+                "sent".into()
+            }
+            _ => "not asked for".into(),
+        }
     }
 
     #[tool(description = "End every open subscriptions/listen stream, as a server going away does")]
@@ -772,6 +818,15 @@ impl ServerHandler for TestServer {
         Ok(())
     }
 
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.log_level.lock().unwrap() = Some(request.level);
+        Ok(())
+    }
+
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
@@ -847,6 +902,7 @@ impl ServerHandler for TestServer {
                 .enable_resources_subscribe()
                 .enable_prompts()
                 .enable_prompts_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new(

@@ -356,18 +356,20 @@ class Pool:
         install_source: str | None = None,
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
+        log_level: str | None = None,
     ) -> ServerRecord:
         """Adds a server: ``command`` (+ ``args``, ``env``, ``cwd``) for stdio, or ``url``
         (+ ``headers``, ``strict_transport``, ``oauth``: :class:`OAuthSettings`) for
         Streamable HTTP; or all that as ``config`` (a :class:`ServerConfig` or a dict). ``type``
-        is inferred when not given."""
+        is inferred when not given. ``log_level`` (``"debug"`` … ``"emergency"``) asks this
+        server for its log messages from that level up, over the pool's ``log_level``."""
         body = _server_fields(
             config=config, command=command, args=args, env=env, cwd=cwd, url=url,
             headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
             type=type, scope=scope, is_active=is_active,
             is_trusted=is_trusted, disabled_tools=disabled_tools,
             disabled_auto_approve_tools=disabled_auto_approve_tools,
-            install_source=install_source, project_path=project_path,
+            install_source=install_source, project_path=project_path, log_level=log_level,
         )  # fmt: skip
         body["name"] = name
         body.setdefault("config", {})
@@ -395,6 +397,7 @@ class Pool:
         install_source: str | None = None,
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
+        log_level: str | None = None,
     ) -> ServerRecord:
         """Changes the given fields of a server (``config`` is replaced whole); a changed
         connection reconnects."""
@@ -403,7 +406,7 @@ class Pool:
             timeouts=timeouts, name=name, type=type, scope=scope, is_active=is_active,
             is_trusted=is_trusted, disabled_tools=disabled_tools,
             disabled_auto_approve_tools=disabled_auto_approve_tools,
-            install_source=install_source, project_path=project_path,
+            install_source=install_source, project_path=project_path, log_level=log_level,
         )  # fmt: skip
         return _one(ServerRecord, await self._native.update_server(server, json.dumps(body)))
 

@@ -311,6 +311,7 @@ class Pool:
         install_source: str | None = None,
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
+        log_level: str | None = None,
     ) -> ServerRecord:
         """Adds a server (see :meth:`mcpmux.Pool.add_server`)."""
         return self._call(
@@ -321,6 +322,7 @@ class Pool:
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
                 disabled_auto_approve_tools=disabled_auto_approve_tools,
                 install_source=install_source, project_path=project_path, timeouts=timeouts,
+                log_level=log_level,
             )
         )  # fmt: skip
 
@@ -343,6 +345,7 @@ class Pool:
         install_source: str | None = None,
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
+        log_level: str | None = None,
     ) -> ServerRecord:
         """Changes the given fields of a server."""
         return self._call(
@@ -351,6 +354,7 @@ class Pool:
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
                 disabled_auto_approve_tools=disabled_auto_approve_tools,
                 install_source=install_source, project_path=project_path, timeouts=timeouts,
+                log_level=log_level,
             )
         )  # fmt: skip
 

@@ -196,6 +196,7 @@ class ServerRecord(Model):
     created_at: int = 0
     updated_at: int | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
+    log_level: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,14 +1,15 @@
-//! What servers say of their changes reaches the pool at once: list changes refresh the tool
-//! cache and become events, and resource subscriptions deliver updates and outlive reconnects,
-//! on 2026-07-28 servers (the `subscriptions/listen` stream) and older ones (plain
-//! notifications, `resources/subscribe`), over stdio and Streamable HTTP.
+//! What servers say without being asked reaches the pool at once: list changes refresh the tool
+//! cache and become events, resource subscriptions deliver updates and outlive reconnects, on
+//! 2026-07-28 servers (the `subscriptions/listen` stream) and older ones (plain notifications,
+//! `resources/subscribe`); log messages arrive at the level asked for (each 2026-07-28
+//! request's `_meta`, `logging/setLevel` before). Over stdio and Streamable HTTP.
 
 mod common;
 
 use std::time::Duration;
 
 use common::*;
-use mcpmux::{Event, Pool, TransportType};
+use mcpmux::{Event, LogLevel, Pool, PoolOptions, ServerPatch, TransportType};
 use serde_json::json;
 
 /// The test server's flags for each protocol era.
@@ -262,5 +263,87 @@ async fn a_listen_stream_the_server_ends_is_opened_again_with_a_re_list() {
         |e| matches!(e, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
     )
     .await;
+    pool.close().await;
+}
+
+/// Calls the test server's `log` tool: whether it sent the line (the client asked for its
+/// level), and then that the line arrived as a `log` event.
+async fn logs(pool: &Pool, server: &str, level: &str, message: &str) -> bool {
+    let mut events = pool.events();
+    let args = json!({"message": message, "level": level});
+    let result = call_ok(pool, &format!("mcp__{server}__log"), args).await;
+    let sent = text(&result) == "sent";
+    if sent {
+        let line = format!("[test-server] {message}");
+        let event = changed(
+            &mut events,
+            "log",
+            |e| matches!(e, Event::Log { message, .. } if *message == line),
+        )
+        .await;
+        let Event::Log {
+            level: got, source, ..
+        } = event
+        else {
+            unreachable!()
+        };
+        assert_eq!((got.as_str(), source.as_str()), (level, "notification"));
+    }
+    sent
+}
+
+async fn log_levels_are_asked_for(pool: &Pool, era: &str) {
+    // The pool asks for `warning` and up.
+    assert!(!logs(pool, era, "info", "quiet").await, "{era}: info sent");
+    assert!(
+        logs(pool, era, "error", "loud").await,
+        "{era}: error not sent"
+    );
+    // A server's own level wins, and a change reaches the live connection.
+    let patch = ServerPatch {
+        log_level: Some(LogLevel::Debug),
+        ..Default::default()
+    };
+    pool.update_server(era, patch).await.unwrap();
+    assert!(
+        logs(pool, era, "info", "now heard").await,
+        "{era}: info not sent"
+    );
+}
+
+fn asking_for_warnings() -> PoolOptions {
+    PoolOptions {
+        log_level: Some(LogLevel::Warning),
+        ..options()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_logs_arrive_at_the_level_asked_for_in_both_eras() {
+    for (era, args) in ERAS {
+        eprintln!("=== {era} over stdio");
+        let pool = pool_with(asking_for_warnings()).await;
+        add_test_server(&pool, era, args).await;
+        log_levels_are_asked_for(&pool, era).await;
+        pool.close().await;
+
+        eprintln!("=== {era} over Streamable HTTP");
+        let (_server, url) = mcpmux_tests::start_test_server_http_with(args);
+        let pool = pool_with(asking_for_warnings()).await;
+        pool.add_server(remote(era, url, Some(TransportType::Http)))
+            .await
+            .unwrap();
+        log_levels_are_asked_for(&pool, era).await;
+        pool.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_log_level_only_servers_before_2026_send_logs() {
+    let pool = pool().await;
+    add_test_server(&pool, "modern", &[]).await;
+    add_test_server(&pool, "legacy", &["--legacy"]).await;
+    assert!(!logs(&pool, "modern", "emergency", "unasked").await);
+    assert!(logs(&pool, "legacy", "debug", "its own choice").await);
     pool.close().await;
 }
