@@ -1278,3 +1278,55 @@ async fn recipes_widgets_and_the_canvas_through_a_conversation() {
     assert_eq!(conv.activated(), vec!["local".to_string()]);
     pool.close().await;
 }
+
+/// How many `tools/list` requests the test server `server` has answered.
+async fn tools_listed(pool: &mcpmux::Pool, server: &str) -> u64 {
+    let r = call_ok(pool, &format!("mcp__{server}__tools_listed"), json!({})).await;
+    text(&r).parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_ttl_shorter_than_the_pools_is_honoured() {
+    // The pool trusts a list for 5 minutes; one server says 1 s for its own, the other, from
+    // before 2026-07-28, nothing. (A 2026-07-28 rmcp server that sets no hint says 0 ms.)
+    let pool = pool().await;
+    add_test_server(&pool, "short", &["--tools-ttl-ms", "1000"]).await;
+    add_test_server(&pool, "plain", &["--legacy"]).await;
+    for server in ["short", "plain"] {
+        pool.list_tools(Some(server)).await.unwrap();
+    }
+    let first = [
+        tools_listed(&pool, "short").await,
+        tools_listed(&pool, "plain").await,
+    ];
+    for server in ["short", "plain"] {
+        pool.list_tools(Some(server)).await.unwrap();
+    }
+    let again = [
+        tools_listed(&pool, "short").await,
+        tools_listed(&pool, "plain").await,
+    ];
+    assert_eq!(again, first, "a fresh list was asked for again");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    for server in ["short", "plain"] {
+        pool.list_tools(Some(server)).await.unwrap();
+    }
+    let later = [
+        tools_listed(&pool, "short").await,
+        tools_listed(&pool, "plain").await,
+    ];
+    assert_eq!(later, [first[0] + 1, first[1]], "after the server's 1 s");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_tool_list_without_oauth_is_saved_for_its_config() {
+    // `cacheScope: private` allows reuse in the authorization context that got the list; a
+    // server without OAuth is authorized by its config, which the catalog entry is keyed by.
+    let pool = pool().await;
+    let mine = add_test_server(&pool, "mine", &["--private-tools"]).await;
+    pool.list_tools(None).await.unwrap();
+    pool.close().await;
+    let file = std::fs::read_to_string(pool.dir.path().join("servers.tools.json")).unwrap();
+    assert!(file.contains(&mine.id), "{file}");
+}

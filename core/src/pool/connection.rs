@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use rmcp::ClientHandler;
 use rmcp::model::{ProtocolVersion, RequestMetaObject};
 use rmcp::service::{
-    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService,
-    RunningServiceCancellationToken, ServiceError,
+    ClientCacheConfig, ClientInitializeError, ClientLifecycleMode, ClientServiceExt,
+    RunningService, RunningServiceCancellationToken, ServiceError,
 };
 use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient};
@@ -41,6 +41,9 @@ pub(crate) struct Connection {
     pub request_meta: Option<RequestMetaObject>,
     /// The `subscriptions/listen` stream of a 2026-07-28 session.
     pub listener: Option<Listener>,
+    /// Opened with OAuth tokens: who it acts for is the tokens' principal, not its config
+    /// alone (a list the server marks private is kept for this pool only).
+    pub authorized: bool,
     /// The record's config key when this connection opened: lists it fetches are saved
     /// under it, even if the record changes meanwhile.
     pub config_key: String,
@@ -78,6 +81,8 @@ struct Session {
     direct: Option<Arc<Direct>>,
     /// The limit of the transport that made it (each try on a new transport has its own).
     limit: Arc<MessageLimit>,
+    /// Its transport carries OAuth tokens.
+    authorized: bool,
 }
 
 /// One `Connection::open`: the record, the server's shared state, and the steps that open a
@@ -179,6 +184,7 @@ impl Opening<'_> {
                 child: Some(child),
                 direct,
                 limit,
+                authorized: false,
             }),
             Err(e) => {
                 child.terminate(Duration::from_millis(200)).await;
@@ -201,7 +207,9 @@ impl Opening<'_> {
             .map(|h| h.redirect_uri.clone())
             .unwrap_or_default();
         let limit = self.new_limit();
-        let first = match crate::auth::stored_manager(record, store.clone()).await? {
+        let manager = crate::auth::stored_manager(record, store.clone()).await?;
+        let with_tokens = manager.is_some();
+        let first = match manager {
             Some(manager) => {
                 let transport =
                     http::open_authorized(record, &limit, manager, redirect_uri, oauth.clone())?;
@@ -210,6 +218,7 @@ impl Opening<'_> {
             None => self.handshake(http::open(record, &limit)?, false).await,
         };
         let e = match first {
+            Ok(service) if with_tokens => return Ok(Session::remote(service, limit).authorized()),
             Ok(service) => return Ok(Session::remote(service, limit)),
             Err(e) => e,
         };
@@ -233,7 +242,7 @@ impl Opening<'_> {
             .await?;
             let limit = self.new_limit();
             let transport = http::open_authorized(record, &limit, manager, redirect_uri, oauth)?;
-            return self.session(transport, limit).await;
+            return Ok(self.session(transport, limit).await?.authorized());
         }
         if record.config.strict_transport || limit.is_exceeded() {
             return Err(self.failed(&limit, e));
@@ -266,6 +275,15 @@ impl Session {
             child: None,
             direct: None,
             limit,
+            authorized: false,
+        }
+    }
+
+    /// The same, over a transport with OAuth tokens.
+    fn authorized(self) -> Self {
+        Session {
+            authorized: true,
+            ..self
         }
     }
 }
@@ -278,6 +296,7 @@ impl Connection {
         shared: Arc<ServerShared>,
         generation: u64,
         max_message: usize,
+        tools_ttl: Duration,
         on_lost: OnLost,
     ) -> Result<Arc<Connection>> {
         let opening = Opening {
@@ -290,6 +309,7 @@ impl Connection {
             child,
             direct,
             limit,
+            authorized,
         } = match record.transport {
             TransportType::Stdio => opening.stdio().await?,
             TransportType::Http => opening.http().await?,
@@ -306,6 +326,8 @@ impl Connection {
             }
         };
         let peer = service.peer().clone();
+        peer.set_response_cache_config(response_cache(tools_ttl))
+            .await;
         let protocol_version = peer
             .peer_info()
             .map(|i| i.protocol_version.to_string())
@@ -350,6 +372,7 @@ impl Connection {
         };
         Ok(Arc::new(Connection {
             listener,
+            authorized,
             child_pid: child.as_ref().map(ChildProcess::pid),
             direct,
             request_meta,
@@ -434,6 +457,17 @@ impl Drop for Connection {
             c.cancel();
         }
     }
+}
+
+/// rmcp's cache of list and read results (per connection, so per pool), set on purpose: it
+/// keeps results no longer than the pool keeps tool lists (`toolsTtlMs`), or the server's
+/// `ttlMs` if shorter, and never for a server that gives none; and a failed request is an
+/// error, not a stale answer, so the pool sees the failure (its catalog is the fallback).
+fn response_cache(tools_ttl: Duration) -> ClientCacheConfig {
+    ClientCacheConfig::default()
+        .with_default_ttl(Duration::ZERO)
+        .with_max_ttl(tools_ttl)
+        .with_serve_stale_on_error(false)
 }
 
 fn handshake_error(e: &ClientInitializeError) -> String {

@@ -229,6 +229,7 @@ impl Pool {
                 shared,
                 0,
                 self.inner.opts.max_message_bytes,
+                self.inner.opts.tools_ttl(),
                 Box::new(|_| {}),
             )
             .await?;

@@ -20,9 +20,18 @@ use crate::pool::client_side::ServerShared;
 pub(crate) struct CachedTools {
     pub tools: crate::tools::ToolList,
     pub fetched: Instant,
+    /// How long it is fresh: the pool's `toolsTtlMs`, or the server's `ttlMs` if shorter.
+    pub ttl: Duration,
     pub generation: u64,
     /// The generation of the connection it was fetched on.
     pub connection: u64,
+}
+
+impl CachedTools {
+    /// Fresh: within its TTL and fetched since the last `list_changed`.
+    pub fn is_fresh(&self, generation: u64) -> bool {
+        self.generation == generation && self.fetched.elapsed() < self.ttl
+    }
 }
 
 /// Why a server's tools could not be listed for the catalog, remembered for a while so that
@@ -321,6 +330,7 @@ impl Slot {
             self.shared.clone(),
             generation,
             inner.opts.max_message_bytes,
+            inner.opts.tools_ttl(),
             on_lost,
         )
         .instrument(span);

@@ -3,7 +3,9 @@
 //! from its cache.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use rmcp::model::CacheScope;
 
 use super::Inner;
 use super::slot::{CachedTools, Slot};
@@ -62,8 +64,7 @@ impl Inner {
             .tools_generation
             .load(std::sync::atomic::Ordering::SeqCst);
         if let Some(c) = slot.tools.lock().unwrap().as_ref()
-            && c.generation == generation
-            && c.fetched.elapsed() < self.opts.tools_ttl()
+            && c.is_fresh(generation)
         {
             return Ok(c.tools.clone());
         }
@@ -86,20 +87,32 @@ impl Inner {
         let _one = slot.fetching.lock().await;
         if let Some(c) = slot.tools.lock().unwrap().as_ref()
             && c.connection == conn.generation
-            && c.generation == generation
-            && c.fetched.elapsed() < self.opts.tools_ttl()
+            && c.is_fresh(generation)
         {
             return Ok(c.tools.clone());
         }
-        let tools = conn.peer.list_all_tools().await.map_err(|e| {
-            slot.connection_failed(self, conn);
-            conn.failure(&slot.name(), "tools/list", e)
-        })?;
-        let tools = Arc::new(crate::tools::stored_tool::store(&tools));
-        if self
-            .catalog
-            .put(&slot.id, &slot.name(), &conn.config_key, tools.clone())
-        {
+        let listed = conn
+            .peer
+            .list_all_tools_with_cache_hint()
+            .await
+            .map_err(|e| {
+                slot.connection_failed(self, conn);
+                conn.failure(&slot.name(), "tools/list", e)
+            })?;
+        let tools = Arc::new(crate::tools::stored_tool::store(&listed.items));
+        // A 2026-07-28 server's hints (SEP-2549): a shorter freshness than the pool's, and
+        // whether the list may be reused beyond the authorization context that got it.
+        let ttl = listed
+            .ttl_ms
+            .map(Duration::from_millis)
+            .map_or(self.opts.tools_ttl(), |t| t.min(self.opts.tools_ttl()));
+        if self.catalog.put(
+            &slot.id,
+            &slot.name(),
+            &conn.config_key,
+            tools.clone(),
+            catalog_may_keep(listed.cache_scope, conn.authorized),
+        ) {
             self.tools_changed();
         }
         if slot.config_key() != conn.config_key {
@@ -111,6 +124,7 @@ impl Inner {
         let previous = slot.tools.lock().unwrap().replace(CachedTools {
             tools: tools.clone(),
             fetched: Instant::now(),
+            ttl,
             generation,
             connection: conn.generation,
         });
@@ -180,6 +194,36 @@ impl Inner {
         match last_error {
             Some(e) if candidates.len() == 1 => Err(e),
             _ => Err(Error::not_found("tool", tool_id)),
+        }
+    }
+}
+
+/// Whether the catalog file may keep a list of this cache scope. It keeps lists by config
+/// (the headers and env that authorize a server are in it), which is the authorization
+/// context a private list may be reused in, unless OAuth tokens, which the config does not
+/// name, authorized it. (rmcp and the Python SDK mark every list private unless told.)
+fn catalog_may_keep(scope: Option<CacheScope>, authorized: bool) -> bool {
+    scope != Some(CacheScope::Private) || !authorized
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_private_list_got_with_oauth_tokens_stays_out_of_the_catalog_file() {
+        for (scope, authorized, kept) in [
+            (None, false, true),
+            (None, true, true),
+            (Some(CacheScope::Public), true, true),
+            (Some(CacheScope::Private), false, true),
+            (Some(CacheScope::Private), true, false),
+        ] {
+            assert_eq!(
+                catalog_may_keep(scope, authorized),
+                kept,
+                "{scope:?} {authorized}"
+            );
         }
     }
 }

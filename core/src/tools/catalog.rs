@@ -136,13 +136,16 @@ impl Catalog {
 
     /// Records a server's fresh list, made from the config whose key is `config_key`; returns
     /// whether it differs from what was known, in which case the file is rewritten (in the
-    /// background).
+    /// background). A list that is not `shareable` (the server marked it private to this
+    /// user) is known to this pool only: the file, which other processes read, drops the
+    /// server's entry instead.
     pub fn put(
         &self,
         server_id: &str,
         server_name: &str,
         config_key: &str,
         tools: ToolList,
+        shareable: bool,
     ) -> bool {
         {
             let mut map = self.tools.write().unwrap();
@@ -157,15 +160,13 @@ impl Catalog {
             };
             map.insert(server_id.to_string(), known);
         }
-        self.save(
-            server_id.to_string(),
-            Some(Entry {
-                server_name: server_name.to_string(),
-                fetched_at: now_ms(),
-                config_key: Some(config_key.to_string()),
-                tools: (*tools).clone(),
-            }),
-        );
+        let entry = shareable.then(|| Entry {
+            server_name: server_name.to_string(),
+            fetched_at: now_ms(),
+            config_key: Some(config_key.to_string()),
+            tools: (*tools).clone(),
+        });
+        self.save(server_id.to_string(), entry);
         true
     }
 
@@ -227,7 +228,7 @@ mod tests {
         let catalog = Catalog::open(&config);
         for i in 0..50 {
             let tools = Arc::new(vec![tool(&format!("t{i}"))]);
-            assert!(catalog.put(&format!("s{i}"), "n", "k", tools));
+            assert!(catalog.put(&format!("s{i}"), "n", "k", tools, true));
         }
         catalog.remove("s7");
         let saved = || read(&dir.path().join("servers.tools.json")).unwrap_or_default();
@@ -257,8 +258,29 @@ mod tests {
         assert!(catalog.get("s1", "k").is_none());
         // The same list again, now with its key, is a change worth saving.
         let tools = Arc::new(vec![tool("t")]);
-        assert!(catalog.put("s1", "n", "k", tools.clone()));
-        assert!(!catalog.put("s1", "n", "k", tools));
+        assert!(catalog.put("s1", "n", "k", tools.clone(), true));
+        assert!(!catalog.put("s1", "n", "k", tools, true));
         assert_eq!(catalog.get("s1", "k").unwrap()[0].name(), "t");
+    }
+
+    #[tokio::test]
+    async fn a_private_list_is_known_to_the_pool_but_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("servers.json");
+        let catalog = Catalog::open(&config);
+        assert!(catalog.put("public", "p", "k", Arc::new(vec![tool("a")]), true));
+        // A server whose list was public once, then private: its entry leaves the file.
+        assert!(catalog.put("mine", "m", "k", Arc::new(vec![tool("b")]), true));
+        assert!(catalog.put("mine", "m", "k", Arc::new(vec![tool("c")]), false));
+        catalog.flush(Duration::from_secs(5)).await;
+        assert_eq!(catalog.get("mine", "k").unwrap()[0].name(), "c");
+        let file = read(&dir.path().join("servers.tools.json")).unwrap();
+        assert!(file.servers.contains_key("public"));
+        assert!(
+            !file.servers.contains_key("mine"),
+            "{:?}",
+            file.servers.keys()
+        );
+        assert!(Catalog::open(&config).get("mine", "k").is_none());
     }
 }

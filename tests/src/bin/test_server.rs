@@ -8,7 +8,8 @@
 //!
 //! ```text
 //! mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] [--stderr-lines N]
-//!                    [--name NAME] [--legacy] [--slow-discover MS]
+//!                    [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N]
+//!                    [--private-tools]
 //! ```
 //!
 //! * default: MCP over stdio (newline-delimited JSON-RPC).
@@ -24,6 +25,8 @@
 //!   from before protocol 2026-07-28 do, so clients fall back to `initialize`.
 //! * `--slow-discover MS`: like `--legacy`, but the answer to `server/discover` comes MS
 //!   milliseconds late (a server slow to start, later than the client's probe timeout).
+//! * `--tools-ttl-ms N`, `--private-tools`: the cache hints of its 2026-07-28 tool lists
+//!   (`ttlMs`, `cacheScope: private`); `tools_listed` says how many lists it answered.
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
@@ -67,7 +70,7 @@ use rmcp::{
         wrapper::{Json, Parameters},
     },
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+        CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
         CreateMessageRequest, CreateMessageRequestParams, DiscoverResult, ElicitRequest,
         ElicitRequestParams, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
         Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses,
@@ -112,11 +115,16 @@ struct Options {
     name: String,
     legacy: bool,
     slow_discover: Option<Duration>,
+    /// The `ttlMs` of its 2026-07-28 tool lists (none: no hint).
+    tools_ttl_ms: Option<u64>,
+    /// Its 2026-07-28 tool lists are `cacheScope: private`.
+    private_tools: bool,
 }
 
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
-     [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS]"
+     [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
+     [--private-tools]"
 }
 
 /// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
@@ -130,6 +138,8 @@ fn parse_args() -> Result<Options, String> {
         name: "mcpmux-test-server".to_owned(),
         legacy: false,
         slow_discover: None,
+        tools_ttl_ms: None,
+        private_tools: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -147,6 +157,11 @@ fn parse_args() -> Result<Options, String> {
                 options.stderr_lines = n.parse().map_err(|_| format!("bad count {n:?}"))?;
             }
             "--name" => options.name = value("--name")?,
+            "--private-tools" => options.private_tools = true,
+            "--tools-ttl-ms" => {
+                let ms = value("--tools-ttl-ms")?;
+                options.tools_ttl_ms = Some(ms.parse().map_err(|_| format!("bad ttl {ms:?}"))?);
+            }
             "--slow-discover" => {
                 let ms = value("--slow-discover")?;
                 let ms = ms.parse().map_err(|_| format!("bad delay {ms:?}"))?;
@@ -269,6 +284,8 @@ struct TestServer {
     name: String,
     legacy: bool,
     slow_discover: Option<Duration>,
+    tools_ttl_ms: Option<u64>,
+    private_tools: bool,
     /// What `logging/setLevel` asked of this session (clients before 2026-07-28).
     log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
     /// Shared by every session of the process (over HTTP, a 2026-07-28 client's listen stream
@@ -281,6 +298,8 @@ struct TestServer {
 struct Changes {
     /// The tools `add_tool` added.
     added: std::sync::Mutex<Vec<String>>,
+    /// How many `tools/list` requests were answered (the tool `tools_listed`).
+    tools_listed: std::sync::atomic::AtomicU64,
     /// The open `subscriptions/listen` streams (2026-07-28 clients).
     streams: std::sync::Mutex<Vec<SubscriptionSink>>,
     /// Streams acknowledged whose `listen` has not registered its sink yet: rmcp sends the
@@ -333,6 +352,8 @@ impl TestServer {
             name: options.name.clone(),
             legacy: options.legacy,
             slow_discover: options.slow_discover,
+            tools_ttl_ms: options.tools_ttl_ms,
+            private_tools: options.private_tools,
             log_level: Arc::default(),
             changes,
         }
@@ -569,6 +590,15 @@ impl TestServer {
         }
     }
 
+    #[tool(description = "How many tools/list requests this server has answered")]
+    fn tools_listed(&self) -> String {
+        let n = self
+            .changes
+            .tools_listed
+            .load(std::sync::atomic::Ordering::SeqCst);
+        n.to_string()
+    }
+
     #[tool(description = "End every open subscriptions/listen stream, as a server going away does")]
     async fn end_streams(&self) -> String {
         let open = self.changes.streams().await.len();
@@ -750,8 +780,11 @@ impl ServerHandler for TestServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.changes
+            .tools_listed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut tools = self.tool_router.list_all();
         for name in self.changes.added.lock().unwrap().iter() {
             let schema = serde_json::json!({"type": "object", "properties": {}});
@@ -762,7 +795,14 @@ impl ServerHandler for TestServer {
                 Arc::new(schema),
             ));
         }
-        Ok(ListToolsResult::with_all_items(tools))
+        let mut result = ListToolsResult::with_all_items(tools);
+        if is_modern(&context) {
+            result.ttl_ms = self.tools_ttl_ms;
+            if self.private_tools {
+                result.cache_scope = Some(CacheScope::Private);
+            }
+        }
+        Ok(result)
     }
 
     async fn call_tool(
