@@ -912,10 +912,10 @@ static void on_event_free(void *user_data) {
     pthread_mutex_unlock(&l->mu);
 }
 
-/* Waits until `*field >= want` (read under the log's lock) or `ms` pass. */
-static int event_wait(event_log *l, int *field, int want, long ms) {
+/* Waits until `*field >= want` (read under `mu`, signalled on `cv`) or `ms` pass. */
+static int counter_wait(pthread_mutex_t *mu, pthread_cond_t *cv, int *field, int want, long ms) {
     double deadline = now_s() + ms / 1000.0;
-    pthread_mutex_lock(&l->mu);
+    pthread_mutex_lock(mu);
     while (*field < want && now_s() < deadline) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -924,11 +924,15 @@ static int event_wait(event_log *l, int *field, int want, long ms) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+        pthread_cond_timedwait(cv, mu, &ts);
     }
     int ok = *field >= want;
-    pthread_mutex_unlock(&l->mu);
+    pthread_mutex_unlock(mu);
     return ok;
+}
+
+static int event_wait(event_log *l, int *field, int want, long ms) {
+    return counter_wait(&l->mu, &l->cv, field, want, ms);
 }
 
 static void test_events(void) {
@@ -1065,21 +1069,7 @@ static mcpmux_subscription_id named_events_on(mcpmux_pool pool, const char *name
 
 /* Waits (2 s at most: no cache TTL is waited for) for the `want`th event; whether it came. */
 static int named_events_wait(named_events *e, int want) {
-    double deadline = now_s() + 2.0;
-    pthread_mutex_lock(&e->mu);
-    while (e->count < want && now_s() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&e->cv, &e->mu, &ts);
-    }
-    int ok = e->count >= want;
-    pthread_mutex_unlock(&e->mu);
-    return ok;
+    return counter_wait(&e->mu, &e->cv, &e->count, want, 2000);
 }
 
 static void call_tool_ok(mcpmux_pool pool, const char *tool, const char *args) {

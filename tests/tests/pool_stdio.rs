@@ -189,26 +189,7 @@ async fn a_dropped_connection_reconnects_by_itself() {
     let pool = pool().await;
     let mut events = pool.events();
     add_test_server(&pool, "t", &[]).await;
-    let pid = pid_of(&pool, "mcp__t__pid").await;
-    unsafe {
-        libc::kill(pid as i32, libc::SIGKILL);
-    }
-    let lost = wait_event(&mut events, Duration::from_secs(5), |e| {
-        matches!(
-            e,
-            Event::ConnectionState {
-                phase: ConnectionPhase::Lost,
-                ..
-            }
-        )
-    })
-    .await;
-    assert!(lost.is_some(), "no lost event");
-    let back = wait_event(&mut events, Duration::from_secs(10), |e| {
-        matches!(e, Event::ServerConnected { .. })
-    })
-    .await;
-    assert!(back.is_some(), "did not reconnect");
+    let pid = kill_and_wait_for_reconnect(&pool, &mut events, "mcp__t__pid").await;
     let status = &pool.server_states()[0];
     assert_eq!(status.state, ConnectionState::Connected);
     assert_ne!(status.pid, Some(pid));

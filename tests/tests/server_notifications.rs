@@ -33,6 +33,26 @@ async fn notify(pool: &Pool, server: &str, args: serde_json::Value) {
     call_ok(pool, &format!("mcp__{server}__notify"), args).await;
 }
 
+/// Has `server` (id `id`) say `test://hello` was updated, and waits for the event.
+async fn hello_updated(pool: &Pool, events: &mut mcpmux::EventReceiver, server: &str, id: &str) {
+    notify(
+        pool,
+        server,
+        json!({"what": "updated", "uri": "test://hello"}),
+    )
+    .await;
+    let updated = changed(
+        events,
+        "resource:updated",
+        |e| matches!(e, Event::ResourceUpdated { server_id, .. } if server_id == id),
+    )
+    .await;
+    assert!(
+        matches!(&updated, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
+        "{updated:?}"
+    );
+}
+
 /// Adds a tool, changes the prompt and resource lists, and subscribes to resources on
 /// `server` (id `id`), checking that each change is seen.
 async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
@@ -78,34 +98,15 @@ async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
     pool.subscribe_resource(server, "test://info")
         .await
         .unwrap();
-    notify(
-        pool,
-        server,
-        json!({"what": "updated", "uri": "test://hello"}),
-    )
-    .await;
-    let updated = |e: &Event| matches!(e, Event::ResourceUpdated { .. });
-    let first = changed(&mut events, "resource:updated", updated).await;
-    assert!(
-        matches!(&first, Event::ResourceUpdated { uri, server_id } if uri == "test://hello" && server_id == id),
-        "{first:?}"
-    );
+    hello_updated(pool, &mut events, server, id).await;
     // After unsubscribing, the next update is the other resource's.
     pool.unsubscribe_resource(server, "test://hello")
         .await
         .unwrap();
-    notify(
-        pool,
-        server,
-        json!({"what": "updated", "uri": "test://hello"}),
-    )
-    .await;
-    notify(
-        pool,
-        server,
-        json!({"what": "updated", "uri": "test://info"}),
-    )
-    .await;
+    for uri in ["test://hello", "test://info"] {
+        notify(pool, server, json!({"what": "updated", "uri": uri})).await;
+    }
+    let updated = |e: &Event| matches!(e, Event::ResourceUpdated { .. });
     let next = changed(&mut events, "resource:updated", updated).await;
     assert!(
         matches!(&next, Event::ResourceUpdated { uri, .. } if uri == "test://info"),
@@ -113,109 +114,58 @@ async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_changes_and_resource_updates_over_stdio_in_both_eras() {
-    for (era, args) in ERAS {
-        eprintln!("=== {era} over stdio");
-        let pool = pool().await;
-        let rec = add_test_server(&pool, era, args).await;
-        changes_reach_the_pool(&pool, era, &rec.id).await;
-        pool.close().await;
-    }
+/// The test server of `era` (its flags `args`) in a pool with `options`, over stdio and over
+/// Streamable HTTP: each pool, the server's id, and the HTTP server's process.
+async fn over_both_transports(
+    era: &str,
+    args: &[&str],
+    options: PoolOptions,
+) -> Vec<(TestPool, String, Option<mcpmux_tests::ChildGuard>)> {
+    let piped = pool_with(options.clone()).await;
+    let rec = add_test_server(&piped, era, args).await;
+    let (server, url) = mcpmux_tests::start_test_server_http_with(args);
+    let web = pool_with(options).await;
+    let remote_rec = web
+        .add_server(remote(era, url, Some(TransportType::Http)))
+        .await
+        .unwrap();
+    vec![(piped, rec.id, None), (web, remote_rec.id, Some(server))]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_changes_and_resource_updates_over_http_in_both_eras() {
+async fn list_changes_and_resource_updates_in_both_eras_over_stdio_and_http() {
     for (era, args) in ERAS {
-        eprintln!("=== {era} over Streamable HTTP");
-        let (_server, url) = mcpmux_tests::start_test_server_http_with(args);
-        let pool = pool().await;
-        let rec = pool
-            .add_server(remote(era, url, Some(TransportType::Http)))
-            .await
-            .unwrap();
-        changes_reach_the_pool(&pool, era, &rec.id).await;
-        pool.close().await;
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_subscription_outlives_a_reconnect_in_both_eras() {
-    for (era, args) in ERAS {
-        eprintln!("=== {era}");
-        let pool = pool().await;
-        let mut events = pool.events();
-        let rec = add_test_server(&pool, era, args).await;
-        pool.subscribe_resource(era, "test://hello").await.unwrap();
-        let pid = pid_of(&pool, &format!("mcp__{era}__pid")).await;
-        // SAFETY: kills the test server's own child process.
-        unsafe {
-            libc::kill(pid as i32, libc::SIGKILL);
+        for (pool, id, web) in over_both_transports(era, args, options()).await {
+            eprintln!(
+                "=== {era}, {}",
+                if web.is_some() { "HTTP" } else { "stdio" }
+            );
+            changes_reach_the_pool(&pool, era, &id).await;
+            pool.close().await;
         }
-        let lost = wait_event(&mut events, Duration::from_secs(5), |e| {
-            matches!(
-                e,
-                Event::ConnectionState {
-                    phase: mcpmux::ConnectionPhase::Lost,
-                    ..
-                }
-            )
-        })
-        .await;
-        assert!(lost.is_some(), "{era}: no lost event");
-        let back = wait_event(&mut events, Duration::from_secs(10), |e| {
-            matches!(e, Event::ServerConnected { .. })
-        })
-        .await;
-        assert!(back.is_some(), "{era}: did not reconnect");
-        assert_ne!(pid_of(&pool, &format!("mcp__{era}__pid")).await, pid);
-        notify(
-            &pool,
-            era,
-            json!({"what": "updated", "uri": "test://hello"}),
-        )
-        .await;
-        let updated = changed(
-            &mut events,
-            "resource:updated",
-            |e| matches!(e, Event::ResourceUpdated { server_id, .. } if *server_id == rec.id),
-        )
-        .await;
-        assert!(
-            matches!(&updated, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
-            "{updated:?}"
-        );
-        pool.close().await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_subscription_the_server_refuses_is_an_error_that_names_it() {
+async fn a_refused_subscription_is_an_error_and_an_accepted_one_outlives_a_reconnect() {
     for (era, args) in ERAS {
         eprintln!("=== {era}");
         let pool = pool().await;
         let mut events = pool.events();
-        add_test_server(&pool, era, args).await;
+        let rec = add_test_server(&pool, era, args).await;
         let e = pool
             .subscribe_resource(era, "test://secret")
             .await
             .unwrap_err();
         assert_eq!(e.kind(), mcpmux::ErrorKind::Protocol, "{era}: {e}");
         assert!(e.to_string().contains("test://secret"), "{era}: {e}");
-        // The refusal lost nothing: other subscriptions still work.
+        // The refusal lost nothing: other subscriptions work, and hold over a reconnect.
         pool.subscribe_resource(era, "test://hello").await.unwrap();
-        notify(
-            &pool,
-            era,
-            json!({"what": "updated", "uri": "test://hello"}),
-        )
-        .await;
-        changed(
-            &mut events,
-            "resource:updated",
-            |e| matches!(e, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
-        )
-        .await;
+        hello_updated(&pool, &mut events, era, &rec.id).await;
+        let pid_tool = format!("mcp__{era}__pid");
+        let pid = kill_and_wait_for_reconnect(&pool, &mut events, &pid_tool).await;
+        assert_ne!(pid_of(&pool, &pid_tool).await, pid);
+        hello_updated(&pool, &mut events, era, &rec.id).await;
         pool.close().await;
     }
 }
@@ -251,18 +201,7 @@ async fn a_listen_stream_the_server_ends_is_opened_again_with_a_re_list() {
             .iter()
             .any(|t| t.name == "later")
     );
-    notify(
-        &pool,
-        "t",
-        json!({"what": "updated", "uri": "test://hello"}),
-    )
-    .await;
-    changed(
-        &mut events,
-        "resource:updated",
-        |e| matches!(e, Event::ResourceUpdated { uri, .. } if uri == "test://hello"),
-    )
-    .await;
+    hello_updated(&pool, &mut events, "t", &rec.id).await;
     pool.close().await;
 }
 
@@ -321,20 +260,14 @@ fn asking_for_warnings() -> PoolOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_logs_arrive_at_the_level_asked_for_in_both_eras() {
     for (era, args) in ERAS {
-        eprintln!("=== {era} over stdio");
-        let pool = pool_with(asking_for_warnings()).await;
-        add_test_server(&pool, era, args).await;
-        log_levels_are_asked_for(&pool, era).await;
-        pool.close().await;
-
-        eprintln!("=== {era} over Streamable HTTP");
-        let (_server, url) = mcpmux_tests::start_test_server_http_with(args);
-        let pool = pool_with(asking_for_warnings()).await;
-        pool.add_server(remote(era, url, Some(TransportType::Http)))
-            .await
-            .unwrap();
-        log_levels_are_asked_for(&pool, era).await;
-        pool.close().await;
+        for (pool, _, web) in over_both_transports(era, args, asking_for_warnings()).await {
+            eprintln!(
+                "=== {era}, {}",
+                if web.is_some() { "HTTP" } else { "stdio" }
+            );
+            log_levels_are_asked_for(&pool, era).await;
+            pool.close().await;
+        }
     }
 }
 

@@ -115,6 +115,37 @@ pub async fn pid_of(pool: &Pool, tool_id: &str) -> u32 {
     text(&r).trim().parse().unwrap()
 }
 
+/// Kills a stdio server's process (its pid from the tool `pid_tool`) and waits until the pool
+/// noticed and reconnected; returns the killed pid.
+pub async fn kill_and_wait_for_reconnect(
+    pool: &Pool,
+    events: &mut EventReceiver,
+    pid_tool: &str,
+) -> u32 {
+    let pid = pid_of(pool, pid_tool).await;
+    // SAFETY: kills the test's own child process.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+    let lost = wait_event(events, Duration::from_secs(5), |e| {
+        matches!(
+            e,
+            Event::ConnectionState {
+                phase: mcpmux::ConnectionPhase::Lost,
+                ..
+            }
+        )
+    })
+    .await;
+    assert!(lost.is_some(), "no lost event after killing {pid}");
+    let back = wait_event(events, Duration::from_secs(10), |e| {
+        matches!(e, Event::ServerConnected { .. })
+    })
+    .await;
+    assert!(back.is_some(), "did not reconnect after killing {pid}");
+    pid
+}
+
 /// An OpenAI-compatible provider talking to the fake model service (no key, no retries
 /// unless asked).
 pub fn openai_provider(
