@@ -77,20 +77,16 @@ async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
     let late = call_ok(pool, &format!("mcp__{server}__late"), json!({})).await;
     assert_eq!(text(&late), "late was added later");
 
-    notify(pool, server, json!({"what": "prompts"})).await;
-    changed(
-        &mut events,
-        "prompts:changed",
-        |e| matches!(e, Event::PromptsChanged { server_id } if server_id == id),
-    )
-    .await;
-    notify(pool, server, json!({"what": "resources"})).await;
-    changed(
-        &mut events,
-        "resources:changed",
-        |e| matches!(e, Event::ResourcesChanged { server_id } if server_id == id),
-    )
-    .await;
+    for (what, event) in [
+        ("prompts", "prompts:changed"),
+        ("resources", "resources:changed"),
+    ] {
+        notify(pool, server, json!({ "what": what })).await;
+        changed(&mut events, event, |e| {
+            e.name() == event && serde_json::to_value(e).unwrap()["serverId"] == id
+        })
+        .await;
+    }
 
     pool.subscribe_resource(server, "test://hello")
         .await
@@ -114,13 +110,19 @@ async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
     );
 }
 
+/// The test server in a pool, over one transport.
+struct Served {
+    pool: TestPool,
+    /// The server's id.
+    id: String,
+    transport: &'static str,
+    /// The HTTP server's process, stopped on drop.
+    _server: Option<mcpmux_tests::ChildGuard>,
+}
+
 /// The test server of `era` (its flags `args`) in a pool with `options`, over stdio and over
-/// Streamable HTTP: each pool, the server's id, and the HTTP server's process.
-async fn over_both_transports(
-    era: &str,
-    args: &[&str],
-    options: PoolOptions,
-) -> Vec<(TestPool, String, Option<mcpmux_tests::ChildGuard>)> {
+/// Streamable HTTP.
+async fn over_both_transports(era: &str, args: &[&str], options: PoolOptions) -> [Served; 2] {
     let piped = pool_with(options.clone()).await;
     let rec = add_test_server(&piped, era, args).await;
     let (server, url) = mcpmux_tests::start_test_server_http_with(args);
@@ -129,19 +131,29 @@ async fn over_both_transports(
         .add_server(remote(era, url, Some(TransportType::Http)))
         .await
         .unwrap();
-    vec![(piped, rec.id, None), (web, remote_rec.id, Some(server))]
+    [
+        Served {
+            pool: piped,
+            id: rec.id,
+            transport: "stdio",
+            _server: None,
+        },
+        Served {
+            pool: web,
+            id: remote_rec.id,
+            transport: "HTTP",
+            _server: Some(server),
+        },
+    ]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changes_and_resource_updates_in_both_eras_over_stdio_and_http() {
     for (era, args) in ERAS {
-        for (pool, id, web) in over_both_transports(era, args, options()).await {
-            eprintln!(
-                "=== {era}, {}",
-                if web.is_some() { "HTTP" } else { "stdio" }
-            );
-            changes_reach_the_pool(&pool, era, &id).await;
-            pool.close().await;
+        for served in over_both_transports(era, args, options()).await {
+            eprintln!("=== {era} over {}", served.transport);
+            changes_reach_the_pool(&served.pool, era, &served.id).await;
+            served.pool.close().await;
         }
     }
 }
@@ -260,13 +272,10 @@ fn asking_for_warnings() -> PoolOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_logs_arrive_at_the_level_asked_for_in_both_eras() {
     for (era, args) in ERAS {
-        for (pool, _, web) in over_both_transports(era, args, asking_for_warnings()).await {
-            eprintln!(
-                "=== {era}, {}",
-                if web.is_some() { "HTTP" } else { "stdio" }
-            );
-            log_levels_are_asked_for(&pool, era).await;
-            pool.close().await;
+        for served in over_both_transports(era, args, asking_for_warnings()).await {
+            eprintln!("=== {era} over {}", served.transport);
+            log_levels_are_asked_for(&served.pool, era).await;
+            served.pool.close().await;
         }
     }
 }

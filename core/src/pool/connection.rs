@@ -20,9 +20,8 @@ use crate::pool::client_side::{ClientSide, ServerShared};
 use crate::pool::listen::{self, Listener};
 use crate::pool::logs;
 use crate::transport::direct::Direct;
-use crate::transport::in_order::InOrder;
 use crate::transport::limit::MessageLimit;
-use crate::transport::log_level::LogLevelStamp;
+use crate::transport::session_layer::SessionLayer;
 use crate::transport::stdio::ChildProcess;
 use crate::transport::{http, sse, stdio, websocket};
 
@@ -136,7 +135,7 @@ impl Opening<'_> {
                 legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
             }
         };
-        let transport = InOrder::new(LogLevelStamp::new(transport, self.shared), self.shared);
+        let transport = SessionLayer::new(transport, self.shared);
         self.handler(legacy)
             .serve_with_lifecycle(transport, lifecycle)
             .await

@@ -4,9 +4,8 @@
 pub(crate) mod direct;
 pub(crate) mod http;
 pub(crate) mod http_limit;
-pub(crate) mod in_order;
 pub(crate) mod limit;
-pub(crate) mod log_level;
+pub(crate) mod session_layer;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 pub(crate) mod websocket;
