@@ -263,8 +263,9 @@ test('resources: list, templates, read, subscribe errors', async (t) => {
   assert.equal(echoed.contents[0].text, 'abc');
   await assert.rejects(pool.readResource('t', 'test://missing'), { code: 'protocol' });
   await assert.rejects(pool.readResource('nope', 'test://hello'), { code: 'not_found' });
-  // The test server does not offer subscriptions: the server's refusal comes back as is.
-  await assert.rejects(pool.subscribeResource('t', 'test://hello'), { code: 'protocol' });
+  // The test server refuses a subscription to test://secret alone; the error names it.
+  await assert.rejects(pool.subscribeResource('t', 'test://secret'), { code: 'protocol', message: /test:\/\/secret/ });
+  await pool.subscribeResource('t', 'test://hello');
 });
 
 test('prompts: list and get', async (t) => {

@@ -64,9 +64,14 @@ async def test_connection_errors(pool: mcpmux.Pool) -> None:
 
 
 async def test_protocol_error(tpool: mcpmux.Pool) -> None:
-    # The test server does not offer resource subscriptions: method not found.
-    with pytest.raises(mcpmux.ProtocolError, match="-32601"):
-        await tpool.subscribe_resource("t", "test://hello")
+    # The server answers with a JSON-RPC error: its code and message come through.
+    with pytest.raises(
+        mcpmux.ProtocolError, match=r"resources/read: no resource test://nope \(code -32"
+    ):
+        await tpool.read_resource("t", "test://nope")
+    # A subscription the server refuses names the resource.
+    with pytest.raises(mcpmux.ProtocolError, match="test://secret"):
+        await tpool.subscribe_resource("t", "test://secret")
 
 
 async def test_tool_error(pool: mcpmux.Pool, test_server: str, everything_js: str) -> None:
