@@ -139,6 +139,13 @@ enum mcpmux_status
    * maxMessageBytes, 16 MiB by default); its connection was closed and reopens on next use.
    */
   MCPMUX_ERR_MESSAGE_TOO_LARGE = 15,
+  /**
+   * A server needs the user to open a URL first (URL mode elicitation, JSON-RPC error
+   * -32042): mcpmux_last_error_data() (or the completion's "data") gives
+   * {"elicitations": [{"elicitationId", "url", "message"}]}. Show each URL, open it if the
+   * user agrees, and retry once the "elicitation:complete" event names its elicitationId.
+   */
+  MCPMUX_ERR_URL_ELICITATION_REQUIRED = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -279,6 +286,14 @@ mcpmux_status mcpmux_last_error_message(char *buf, size_t buf_len, size_t *out_l
  * mcpmux_string_free()), or NULL when nothing failed yet on this thread.
  */
 char *mcpmux_last_error(void);
+
+/**
+ * What the last failure on the calling thread carries besides its message, as JSON (free it
+ * with mcpmux_string_free()); NULL when nothing failed yet on this thread or its error
+ * carries nothing more. Errors with data: MCPMUX_ERR_URL_ELICITATION_REQUIRED,
+ * {"elicitations": [{"elicitationId": "...", "url": "https://...", "message": "..."}]}.
+ */
+char *mcpmux_last_error_data(void);
 
 /**
  * The status of the last failure on the calling thread (MCPMUX_OK when none yet).
@@ -476,10 +491,13 @@ mcpmux_status mcpmux_servers_disconnect_async(mcpmux_pool pool,
  * pool-unique ids: `[{"id": "mcp__files__read", "serverId": ..., "serverName": ...,
  * "name": "read", "description": ..., "inputSchema": {...}}]`. Listing all skips servers
  * that cannot be reached; asking for one that cannot be reached is an error.
- * `timeout_ms`: 0 for no limit of its own (the pool's timeouts still apply).
+ * `options_json`: NULL, or `{"refresh": true}` to ask the servers again past every cache
+ * (the same options for every list call). `timeout_ms`: 0 for no limit of its own (the
+ * pool's timeouts still apply).
  */
 mcpmux_status mcpmux_tools_list(mcpmux_pool pool,
                                 const char *server,
+                                const char *options_json,
                                 uint32_t timeout_ms,
                                 char **out_json);
 
@@ -488,6 +506,7 @@ mcpmux_status mcpmux_tools_list(mcpmux_pool pool,
  */
 mcpmux_status mcpmux_tools_list_async(mcpmux_pool pool,
                                       const char *server,
+                                      const char *options_json,
                                       uint32_t timeout_ms,
                                       mcpmux_completion_fn callback,
                                       void *user_data,
@@ -539,9 +558,11 @@ mcpmux_status mcpmux_tools_call_async(mcpmux_pool pool,
 /**
  * Resources of every server that offers them, or of one (NULL for all):
  * `[{"serverId": ..., "serverName": ..., "uri": ..., "name": ..., "mimeType": ...}]`.
+ * `options_json`: NULL, or `{"refresh": true}` (see mcpmux_tools_list()).
  */
 mcpmux_status mcpmux_resources_list(mcpmux_pool pool,
                                     const char *server,
+                                    const char *options_json,
                                     uint32_t timeout_ms,
                                     char **out_json);
 
@@ -550,6 +571,7 @@ mcpmux_status mcpmux_resources_list(mcpmux_pool pool,
  */
 mcpmux_status mcpmux_resources_list_async(mcpmux_pool pool,
                                           const char *server,
+                                          const char *options_json,
                                           uint32_t timeout_ms,
                                           mcpmux_completion_fn callback,
                                           void *user_data,
@@ -558,9 +580,11 @@ mcpmux_status mcpmux_resources_list_async(mcpmux_pool pool,
 /**
  * Resource templates of every server that offers them, or of one (NULL for all):
  * `[{"serverId": ..., "serverName": ..., "uriTemplate": ..., "name": ...}]`.
+ * `options_json`: NULL, or `{"refresh": true}` (see mcpmux_tools_list()).
  */
 mcpmux_status mcpmux_resources_templates(mcpmux_pool pool,
                                          const char *server,
+                                         const char *options_json,
                                          uint32_t timeout_ms,
                                          char **out_json);
 
@@ -569,6 +593,7 @@ mcpmux_status mcpmux_resources_templates(mcpmux_pool pool,
  */
 mcpmux_status mcpmux_resources_templates_async(mcpmux_pool pool,
                                                const char *server,
+                                               const char *options_json,
                                                uint32_t timeout_ms,
                                                mcpmux_completion_fn callback,
                                                void *user_data,
@@ -639,9 +664,11 @@ mcpmux_status mcpmux_resources_unsubscribe_async(mcpmux_pool pool,
 /**
  * Prompts of every server that offers them, or of one (NULL for all):
  * `[{"serverId": ..., "serverName": ..., "name": ..., "arguments": [...]}]`.
+ * `options_json`: NULL, or `{"refresh": true}` (see mcpmux_tools_list()).
  */
 mcpmux_status mcpmux_prompts_list(mcpmux_pool pool,
                                   const char *server,
+                                  const char *options_json,
                                   uint32_t timeout_ms,
                                   char **out_json);
 
@@ -650,6 +677,7 @@ mcpmux_status mcpmux_prompts_list(mcpmux_pool pool,
  */
 mcpmux_status mcpmux_prompts_list_async(mcpmux_pool pool,
                                         const char *server,
+                                        const char *options_json,
                                         uint32_t timeout_ms,
                                         mcpmux_completion_fn callback,
                                         void *user_data,
@@ -729,10 +757,13 @@ mcpmux_status mcpmux_events_unsubscribe(mcpmux_subscription_id subscription);
  * on a library thread and must answer `request` exactly once, then or later, from any
  * thread, with mcpmux_host_request_respond() or mcpmux_host_request_refuse().
  * Servers learn that sampling is available when they connect: set it before connecting.
- * `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the
- * pool closed, and no call of it is running.
+ * `options_json`: NULL, or `{"tools": true}` for a handler that reads the request's `tools`
+ * and `toolChoice` and may answer `tool_use` content with `"stopReason": "toolUse"` (servers
+ * are told with the `sampling.tools` capability). `free_user_data` (may be NULL) runs once
+ * the handler is replaced or removed, or the pool closed, and no call of it is running.
  */
 mcpmux_status mcpmux_pool_set_sampling_handler(mcpmux_pool pool,
+                                               const char *options_json,
                                                mcpmux_host_request_fn handler,
                                                void *user_data,
                                                mcpmux_free_fn free_user_data);

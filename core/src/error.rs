@@ -47,6 +47,16 @@ pub enum Error {
     /// The pool is closing and takes no new work.
     #[error("the pool is shutting down")]
     ShuttingDown,
+    /// The server needs the user to open a URL before it can answer (JSON-RPC error -32042,
+    /// URL mode elicitation), e.g. to authorize a third-party service. A host shows each
+    /// URL, opens it if the user agrees, and retries the request once the server reports the
+    /// elicitation complete (an `elicitation:complete` event).
+    #[error("{}", url_elicitation(server, method, elicitations))]
+    UrlElicitationRequired {
+        server: String,
+        method: String,
+        elicitations: Vec<UrlElicitation>,
+    },
     /// A file or process operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -70,12 +80,13 @@ pub enum ErrorKind {
     MessageTooLarge,
     ShuttingDown,
     Io,
+    UrlElicitationRequired,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their C status numbers: what each binding's table of
     /// error classes must cover (its tests compare with this list).
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::InvalidConfig,
         ErrorKind::InvalidArgument,
         ErrorKind::NotFound,
@@ -87,6 +98,7 @@ impl ErrorKind {
         ErrorKind::MessageTooLarge,
         ErrorKind::ShuttingDown,
         ErrorKind::Io,
+        ErrorKind::UrlElicitationRequired,
     ];
 
     /// A stable snake_case code, used as the `code` of JS errors and in JSON.
@@ -103,6 +115,7 @@ impl ErrorKind {
             ErrorKind::MessageTooLarge => "message_too_large",
             ErrorKind::ShuttingDown => "shutting_down",
             ErrorKind::Io => "io",
+            ErrorKind::UrlElicitationRequired => "url_elicitation_required",
         }
     }
 }
@@ -122,6 +135,19 @@ impl Error {
             Error::MessageTooLarge { .. } => ErrorKind::MessageTooLarge,
             Error::ShuttingDown => ErrorKind::ShuttingDown,
             Error::Io { .. } => ErrorKind::Io,
+            Error::UrlElicitationRequired { .. } => ErrorKind::UrlElicitationRequired,
+        }
+    }
+
+    /// What the error carries besides its message, as JSON, for the kinds that carry
+    /// something a host acts on: `{"elicitations": [{"elicitationId", "url", "message"}]}`
+    /// for [`ErrorKind::UrlElicitationRequired`]. Every binding hands it over as it is.
+    pub fn data(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::UrlElicitationRequired { elicitations, .. } => {
+                Some(serde_json::json!({ "elicitations": elicitations }))
+            }
+            _ => None,
         }
     }
 
@@ -149,6 +175,59 @@ impl Error {
             message: message.to_string(),
         }
     }
+}
+
+/// One URL a server asks the user to open (URL mode elicitation), from a -32042 error.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct UrlElicitation {
+    /// The id the server's `notifications/elicitation/complete` names when it is done.
+    pub elicitation_id: String,
+    pub url: String,
+    /// Why the server asks, to show the user.
+    #[serde(default)]
+    pub message: String,
+}
+
+impl UrlElicitation {
+    /// The URL elicitations of a JSON-RPC error's `data` (`{"elicitations": [...]}`); entries
+    /// that are not URL mode or lack a URL are left out.
+    pub(crate) fn from_error_data(data: Option<&serde_json::Value>) -> Vec<UrlElicitation> {
+        let entries = data
+            .and_then(|d| d.get("elicitations"))
+            .and_then(serde_json::Value::as_array);
+        entries
+            .into_iter()
+            .flatten()
+            .filter(|e| e.get("mode").is_none_or(|m| m == "url"))
+            .filter_map(|e| serde_json::from_value(e.clone()).ok())
+            .collect()
+    }
+}
+
+/// The JSON-RPC error code of "URL elicitation required".
+pub(crate) const URL_ELICITATION_REQUIRED: i32 = -32042;
+
+/// Names the server, the request and each URL, and what to do.
+fn url_elicitation(server: &str, method: &str, elicitations: &[UrlElicitation]) -> String {
+    let asks: Vec<String> = elicitations
+        .iter()
+        .map(|e| {
+            if e.message.is_empty() {
+                e.url.clone()
+            } else {
+                format!("{} ({})", e.url, e.message)
+            }
+        })
+        .collect();
+    format!(
+        "{method} on server '{server}' needs the user to open {}: {}; open it, wait for the \
+         server's elicitation:complete event, then retry",
+        if asks.len() == 1 { "a URL" } else { "URLs" },
+        asks.join(", ")
+    )
 }
 
 /// Names the server, the size, the limit, and the option that raises it.
@@ -191,6 +270,41 @@ fn humanize(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_elicitation_error_names_the_urls_and_carries_them() {
+        let data = serde_json::json!({"elicitations": [
+            {"mode": "url", "elicitationId": "e1", "url": "https://example.com/connect?id=e1",
+             "message": "Authorize access to your files."},
+            {"mode": "form", "elicitationId": "e2", "message": "not a URL"},
+            {"mode": "url", "elicitationId": "e3"}
+        ]});
+        let elicitations = UrlElicitation::from_error_data(Some(&data));
+        assert_eq!(elicitations.len(), 1);
+        let e = Error::UrlElicitationRequired {
+            server: "files".into(),
+            method: "tools/call".into(),
+            elicitations,
+        };
+        assert_eq!(e.kind().as_str(), "url_elicitation_required");
+        let text = e.to_string();
+        for part in [
+            "tools/call",
+            "'files'",
+            "https://example.com/connect?id=e1",
+            "Authorize access",
+            "retry",
+        ] {
+            assert!(text.contains(part), "{text}");
+        }
+        assert_eq!(
+            e.data().unwrap(),
+            serde_json::json!({"elicitations": [{"elicitationId": "e1",
+                "url": "https://example.com/connect?id=e1",
+                "message": "Authorize access to your files."}]})
+        );
+        assert!(Error::Cancelled.data().is_none());
+    }
 
     #[test]
     fn a_message_too_large_names_the_server_sizes_and_option() {

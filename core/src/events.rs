@@ -128,6 +128,14 @@ pub enum Event {
     ResourcesChanged { server_id: String },
     #[serde(rename = "resource:updated", rename_all = "camelCase")]
     ResourceUpdated { server_id: String, uri: String },
+    /// The user finished what a URL elicitation asked of them (the server's
+    /// `notifications/elicitation/complete`): a request refused with
+    /// `url_elicitation_required` for it can be retried now.
+    #[serde(rename = "elicitation:complete", rename_all = "camelCase")]
+    ElicitationComplete {
+        server_id: String,
+        elicitation_id: String,
+    },
     #[serde(rename = "progress", rename_all = "camelCase")]
     Progress {
         server_id: String,
@@ -194,6 +202,7 @@ pub const EVENT_NAMES: &[&str] = &[
     "prompts:changed",
     "resources:changed",
     "resource:updated",
+    "elicitation:complete",
     "progress",
     "log",
     "widget",
@@ -214,6 +223,7 @@ impl Event {
             Event::PromptsChanged { .. } => "prompts:changed",
             Event::ResourcesChanged { .. } => "resources:changed",
             Event::ResourceUpdated { .. } => "resource:updated",
+            Event::ElicitationComplete { .. } => "elicitation:complete",
             Event::Progress { .. } => "progress",
             Event::Log { .. } => "log",
             Event::Widget { .. } => "widget",

@@ -25,15 +25,16 @@ pub use config::record::{
     TransportType,
 };
 pub use config::store::ConfigStore;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, UrlElicitation};
 pub use events::{ConnectionPhase, ConnectionState, EVENT_NAMES, Event, EventReceiver, LogLevel};
 pub use host::{
-    ElicitationHandler, HostRequest, RootsHandler, SamplingHandler, fill_schema_defaults,
+    ElicitationHandler, HostRequest, RootsHandler, SamplingHandler, SamplingSupport,
+    fill_schema_defaults,
 };
 pub use pool::{
-    CallOptions, Conversation, DiscoverResult, ImportResult, Pool, PoolOptions, PromptInfo,
-    ResourceInfo, ResourceTemplateInfo, ServerFilter, ServerStatus, TestResult, ToolDef, ToolLayer,
-    Unlisted,
+    CallOptions, Conversation, DiscoverResult, ImportResult, ListOptions, Pool, PoolOptions,
+    PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerFilter, ServerStatus, TestResult,
+    ToolDef, ToolLayer, Unlisted,
 };
 pub use pool::{Progress, ProgressFn};
 pub use tools::ToolInfo;

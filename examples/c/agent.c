@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     }
     mcpmux_string_free(json);
     /* Listing the server's tools tells the agent whose tools they are (for approval). */
-    s = mcpmux_tools_list(pool, argv[2], 30000, &json);
+    s = mcpmux_tools_list(pool, argv[2], NULL, 30000, &json);
     if (s != MCPMUX_OK) {
         rc = fail("mcpmux_tools_list", s);
         goto out;

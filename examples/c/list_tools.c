@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
         }
         mcpmux_string_free(json);
     }
-    s = mcpmux_tools_list(pool, NULL, 30000, &json);
+    s = mcpmux_tools_list(pool, NULL, NULL, 30000, &json);
     if (s != MCPMUX_OK) {
         rc = fail("mcpmux_tools_list", s);
         goto out;

@@ -14,6 +14,8 @@ use crate::mcpmux_status::{self, *};
 pub(crate) struct FfiError {
     pub status: mcpmux_status,
     pub message: String,
+    /// What core's error carries besides its message (`Error::data`).
+    pub data: Option<serde_json::Value>,
 }
 
 pub(crate) type FfiResult<T> = Result<T, FfiError>;
@@ -23,6 +25,7 @@ impl FfiError {
         FfiError {
             status,
             message: message.into(),
+            data: None,
         }
     }
 
@@ -30,14 +33,18 @@ impl FfiError {
         Self::new(MCPMUX_ERR_INVALID_ARGUMENT, message)
     }
 
-    /// `{"status": n, "code": "...", "message": "..."}`, what completion callbacks receive.
+    /// `{"status": n, "code": "...", "message": "..."}`, with `"data"` when the error carries
+    /// some: what completion callbacks receive.
     pub fn to_json(&self) -> String {
-        serde_json::json!({
+        let mut out = serde_json::json!({
             "status": self.status as i32,
             "code": status_code(self.status as i32),
             "message": self.message,
-        })
-        .to_string()
+        });
+        if let Some(data) = &self.data {
+            out["data"] = data.clone();
+        }
+        out.to_string()
     }
 }
 
@@ -55,12 +62,16 @@ pub(crate) fn status_of(kind: ErrorKind) -> mcpmux_status {
         ErrorKind::MessageTooLarge => MCPMUX_ERR_MESSAGE_TOO_LARGE,
         ErrorKind::ShuttingDown => MCPMUX_ERR_SHUTTING_DOWN,
         ErrorKind::Io => MCPMUX_ERR_IO,
+        ErrorKind::UrlElicitationRequired => MCPMUX_ERR_URL_ELICITATION_REQUIRED,
     }
 }
 
 impl From<mcpmux_core::Error> for FfiError {
     fn from(e: mcpmux_core::Error) -> Self {
-        FfiError::new(status_of(e.kind()), e.to_string())
+        FfiError {
+            data: e.data(),
+            ..FfiError::new(status_of(e.kind()), e.to_string())
+        }
     }
 }
 
@@ -165,6 +176,17 @@ pub(crate) unsafe fn opt_str_arg<'a>(p: *const c_char, name: &str) -> FfiResult<
 /// Parses a JSON argument into a core type, naming the argument in the error.
 pub(crate) fn json_arg<T: DeserializeOwned>(text: &str, name: &str) -> FfiResult<T> {
     serde_json::from_str(text).map_err(|e| FfiError::invalid(format!("{name}: invalid JSON: {e}")))
+}
+
+/// An optional JSON argument: NULL is `T::default()`.
+pub(crate) unsafe fn opt_json_arg<T: DeserializeOwned + Default>(
+    p: *const c_char,
+    name: &str,
+) -> FfiResult<T> {
+    match unsafe { opt_str_arg(p, name) }? {
+        Some(text) => json_arg(text, name),
+        None => Ok(T::default()),
+    }
 }
 
 /// A required output pointer.

@@ -66,6 +66,11 @@ pub enum mcpmux_status {
     /// A server sent a message larger than the pool accepts (the pool option
     /// maxMessageBytes, 16 MiB by default); its connection was closed and reopens on next use.
     MCPMUX_ERR_MESSAGE_TOO_LARGE = 15,
+    /// A server needs the user to open a URL first (URL mode elicitation, JSON-RPC error
+    /// -32042): mcpmux_last_error_data() (or the completion's "data") gives
+    /// {"elicitations": [{"elicitationId", "url", "message"}]}. Show each URL, open it if the
+    /// user agrees, and retry once the "elicitation:complete" event names its elicitationId.
+    MCPMUX_ERR_URL_ELICITATION_REQUIRED = 16,
 }
 
 /// A pool of MCP server connections: an opaque handle from mcpmux_pool_open().

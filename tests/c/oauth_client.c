@@ -435,7 +435,7 @@ int main(int argc, char **argv) {
         rc = fail("mcpmux_servers_connect", s);
         goto out;
     }
-    s = mcpmux_tools_list(pool, "server", 30000, &tools);
+    s = mcpmux_tools_list(pool, "server", NULL, 30000, &tools);
     if (s != MCPMUX_OK) {
         rc = fail("mcpmux_tools_list", s);
         goto out;

@@ -223,6 +223,9 @@ static void test_version_and_status_names(void) {
     CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_BUFFER_TOO_SMALL), "buffer_too_small") == 0);
     CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_MESSAGE_TOO_LARGE), "message_too_large") == 0);
     CHECK(MCPMUX_ERR_MESSAGE_TOO_LARGE == 15);
+    CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_URL_ELICITATION_REQUIRED),
+                 "url_elicitation_required") == 0);
+    CHECK(MCPMUX_ERR_URL_ELICITATION_REQUIRED == 16);
     CHECK(strcmp(mcpmux_status_name(-1), "unknown") == 0);
     CHECK(strcmp(mcpmux_status_name(1000), "unknown") == 0);
     /* The numbers are part of the ABI. */
@@ -291,22 +294,22 @@ static void test_null_arguments(void) {
     CHECK_STATUS(mcpmux_servers_discover(pool, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_servers_connect(pool, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_servers_disconnect(pool, NULL, 0), MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_tools_call(pool, NULL, "{}", 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_tools_call(pool, "t", "{}", 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_resources_list(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_resources_templates(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_list(pool, NULL, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_resources_templates(pool, NULL, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_read(pool, NULL, "u", 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_read(pool, "s", NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_subscribe(pool, NULL, "u", 0), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_unsubscribe(pool, "s", NULL, 0), MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_prompts_get(pool, "s", NULL, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_prompts_get(pool, NULL, "p", NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
 
     /* Async calls: a NULL callback or a NULL required argument fails at once and the
      * callback is never called. */
-    CHECK_STATUS(mcpmux_tools_list_async(pool, NULL, 0, NULL, &w, &rid), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_list_async(pool, NULL, NULL, 0, NULL, &w, &rid), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_tools_call_async(pool, NULL, NULL, 0, NULL, on_complete, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_servers_test_async(pool, NULL, 0, on_complete, &w, &rid),
@@ -319,9 +322,9 @@ static void test_null_arguments(void) {
                  MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_servers_disconnect_async(pool, NULL, 0, on_complete, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_resources_list_async(pool, NULL, 0, NULL, &w, &rid),
+    CHECK_STATUS(mcpmux_resources_list_async(pool, NULL, NULL, 0, NULL, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_resources_templates_async(pool, NULL, 0, NULL, &w, &rid),
+    CHECK_STATUS(mcpmux_resources_templates_async(pool, NULL, NULL, 0, NULL, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_read_async(pool, NULL, "u", 0, on_complete, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
@@ -329,7 +332,7 @@ static void test_null_arguments(void) {
                  MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_unsubscribe_async(pool, NULL, "u", 0, on_complete, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_prompts_list_async(pool, NULL, 0, NULL, &w, &rid),
+    CHECK_STATUS(mcpmux_prompts_list_async(pool, NULL, NULL, 0, NULL, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_prompts_get_async(pool, "s", NULL, NULL, 0, on_complete, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
@@ -344,7 +347,7 @@ static void test_null_arguments(void) {
     CHECK_STATUS(mcpmux_servers_states(pool, &out), MCPMUX_OK);
     CHECK(out && strcmp(out, "[]") == 0);
     mcpmux_string_free(out);
-    AWAIT(&w, mcpmux_tools_list_async(pool, NULL, 0, on_complete, &w, NULL));
+    AWAIT(&w, mcpmux_tools_list_async(pool, NULL, NULL, 0, on_complete, &w, NULL));
     CHECK_STATUS(w.status, MCPMUX_OK);
     CHECK(w.json && strcmp(w.json, "[]") == 0);
     waiter_destroy(&w);
@@ -384,13 +387,13 @@ static void test_invalid_handles(void) {
     CHECK_STATUS(mcpmux_servers_remove(pool, "x", &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_servers_test(pool, "x", 0, &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_servers_disconnect(pool, "x", 0), MCPMUX_ERR_INVALID_HANDLE);
-    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_tools_call(pool, "t", NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_tools_call_async(pool, "t", NULL, 0, NULL, on_complete, &w, &rid),
                  MCPMUX_ERR_INVALID_HANDLE);
-    CHECK_STATUS(mcpmux_resources_list(pool, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_resources_list(pool, NULL, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_resources_subscribe(pool, "s", "u", 0), MCPMUX_ERR_INVALID_HANDLE);
-    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_events_subscribe(pool, NULL, (mcpmux_event_fn)0, NULL, NULL, &sid),
                  MCPMUX_ERR_INVALID_HANDLE);
     CHECK(out == NULL);
@@ -589,15 +592,15 @@ static void test_tools(void) {
     waiter w;
     add_test_server(pool, "ts", "");
 
-    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 20000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"id\":\"mcp__ts__echo\"");
     CHECK_CONTAINS(out, "\"inputSchema\"");
     mcpmux_string_free(out);
     waiter_init(&w);
-    AWAIT(&w, mcpmux_tools_list_async(pool, "ts", 20000, on_complete, &w, NULL));
+    AWAIT(&w, mcpmux_tools_list_async(pool, "ts", NULL, 20000, on_complete, &w, NULL));
     CHECK_CONTAINS(w.json, "mcp__ts__add");
     waiter_destroy(&w);
-    CHECK_STATUS(mcpmux_tools_list(pool, "nobody", 0, &out), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_tools_list(pool, "nobody", NULL, 0, &out), MCPMUX_ERR_NOT_FOUND);
 
     CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__echo", "{\"text\": \"h\xc3\xa9llo\"}", 0, &out),
                  MCPMUX_OK);
@@ -756,7 +759,7 @@ static void test_many_concurrent_calls(void) {
     mcpmux_pool pool = open_pool();
     add_test_server(pool, "fan", "");
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 20000, &out), MCPMUX_OK);
     mcpmux_string_free(out);
 
     static fanout f;
@@ -824,7 +827,7 @@ static void test_blocking_callbacks_do_not_stall(void) {
     mcpmux_pool pool = open_pool();
     add_test_server(pool, "gate", "");
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 20000, &out), MCPMUX_OK);
     mcpmux_string_free(out);
     static gate g;
     memset(&g, 0, sizeof g);
@@ -1094,7 +1097,7 @@ static void test_server_changes(void) {
         snprintf(tool, sizeof tool, "mcp__%s__add_tool", era);
         call_tool_ok(pool, tool, "{\"name\": \"late\"}");
         CHECK(named_events_wait(&tools, 1));
-        CHECK_STATUS(mcpmux_tools_list(pool, era, 20000, &out), MCPMUX_OK);
+        CHECK_STATUS(mcpmux_tools_list(pool, era, NULL, 20000, &out), MCPMUX_OK);
         snprintf(out_check, sizeof out_check, "\"id\":\"mcp__%s__late\"", era);
         CHECK_CONTAINS(out, out_check);
         mcpmux_string_free(out);
@@ -1208,7 +1211,7 @@ static void test_close_drains(void) {
     mcpmux_pool pool = open_pool();
     add_test_server(pool, "dr", "");
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 20000, &out), MCPMUX_OK);
     mcpmux_string_free(out);
     waiter quick, slow;
     waiter_init(&quick);
@@ -1239,20 +1242,20 @@ static void test_resources_and_prompts(void) {
     char *out = NULL;
     waiter w;
 
-    CHECK_STATUS(mcpmux_resources_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_resources_list(pool, NULL, NULL, 20000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"uri\":\"test://hello\"");
     CHECK_CONTAINS(out, "\"serverName\":\"rp\"");
     mcpmux_string_free(out);
     waiter_init(&w);
-    AWAIT(&w, mcpmux_resources_list_async(pool, "rp", 20000, on_complete, &w, NULL));
+    AWAIT(&w, mcpmux_resources_list_async(pool, "rp", NULL, 20000, on_complete, &w, NULL));
     CHECK_CONTAINS(w.json, "test://info");
     waiter_destroy(&w);
 
-    CHECK_STATUS(mcpmux_resources_templates(pool, "rp", 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_resources_templates(pool, "rp", NULL, 20000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "test://echo/{text}");
     mcpmux_string_free(out);
     waiter_init(&w);
-    AWAIT(&w, mcpmux_resources_templates_async(pool, NULL, 20000, on_complete, &w, NULL));
+    AWAIT(&w, mcpmux_resources_templates_async(pool, NULL, NULL, 20000, on_complete, &w, NULL));
     CHECK_CONTAINS(w.json, "uriTemplate");
     waiter_destroy(&w);
 
@@ -1285,11 +1288,11 @@ static void test_resources_and_prompts(void) {
     CHECK_STATUS(w.status, MCPMUX_OK);
     waiter_destroy(&w);
 
-    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_prompts_list(pool, NULL, NULL, 20000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"name\":\"greet\"");
     mcpmux_string_free(out);
     waiter_init(&w);
-    AWAIT(&w, mcpmux_prompts_list_async(pool, "rp", 20000, on_complete, &w, NULL));
+    AWAIT(&w, mcpmux_prompts_list_async(pool, "rp", NULL, 20000, on_complete, &w, NULL));
     CHECK_CONTAINS(w.json, "greet");
     waiter_destroy(&w);
     CHECK_STATUS(mcpmux_prompts_get(pool, "rp", "greet", "{\"name\": \"C\"}", 20000, &out),
@@ -1343,7 +1346,7 @@ static void test_close_while_threads_call(void) {
     atomic_init(&h.other, 0);
     add_test_server(h.pool, "ham", "");
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_list(h.pool, NULL, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(h.pool, NULL, NULL, 20000, &out), MCPMUX_OK);
     mcpmux_string_free(out);
     pthread_t threads[8];
     for (int i = 0; i < 8; i++) {
@@ -1428,7 +1431,7 @@ static int everything_sees_root(mcpmux_pool pool, const char *want) {
 typedef struct {
     atomic_int calls, freed;
     mcpmux_status bad_json, good, again;
-    char request[512];
+    char request[2048];
 } host_log;
 
 static void on_sampling(void *user_data, mcpmux_host_request_id request, const char *json,
@@ -1511,6 +1514,148 @@ static void test_input_rounds(void) {
     CHECK(atomic_load(&asked.freed) == 1);
 }
 
+/* A list call with {"refresh": true} asks the server again: a tool the server added without
+ * saying so is missing from the cached list and in the fresh one. Bad options are refused. */
+static void test_list_refresh(void) {
+    mcpmux_pool pool = open_pool();
+    /* Lists the server says are fresh for a minute (else it is asked each time). */
+    add_test_server(pool, "quiet", "\"--tools-ttl-ms\", \"60000\"");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_list(pool, "quiet", NULL, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_resources_list(pool, "quiet", NULL, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    call_tool_ok(pool, "mcp__quiet__add_tool", "{\"name\": \"unannounced\", \"quiet\": true}");
+    CHECK_STATUS(mcpmux_tools_list(pool, "quiet", NULL, 20000, &out), MCPMUX_OK);
+    CHECK(out && !strstr(out, "mcp__quiet__unannounced"));
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_resources_list(pool, "quiet", NULL, 20000, &out), MCPMUX_OK);
+    CHECK(out && !strstr(out, "test://added/unannounced"));
+    mcpmux_string_free(out);
+    waiter w;
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_tools_list_async(pool, "quiet", "{\"refresh\": true}", 20000, on_complete,
+                                      &w, NULL));
+    CHECK(w.status == MCPMUX_OK);
+    CHECK_CONTAINS(w.json, "mcp__quiet__unannounced");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_resources_list(pool, "quiet", "{\"refresh\": true}", 20000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "test://added/unannounced");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_prompts_list(pool, "quiet", "{}", 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_list(pool, "quiet", "{\"refesh\": true}", 20000, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    char *why = mcpmux_last_error();
+    CHECK_CONTAINS(why, "unknown field `refesh`");
+    mcpmux_string_free(why);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+/* A server that needs the user to open a URL first answers -32042: the status
+ * MCPMUX_ERR_URL_ELICITATION_REQUIRED, its URL in mcpmux_last_error_data() and in the
+ * completion's "data"; the server's completion notice is the event elicitation:complete. */
+static void test_url_elicitation(void) {
+    const char *eras[][2] = {{"modern", ""}, {"legacy", "\"--legacy\""}};
+    for (int i = 0; i < 2; i++) {
+        const char *era = eras[i][0];
+        mcpmux_pool pool = open_pool();
+        add_test_server(pool, era, eras[i][1]);
+        named_events done;
+        mcpmux_subscription_id sub = named_events_on(pool, "elicitation:complete", &done);
+        char tool[64];
+        snprintf(tool, sizeof tool, "mcp__%s__connect_account", era);
+        char *out = NULL;
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", 20000, &out),
+                     MCPMUX_ERR_URL_ELICITATION_REQUIRED);
+        CHECK(mcpmux_last_error_status() == MCPMUX_ERR_URL_ELICITATION_REQUIRED);
+        char *data = mcpmux_last_error_data();
+        CHECK_CONTAINS(data, "\"url\":\"https://example.test/connect?elicitation="
+                             "connect-example-account\"");
+        CHECK_CONTAINS(data, "\"elicitationId\":\"connect-example-account\"");
+        mcpmux_string_free(data);
+        CHECK(named_events_wait(&done, 1));
+        pthread_mutex_lock(&done.mu);
+        CHECK_CONTAINS(done.last, "\"type\":\"elicitation:complete\"");
+        CHECK_CONTAINS(done.last, "\"elicitationId\":\"connect-example-account\"");
+        pthread_mutex_unlock(&done.mu);
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", 20000, &out), MCPMUX_OK);
+        CHECK_CONTAINS(out, "account connected");
+        mcpmux_string_free(out);
+        /* An error without data leaves none. */
+        CHECK_STATUS(mcpmux_tools_call(pool, "mcp__nobody__x", "{}", 20000, &out),
+                     MCPMUX_ERR_NOT_FOUND);
+        CHECK(mcpmux_last_error_data() == NULL);
+        CHECK_STATUS(mcpmux_events_unsubscribe(sub), MCPMUX_OK);
+        CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+        pthread_mutex_destroy(&done.mu);
+        pthread_cond_destroy(&done.cv);
+    }
+    /* Asynchronously, the completion carries the data. */
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "later", "");
+    waiter w;
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_tools_call_async(pool, "mcp__later__connect_account", "{}", 20000, NULL,
+                                      on_complete, &w, NULL));
+    CHECK(w.status == MCPMUX_ERR_URL_ELICITATION_REQUIRED);
+    CHECK_CONTAINS(w.json, "\"code\":\"url_elicitation_required\"");
+    CHECK_CONTAINS(w.json, "\"data\":{\"elicitations\":[{");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
+/* Answers a sampling request with a tool call when the request offers tools. */
+static void on_sampling_tools(void *user_data, mcpmux_host_request_id request, const char *json,
+                              size_t len) {
+    host_log *l = user_data;
+    atomic_fetch_add(&l->calls, 1);
+    snprintf(l->request, sizeof l->request, "%.*s", (int)len, json);
+    l->good = mcpmux_host_request_respond(
+        request, "{\"role\": \"assistant\", \"content\": [{\"type\": \"tool_use\", \"id\": \"c1\", "
+                 "\"name\": \"get_weather\", \"input\": {\"city\": \"Lyon\"}}], \"model\": "
+                 "\"c-model\", \"stopReason\": \"toolUse\"}");
+}
+
+/* A sampling handler set with {"tools": true} is sent the request's tools and answers a
+ * tool call, in both eras; one set without it is never sent tools. */
+static void test_sampling_with_tools(void) {
+    const char *eras[][2] = {{"modern", ""}, {"legacy", "\"--legacy\""}};
+    for (int i = 0; i < 2; i++) {
+        const char *era = eras[i][0];
+        char tool[64];
+        snprintf(tool, sizeof tool, "mcp__%s__sample_with_tools", era);
+        mcpmux_pool pool = open_pool();
+        static host_log asked;
+        memset(&asked, 0, sizeof asked);
+        CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, "{\"tools\": true}",
+                                                      on_sampling_tools, &asked, NULL),
+                     MCPMUX_OK);
+        add_test_server(pool, era, eras[i][1]);
+        char *out = NULL;
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", 20000, &out), MCPMUX_OK);
+        CHECK_CONTAINS(out, "stop=toolUse tool_use:get_weather({\\\"city\\\":\\\"Lyon\\\"})");
+        mcpmux_string_free(out);
+        CHECK(atomic_load(&asked.calls) == 1);
+        CHECK(asked.good == MCPMUX_OK);
+        CHECK_CONTAINS(asked.request, "\"tools\":[{");
+        CHECK_CONTAINS(asked.request, "\"toolChoice\":{\"mode\":\"required\"}");
+        CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+
+        pool = open_pool();
+        CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, on_sampling_tools, &asked, NULL),
+                     MCPMUX_OK);
+        add_test_server(pool, era, eras[i][1]);
+        CHECK(mcpmux_tools_call(pool, tool, "{}", 20000, &out) != MCPMUX_OK);
+        CHECK(atomic_load(&asked.calls) == 1);
+        CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, "{\"tool\": true}", on_sampling_tools,
+                                                      &asked, NULL),
+                     MCPMUX_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    }
+}
+
 /* Calls a server-everything tool until its answer contains `want` (some tools appear only
  * once the server has seen the client's capabilities). */
 static int everything_answers(mcpmux_pool pool, const char *tool, const char *args,
@@ -1540,16 +1685,16 @@ static void test_host_request_misuse(void) {
     static host_log l;
     memset(&l, 0, sizeof l);
     /* Replacing or removing a handler frees its user data, once. */
-    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &l, on_host_free), MCPMUX_OK);
-    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &l, on_host_free), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, on_sampling, &l, on_host_free), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, on_sampling, &l, on_host_free), MCPMUX_OK);
     CHECK(atomic_load(&l.freed) == 1);
-    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, NULL, NULL), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, NULL, NULL, NULL), MCPMUX_OK);
     CHECK(atomic_load(&l.freed) == 2);
     CHECK_STATUS(mcpmux_pool_set_elicitation_handler(pool, on_elicitation, &l, on_host_free),
                  MCPMUX_OK);
     CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
     CHECK(atomic_load(&l.freed) == 3);
-    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &l, on_host_free),
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, on_sampling, &l, on_host_free),
                  MCPMUX_ERR_INVALID_HANDLE);
     CHECK(atomic_load(&l.freed) == 3);
 }
@@ -1587,7 +1732,7 @@ static void test_server_everything(void) {
     static host_log sampling, elicitation;
     memset(&sampling, 0, sizeof sampling);
     memset(&elicitation, 0, sizeof elicitation);
-    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, on_sampling, &sampling, on_host_free),
+    CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, on_sampling, &sampling, on_host_free),
                  MCPMUX_OK);
     CHECK_STATUS(
         mcpmux_pool_set_elicitation_handler(pool, on_elicitation, &elicitation, on_host_free),
@@ -1595,7 +1740,7 @@ static void test_server_everything(void) {
     CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
     mcpmux_string_free(out);
 
-    CHECK_STATUS(mcpmux_tools_list(pool, "everything", 60000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(pool, "everything", NULL, 60000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"name\":\"echo\"");
     CHECK_CONTAINS(out, "\"name\":\"get-sum\"");
     mcpmux_string_free(out);
@@ -1610,7 +1755,7 @@ static void test_server_everything(void) {
     CHECK_CONTAINS(out, "42");
     mcpmux_string_free(out);
 
-    CHECK_STATUS(mcpmux_resources_list(pool, "everything", 30000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_resources_list(pool, "everything", NULL, 30000, &out), MCPMUX_OK);
     char uri[256] = "";
     CHECK(first_uri(out, uri, sizeof uri));
     mcpmux_string_free(out);
@@ -1627,7 +1772,7 @@ static void test_server_everything(void) {
         CHECK_STATUS(w.status, MCPMUX_OK);
         waiter_destroy(&w);
     }
-    CHECK_STATUS(mcpmux_prompts_list(pool, "everything", 30000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_prompts_list(pool, "everything", NULL, 30000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"serverName\":\"everything\"");
     mcpmux_string_free(out);
 
@@ -2064,7 +2209,7 @@ static void test_host_tools(void) {
                  MCPMUX_OK);
     CHECK(atomic_load(&t.freed) == 1);
 
-    CHECK_STATUS(mcpmux_tools_list(pool, NULL, 10000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 10000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"id\":\"c_echo\"");
     mcpmux_string_free(out);
     CHECK_STATUS(mcpmux_tools_search(pool, "echo from C", 5, &out), MCPMUX_OK);
@@ -2421,7 +2566,7 @@ static mcpmux_pool agent_pool(tool_ctx *t) {
     mcpmux_pool pool = open_pool();
     add_test_server(pool, "demo", "");
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_list(pool, "demo", 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_list(pool, "demo", NULL, 20000, &out), MCPMUX_OK);
     mcpmux_string_free(out);
     CHECK_STATUS(mcpmux_tools_register(pool, "c_shout", "Shout", shout_schema, on_tool, NULL, t,
                                        NULL, NULL),
@@ -3027,6 +3172,9 @@ int main(void) {
         {"resources_and_prompts", test_resources_and_prompts},
         {"input_rounds", test_input_rounds},
         {"server_changes", test_server_changes},
+        {"list_refresh", test_list_refresh},
+        {"url_elicitation", test_url_elicitation},
+        {"sampling_with_tools", test_sampling_with_tools},
         {"server_killed", test_server_killed},
         {"roots", test_roots},
         {"host_request_misuse", test_host_request_misuse},

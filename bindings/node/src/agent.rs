@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcpmux::agent::{
     Agent, AgentOptions, Approval, ApproveFn, HostChat, HostProvider, Provider, ProviderConfig,
-    RunOptions, RunParams, TokenFn, create_provider, sampling_handler,
+    RunOptions, RunParams, TokenFn, create_provider,
 };
 use mcpmux::{CallOptions, Conversation};
 use napi::Env;
@@ -216,8 +216,7 @@ impl NativeAgent {
     #[napi(ts_args_type = "approve: ((json: string) => void) | null")]
     pub fn handle_sampling(&self, approve: Option<JsonCallback>) {
         let approve = approve.map(|cb| approve_fn(self.shared.js_fn(cb)));
-        let handler = sampling_handler(self.agent.provider().clone(), approve);
-        self.shared.pool.set_sampling_handler(Some(handler));
+        self.agent.handle_sampling(approve);
     }
 }
 

@@ -195,8 +195,7 @@ impl NativeAgent {
             (Some(l), Some(a)) => Some(approve_fn(l, a)),
             _ => None,
         };
-        let handler = mcpmux::agent::sampling_handler(self.inner.provider().clone(), approve);
-        self.pool.set_sampling_handler(Some(handler));
+        self.inner.handle_sampling(approve);
         Ok(())
     }
 }

@@ -12,10 +12,10 @@ pub use providers::anthropic::{AnthropicConfig, AnthropicProvider};
 pub use providers::hosted::{HostChat, HostChatFn, HostChatRequest, HostProvider};
 pub use providers::ollama::{OllamaConfig, OllamaProvider};
 pub use providers::openai::{OpenAiConfig, OpenAiProvider};
-pub use providers::{ChatRequest, Provider, ProviderConfig, TokenFn, create_provider};
+pub use providers::{ChatRequest, Provider, ProviderConfig, TokenFn, ToolChoice, create_provider};
 pub use run::{
     Agent, AgentOptions, AgentResult, Approval, ApprovalRequest, ApproveFn, Attachment, RunOptions,
     RunParams, Stop,
 };
-pub use sampling::sampling_handler;
+pub use sampling::{SAMPLING_SUPPORT, sampling_handler};
 pub use textcalls::{ParsedReply, TextToolCall, parse_tool_calls};

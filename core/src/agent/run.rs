@@ -150,7 +150,7 @@ type ResourceCache = HashMap<Attachment, Vec<Block>>;
 
 /// An agent over a pool's tools and one provider.
 pub struct Agent {
-    pool: Pool,
+    pub(super) pool: Pool,
     provider: Arc<dyn Provider>,
     options: AgentOptions,
     always_allowed: Mutex<HashSet<String>>,
@@ -314,6 +314,7 @@ impl Agent {
         ChatRequest {
             messages: transcript.to_vec(),
             tools,
+            tool_choice: None,
             system: Some(system.to_string()),
             max_tokens: self.options.max_tokens,
             temperature: self.options.temperature,

@@ -54,6 +54,18 @@ pub type SamplingHandler = Arc<
         + Sync,
 >;
 
+/// What a host's [`SamplingHandler`] can answer beyond plain messages, declared to servers in
+/// the client's capabilities. As JSON (the C API): `{"tools": true}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SamplingSupport {
+    /// The handler reads the request's `tools` and `toolChoice`, and may answer `tool_use`
+    /// content with stop reason `toolUse` (the `sampling.tools` capability). Without it,
+    /// servers must not send tools.
+    #[serde(default)]
+    pub tools: bool,
+}
+
 /// Answers `elicitation/create` (form and URL modes).
 pub type ElicitationHandler = Arc<
     dyn Fn(HostRequest<ElicitRequestParams>) -> BoxFuture<Result<ElicitResult, String>>
@@ -111,7 +123,7 @@ pub struct Host {
     oauth: RwLock<Option<crate::auth::OAuthHandler>>,
     id_tokens: RwLock<Option<crate::auth::IdTokenFn>>,
     tokens: RwLock<Arc<dyn crate::auth::TokenStore>>,
-    sampling: RwLock<Option<SamplingHandler>>,
+    sampling: RwLock<Option<(SamplingHandler, SamplingSupport)>>,
     elicitation: RwLock<Option<ElicitationHandler>>,
     roots_handler: RwLock<Option<RootsHandler>>,
     roots: RwLock<Vec<Root>>,
@@ -170,15 +182,24 @@ impl Host {
     }
 
     pub fn sampling(&self) -> Option<SamplingHandler> {
-        self.sampling.read().unwrap().clone()
+        self.sampling
+            .read()
+            .unwrap()
+            .as_ref()
+            .map(|(h, _)| h.clone())
+    }
+
+    /// What the sampling handler supports; `None` without one.
+    pub fn sampling_support(&self) -> Option<SamplingSupport> {
+        self.sampling.read().unwrap().as_ref().map(|(_, s)| *s)
     }
 
     pub fn elicitation(&self) -> Option<ElicitationHandler> {
         self.elicitation.read().unwrap().clone()
     }
 
-    pub(crate) fn set_sampling(&self, handler: Option<SamplingHandler>) {
-        *self.sampling.write().unwrap() = handler;
+    pub(crate) fn set_sampling(&self, handler: Option<SamplingHandler>, support: SamplingSupport) {
+        *self.sampling.write().unwrap() = handler.map(|h| (h, support));
     }
 
     pub(crate) fn set_elicitation(&self, handler: Option<ElicitationHandler>) {
@@ -189,7 +210,7 @@ impl Host {
     /// none, so what a binding attached to them (a C finalizer, a Python or JS function) is
     /// let go once no call of them is left.
     pub(crate) fn release(&self) {
-        self.set_sampling(None);
+        self.set_sampling(None, SamplingSupport::default());
         self.set_elicitation(None);
         self.set_roots_handler(None);
         self.set_oauth_handler(None);
@@ -218,11 +239,16 @@ impl Host {
     }
 
     /// What the client declares in the handshake: roots always (the list may be empty),
-    /// sampling and elicitation only when a handler is there to answer them.
+    /// sampling and elicitation only when a handler is there to answer them, and sampling with
+    /// tools only when its handler takes them.
     pub(crate) fn capabilities(&self) -> rmcp::model::ClientCapabilities {
         let mut caps = serde_json::json!({"roots": {"listChanged": true}});
-        if self.sampling().is_some() {
-            caps["sampling"] = serde_json::json!({});
+        match self.sampling_support() {
+            Some(SamplingSupport { tools: true }) => {
+                caps["sampling"] = serde_json::json!({"tools": {}});
+            }
+            Some(_) => caps["sampling"] = serde_json::json!({}),
+            None => {}
         }
         if self.elicitation().is_some() {
             caps["elicitation"] = serde_json::json!({"form": {}, "url": {}});
@@ -253,6 +279,20 @@ mod tests {
             params: json!({"maxTokens": 5}),
         };
         assert_eq!(serde_json::to_value(&r).unwrap()["params"]["maxTokens"], 5);
+    }
+
+    #[test]
+    fn sampling_with_tools_is_declared_only_for_a_handler_that_takes_them() {
+        let host = Host::default();
+        let sampling = || serde_json::to_value(host.capabilities()).unwrap()["sampling"].clone();
+        assert_eq!(sampling(), serde_json::Value::Null);
+        let handler: SamplingHandler = Arc::new(|_req| Box::pin(async { Err("no".to_string()) }));
+        host.set_sampling(Some(handler.clone()), SamplingSupport::default());
+        assert_eq!(sampling(), json!({}));
+        host.set_sampling(Some(handler), SamplingSupport { tools: true });
+        assert_eq!(sampling(), json!({"tools": {}}));
+        host.set_sampling(None, SamplingSupport { tools: true });
+        assert_eq!(sampling(), serde_json::Value::Null);
     }
 
     #[test]

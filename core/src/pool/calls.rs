@@ -11,7 +11,6 @@ use rmcp::model::{
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -19,17 +18,13 @@ use super::connection::Connection;
 use super::reply::call_reply;
 use super::slot::Slot;
 use super::{Inner, Pool};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, URL_ELICITATION_REQUIRED, UrlElicitation};
 use crate::events::Event;
 use crate::pool::client_side::{ClientSide, ProgressFn};
 use crate::pool::input_rounds::{InputRounds, Retry, Round, RoundsError};
 use crate::pool::listen::RefilterError;
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
-use crate::tools::{ToolInfo, server_prefix};
 use crate::transport::direct::{Direct, DirectError};
-
-/// A listing this long leaves megabytes freed behind it once the caller is done with it.
-const BULK_LIST: usize = 1000;
 
 /// Per-call settings of [`Pool::call_tool`].
 #[derive(Clone, Default)]
@@ -42,43 +37,29 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
 }
 
-/// A resource with the server it comes from.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceInfo {
-    pub server_id: String,
-    pub server_name: String,
-    #[serde(flatten)]
-    pub resource: rmcp::model::Resource,
-}
-
-/// A resource template with the server it comes from.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceTemplateInfo {
-    pub server_id: String,
-    pub server_name: String,
-    #[serde(flatten)]
-    pub template: rmcp::model::ResourceTemplate,
-}
-
-/// A prompt with the server it comes from.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PromptInfo {
-    pub server_id: String,
-    pub server_name: String,
-    #[serde(flatten)]
-    pub prompt: rmcp::model::Prompt,
+/// A server's -32042 error as the error a host acts on; `None` for any other error, and for
+/// one that names no URL.
+fn needs_url(server: &str, method: &str, e: &rmcp::ErrorData) -> Option<Error> {
+    if e.code.0 != URL_ELICITATION_REQUIRED {
+        return None;
+    }
+    let elicitations = UrlElicitation::from_error_data(e.data.as_ref());
+    (!elicitations.is_empty()).then(|| Error::UrlElicitationRequired {
+        server: server.to_string(),
+        method: method.to_string(),
+        elicitations,
+    })
 }
 
 /// Maps an rmcp failure of `method` on `server` to mcpmux's error.
 pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Error {
     match e {
-        ServiceError::McpError(e) => Error::Protocol {
-            server: server.to_string(),
-            message: format!("{method}: {} (code {})", e.message, e.code.0),
-        },
+        ServiceError::McpError(e) => {
+            needs_url(server, method, &e).unwrap_or_else(|| Error::Protocol {
+                server: server.to_string(),
+                message: format!("{method}: {} (code {})", e.message, e.code.0),
+            })
+        }
         ServiceError::Timeout { timeout } => Error::Timeout {
             what: format!("{method} on server '{server}'"),
             after: timeout,
@@ -92,22 +73,6 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
             message: format!("{method}: {other}"),
         },
     }
-}
-
-/// Flattens per-server lists, tagging each item with its server's id and name.
-fn tag_servers<T, U>(
-    per_server: Vec<(Arc<Slot>, Vec<T>)>,
-    wrap: impl Fn(String, String, T) -> U,
-) -> Vec<U> {
-    let mut out = Vec::new();
-    for (slot, list) in per_server {
-        let name = slot.name();
-        out.extend(
-            list.into_iter()
-                .map(|item| wrap(slot.id.clone(), name.clone(), item)),
-        );
-    }
-    out
 }
 
 /// Sends `notifications/cancelled` if the call is dropped before it completes.
@@ -225,50 +190,6 @@ enum Answer {
 }
 
 impl Pool {
-    /// Tools of every active server (or of one), with pool-unique ids. Disabled tools are left
-    /// out. A server that cannot be reached is skipped when listing all (its failure shows in
-    /// `connection:state`) and is an error when asked for alone.
-    pub async fn list_tools(&self, server: Option<&str>) -> Result<Vec<ToolInfo>> {
-        let _flight = self.inner.begin()?;
-        match server {
-            Some(HOST_TOOLS_SERVER) if self.inner.slot(HOST_TOOLS_SERVER).is_err() => {
-                Ok(self.inner.local.list())
-            }
-            Some(s) => {
-                let slot = self.inner.slot(s)?;
-                let group = self.inner.prefix_group(&slot.name());
-                let mut tools = self.inner.index_group(&group, Some(&slot.id)).await?;
-                tools.retain(|t| t.server_id == slot.id);
-                Ok(tools)
-            }
-            None => {
-                let slots = self.inner.active_slots();
-                let mut groups: Vec<Vec<Arc<Slot>>> = Vec::new();
-                for slot in slots {
-                    let prefix = server_prefix(&slot.name());
-                    match groups
-                        .iter_mut()
-                        .find(|g| server_prefix(&g[0].name()) == prefix)
-                    {
-                        Some(g) => g.push(slot),
-                        None => groups.push(vec![slot]),
-                    }
-                }
-                let lists = futures::future::join_all(
-                    groups.iter().map(|g| self.inner.index_group(g, None)),
-                )
-                .await;
-                let mut out: Vec<ToolInfo> = lists.into_iter().flatten().flatten().collect();
-                out.extend(self.inner.local.list());
-                out.sort_by(|a, b| a.id.cmp(&b.id));
-                if out.len() >= BULK_LIST {
-                    crate::memory::trim_soon();
-                }
-                Ok(out)
-            }
-        }
-    }
-
     /// Calls a tool by its pool id. The result keeps every content type, `structuredContent`
     /// and `isError`; a JSON-RPC error from the server is an `Error::Tool`.
     pub async fn call_tool(
@@ -356,51 +277,6 @@ impl Pool {
             success: matches!(&result, Ok(r) if r.is_error != Some(true)),
         });
         result
-    }
-
-    /// Resources of every server that offers them (or of one), following pagination.
-    pub async fn list_resources(&self, server: Option<&str>) -> Result<Vec<ResourceInfo>> {
-        let _flight = self.inner.begin()?;
-        let per_server = self
-            .inner
-            .each_capable(
-                server,
-                |c| c.resources.is_some(),
-                |peer| async move { peer.list_all_resources().await },
-            )
-            .await?;
-        Ok(tag_servers(
-            per_server,
-            |server_id, server_name, resource| ResourceInfo {
-                server_id,
-                server_name,
-                resource,
-            },
-        ))
-    }
-
-    /// Resource templates of every server that offers them (or of one).
-    pub async fn list_resource_templates(
-        &self,
-        server: Option<&str>,
-    ) -> Result<Vec<ResourceTemplateInfo>> {
-        let _flight = self.inner.begin()?;
-        let per_server = self
-            .inner
-            .each_capable(
-                server,
-                |c| c.resources.is_some(),
-                |peer| async move { peer.list_all_resource_templates().await },
-            )
-            .await?;
-        Ok(tag_servers(
-            per_server,
-            |server_id, server_name, template| ResourceTemplateInfo {
-                server_id,
-                server_name,
-                template,
-            },
-        ))
     }
 
     /// Reads one resource of one server.
@@ -494,26 +370,6 @@ impl Pool {
             ));
         }
         Ok(())
-    }
-
-    /// Prompts of every server that offers them (or of one), with the server's name.
-    pub async fn list_prompts(&self, server: Option<&str>) -> Result<Vec<PromptInfo>> {
-        let _flight = self.inner.begin()?;
-        let per_server = self
-            .inner
-            .each_capable(
-                server,
-                |c| c.prompts.is_some(),
-                |peer| async move { peer.list_all_prompts().await },
-            )
-            .await?;
-        Ok(tag_servers(per_server, |server_id, server_name, prompt| {
-            PromptInfo {
-                server_id,
-                server_name,
-                prompt,
-            }
-        }))
     }
 
     /// Gets one prompt of one server, filled with `arguments`.
@@ -731,10 +587,11 @@ impl Inner {
                 server: call.name.to_string(),
                 message: "tools/call: unexpected response type".into(),
             }),
-            Err(ServiceError::McpError(e)) => Err(Error::Tool {
-                tool: call.tool.to_string(),
-                message: format!("{} (code {})", e.message, e.code.0),
-            }),
+            Err(ServiceError::McpError(e)) => Err(needs_url(call.name, "tools/call", &e)
+                .unwrap_or_else(|| Error::Tool {
+                    tool: call.tool.to_string(),
+                    message: format!("{} (code {})", e.message, e.code.0),
+                })),
             Err(ServiceError::Timeout { timeout }) => {
                 // A session the server forgot (e.g. it restarted and answers HTTP 400 rather
                 // than 404) swallows requests; a failed check finds it, so the next call
@@ -761,48 +618,5 @@ impl Inner {
         } else {
             e
         }
-    }
-
-    /// Runs `f` on every active server (or one) whose capabilities pass `capable`; when asking
-    /// all, servers that fail are skipped.
-    async fn each_capable<T, F, Fut>(
-        self: &Arc<Self>,
-        server: Option<&str>,
-        capable: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
-        f: F,
-    ) -> Result<Vec<(Arc<Slot>, Vec<T>)>>
-    where
-        F: Fn(Peer<RoleClient>) -> Fut,
-        Fut: Future<Output = std::result::Result<Vec<T>, ServiceError>>,
-    {
-        let slots = match server {
-            Some(s) => vec![self.slot(s)?],
-            None => self.active_slots(),
-        };
-        let jobs = slots.into_iter().map(|slot| {
-            let capable = &capable;
-            let f = &f;
-            async move {
-                let conn = slot.connection(self).await?;
-                let caps = conn.peer.peer_info().map(|i| i.capabilities.clone());
-                if !caps.as_ref().is_some_and(capable) {
-                    return Ok((slot, Vec::new()));
-                }
-                match f(conn.peer.clone()).await {
-                    Ok(list) => Ok((slot, list)),
-                    Err(e) => {
-                        slot.connection_failed(self, &conn);
-                        Err(conn.failure(&slot.name(), "list", e))
-                    }
-                }
-            }
-        });
-        let results = futures::future::join_all(jobs).await;
-        if server.is_some() {
-            return results.into_iter().collect();
-        }
-        let mut out: Vec<_> = results.into_iter().filter_map(Result::ok).collect();
-        out.sort_by_key(|(s, _)| s.name());
-        Ok(out)
     }
 }

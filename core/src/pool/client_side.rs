@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorCode, Implementation, InputRequest, InputRequests,
-    InputResponses, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, ResourceUpdatedNotificationParam,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation, InputRequest,
+    InputRequests, InputResponses, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
@@ -437,4 +437,27 @@ impl ClientHandler for ClientSide {
     ) {
         self.shared.resource_updated(params.uri);
     }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // rmcp has no type of its own for a URL elicitation's completion.
+        if notification.method == ELICITATION_COMPLETE
+            && let Some(id) = notification
+                .params
+                .as_ref()
+                .and_then(|p| p.get("elicitationId"))
+                .and_then(serde_json::Value::as_str)
+        {
+            self.shared.events.emit(Event::ElicitationComplete {
+                server_id: self.shared.server_id.to_string(),
+                elicitation_id: id.to_string(),
+            });
+        }
+    }
 }
+
+/// What a server sends when the user finished a URL elicitation.
+const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";

@@ -9,13 +9,23 @@ use rmcp::model::Root;
 use super::Pool;
 use crate::ConnectionState;
 use crate::error::Result;
-use crate::host::{ElicitationHandler, SamplingHandler};
+use crate::host::{ElicitationHandler, SamplingHandler, SamplingSupport};
 
 impl Pool {
     /// Answers servers' `sampling/createMessage`; `None` refuses them. Servers learn that
     /// sampling is available when they connect, so set it before connecting.
     pub fn set_sampling_handler(&self, handler: Option<SamplingHandler>) {
-        self.inner.host.set_sampling(handler);
+        self.set_sampling_handler_with(handler, SamplingSupport::default());
+    }
+
+    /// [`Pool::set_sampling_handler`] for a handler that also supports what `support` says
+    /// (tools: the request's `tools` and `toolChoice`, answered with `tool_use` content).
+    pub fn set_sampling_handler_with(
+        &self,
+        handler: Option<SamplingHandler>,
+        support: SamplingSupport,
+    ) {
+        self.inner.host.set_sampling(handler, support);
     }
 
     /// Answers servers' `elicitation/create`; `None` declines them. Set it before connecting.

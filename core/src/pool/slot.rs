@@ -19,6 +19,7 @@ use crate::pool::client_side::ServerShared;
 /// A server's tool list as last fetched.
 pub(crate) struct CachedTools {
     pub tools: crate::tools::ToolList,
+    /// When the list was asked for (its age counts from the request, not the answer).
     pub fetched: Instant,
     /// How long it is fresh: the pool's `toolsTtlMs`, or the server's `ttlMs` if shorter.
     pub ttl: Duration,
@@ -28,9 +29,12 @@ pub(crate) struct CachedTools {
 }
 
 impl CachedTools {
-    /// Fresh: within its TTL and fetched since the last `list_changed`.
-    pub fn is_fresh(&self, generation: u64) -> bool {
-        self.generation == generation && self.fetched.elapsed() < self.ttl
+    /// Whether it can answer a caller: within its TTL, fetched since the last `list_changed`
+    /// (`generation`), and asked for since `asked_since` when the caller wants a list no older.
+    pub fn serves(&self, generation: u64, asked_since: Option<Instant>) -> bool {
+        self.generation == generation
+            && self.fetched.elapsed() < self.ttl
+            && asked_since.is_none_or(|since| self.fetched >= since)
     }
 }
 
@@ -143,7 +147,7 @@ impl Slot {
         tokio::spawn(async move {
             let generation = slot.shared.tools_generation.load(Ordering::SeqCst);
             if let Some(conn) = slot.live_connection() {
-                let _ = inner.fetch_tools(&slot, &conn, generation).await;
+                let _ = inner.fetch_tools(&slot, &conn, generation, None).await;
             }
         });
     }

@@ -25,15 +25,18 @@ impl Inner {
     /// Fetches (or takes from the cache) the tools of a group of servers, assigns their ids in
     /// creation order and records them in the index. With `only`, other members of the group
     /// are taken from the cache alone, so asking for one server never connects another.
+    /// With `asked_since`, the servers listed are asked again unless a list was asked for
+    /// since that instant (a refresh).
     pub(super) async fn index_group(
         self: &Arc<Self>,
         group: &[Arc<Slot>],
         only: Option<&str>,
+        asked_since: Option<Instant>,
     ) -> Result<Vec<ToolInfo>> {
         let mut lists = Vec::new();
         for slot in group {
             let tools = if only.is_none_or(|id| id == slot.id) {
-                match self.server_tools(slot).await {
+                match self.server_tools(slot, asked_since).await {
                     Ok(t) => t,
                     Err(e) if only.is_some() => return Err(e),
                     Err(_) => continue,
@@ -54,22 +57,24 @@ impl Inner {
         Ok(out)
     }
 
-    /// A server's tools, from the cache while it is fresh (TTL, no `list_changed` since).
+    /// A server's tools, from the cache while it is fresh (TTL, no `list_changed` since) and,
+    /// with `asked_since`, asked for since that instant.
     pub(super) async fn server_tools(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
+        asked_since: Option<Instant>,
     ) -> Result<crate::tools::ToolList> {
         let generation = slot
             .shared
             .tools_generation
             .load(std::sync::atomic::Ordering::SeqCst);
         if let Some(c) = slot.tools.lock().unwrap().as_ref()
-            && c.is_fresh(generation)
+            && c.serves(generation, asked_since)
         {
             return Ok(c.tools.clone());
         }
         let conn = slot.connection(self).await?;
-        self.fetch_tools(slot, &conn, generation).await
+        self.fetch_tools(slot, &conn, generation, asked_since).await
     }
 
     /// Lists a server's tools on `conn` and stores them in the cache, the catalog and search.
@@ -77,20 +82,26 @@ impl Inner {
     ///
     /// One fetch at a time per server: a caller that waited for another's fetch on the same
     /// connection takes its list (the refresh a connect starts and the caller that asked for
-    /// the connect would otherwise both send `tools/list`).
+    /// the connect would otherwise both send `tools/list`), if it was asked for since
+    /// `asked_since`. A refresh also clears rmcp's cache of the connection's answers.
     pub(super) async fn fetch_tools(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
         conn: &Arc<super::connection::Connection>,
         generation: u64,
+        asked_since: Option<Instant>,
     ) -> Result<crate::tools::ToolList> {
         let _one = slot.fetching.lock().await;
         if let Some(c) = slot.tools.lock().unwrap().as_ref()
             && c.connection == conn.generation
-            && c.is_fresh(generation)
+            && c.serves(generation, asked_since)
         {
             return Ok(c.tools.clone());
         }
+        if asked_since.is_some() {
+            conn.peer.clear_response_cache().await;
+        }
+        let asked = Instant::now();
         let listed = conn
             .peer
             .list_all_tools_with_cache_hint()
@@ -123,7 +134,7 @@ impl Inner {
         slot.listed(&conn.config_key);
         let previous = slot.tools.lock().unwrap().replace(CachedTools {
             tools: tools.clone(),
-            fetched: Instant::now(),
+            fetched: asked,
             ttl,
             generation,
             connection: conn.generation,
@@ -169,11 +180,11 @@ impl Inner {
         }
         let mut last_error = None;
         for slot in &group {
-            if let Err(e) = self.server_tools(slot).await {
+            if let Err(e) = self.server_tools(slot, None).await {
                 last_error = Some(e);
             }
         }
-        self.index_group(&group, None).await?;
+        self.index_group(&group, None, None).await?;
         if let Some(hit) = self.find_tool(tool_id) {
             return Ok(hit);
         }

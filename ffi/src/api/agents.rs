@@ -3,9 +3,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use mcpmux_core::agent::{
-    Agent, AgentOptions, ApproveFn, RunOptions, RunParams, TokenFn, sampling_handler,
-};
+use mcpmux_core::agent::{Agent, AgentOptions, ApproveFn, RunOptions, RunParams, TokenFn};
 use tokio_util::sync::CancellationToken;
 
 use crate::api::providers::PROVIDERS;
@@ -272,9 +270,7 @@ pub unsafe extern "C" fn mcpmux_agent_handle_sampling(
         a.pool.check_open()?;
         let approve =
             on_approve.map(|f| approve_fn(CHandler::new(f, None, user_data, free_user_data, None)));
-        a.pool
-            .pool
-            .set_sampling_handler(Some(sampling_handler(a.agent.provider().clone(), approve)));
+        a.agent.handle_sampling(approve);
         Ok(())
     })
 }

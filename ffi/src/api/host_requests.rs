@@ -5,13 +5,13 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
 use mcpmux_core::host::BoxFuture;
-use mcpmux_core::{ElicitationHandler, HostRequest, SamplingHandler};
+use mcpmux_core::{ElicitationHandler, HostRequest, SamplingHandler, SamplingSupport};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
 use crate::bodies;
 use crate::calls::pool_entry;
-use crate::error::{guard, opt_str_arg, str_arg};
+use crate::error::{guard, opt_json_arg, opt_str_arg, str_arg};
 use crate::host::{CHandler, Pending, ask, read_answer, refuse, respond, stream_token, waiting};
 use crate::mcpmux_status;
 use crate::{mcpmux_free_fn, mcpmux_host_request_fn, mcpmux_host_request_id, mcpmux_pool};
@@ -45,22 +45,26 @@ fn handler_of(
 /// on a library thread and must answer `request` exactly once, then or later, from any
 /// thread, with mcpmux_host_request_respond() or mcpmux_host_request_refuse().
 /// Servers learn that sampling is available when they connect: set it before connecting.
-/// `free_user_data` (may be NULL) runs once the handler is replaced or removed, or the
-/// pool closed, and no call of it is running.
+/// `options_json`: NULL, or `{"tools": true}` for a handler that reads the request's `tools`
+/// and `toolChoice` and may answer `tool_use` content with `"stopReason": "toolUse"` (servers
+/// are told with the `sampling.tools` capability). `free_user_data` (may be NULL) runs once
+/// the handler is replaced or removed, or the pool closed, and no call of it is running.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_pool_set_sampling_handler(
     pool: mcpmux_pool,
+    options_json: *const c_char,
     handler: mcpmux_host_request_fn,
     user_data: *mut c_void,
     free_user_data: mcpmux_free_fn,
 ) -> mcpmux_status {
     guard(|| {
         let entry = pool_entry(pool)?;
+        let support: SamplingSupport = unsafe { opt_json_arg(options_json, "options_json") }?;
         let h: Option<SamplingHandler> = handler_of(handler, user_data, free_user_data).map(|h| {
             Arc::new(move |req| server_request(h.clone(), req, Pending::Sampling))
                 as SamplingHandler
         });
-        entry.pool.set_sampling_handler(h);
+        entry.pool.set_sampling_handler_with(h, support);
         Ok(())
     })
 }

@@ -96,6 +96,22 @@ pub extern "C" fn mcpmux_last_error() -> *mut c_char {
         .unwrap_or(std::ptr::null_mut())
 }
 
+/// What the last failure on the calling thread carries besides its message, as JSON (free it
+/// with mcpmux_string_free()); NULL when nothing failed yet on this thread or its error
+/// carries nothing more. Errors with data: MCPMUX_ERR_URL_ELICITATION_REQUIRED,
+/// {"elicitations": [{"elicitationId": "...", "url": "https://...", "message": "..."}]}.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpmux_last_error_data() -> *mut c_char {
+    catch_unwind(|| {
+        last_error()
+            .and_then(|e| e.data)
+            .map(|d| into_c_string(d.to_string()))
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(std::ptr::null_mut())
+}
+
 /// The status of the last failure on the calling thread (MCPMUX_OK when none yet).
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpmux_last_error_status() -> mcpmux_status {

@@ -5,26 +5,38 @@ use std::sync::Arc;
 
 use crate::bodies::{asynchronous, blocking, work};
 use crate::calls::{PoolEntry, Work};
-use crate::error::{FfiResult, json_arg, opt_str_arg, str_arg};
+use crate::error::{FfiResult, json_arg, opt_json_arg, opt_str_arg, str_arg};
 use crate::mcpmux_status;
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_request_id};
+use mcpmux_core::ListOptions;
 
-fn prompts_list_work(e: &Arc<PoolEntry>, server: *const c_char) -> FfiResult<Work> {
+fn prompts_list_work(
+    e: &Arc<PoolEntry>,
+    server: *const c_char,
+    options_json: *const c_char,
+) -> FfiResult<Work> {
     let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
+    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
     let p = e.pool.clone();
-    Ok(work(async move { p.list_prompts(server.as_deref()).await }))
+    Ok(work(async move {
+        p.list_prompts_with(server.as_deref(), options).await
+    }))
 }
 
 /// Prompts of every server that offers them, or of one (NULL for all):
 /// `[{"serverId": ..., "serverName": ..., "name": ..., "arguments": [...]}]`.
+/// `options_json`: NULL, or `{"refresh": true}` (see mcpmux_tools_list()).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_prompts_list(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    blocking(pool, timeout_ms, out_json, |e| prompts_list_work(e, server))
+    blocking(pool, timeout_ms, out_json, |e| {
+        prompts_list_work(e, server, options_json)
+    })
 }
 
 /// Asynchronous mcpmux_prompts_list().
@@ -32,13 +44,14 @@ pub unsafe extern "C" fn mcpmux_prompts_list(
 pub unsafe extern "C" fn mcpmux_prompts_list_async(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     callback: mcpmux_completion_fn,
     user_data: *mut c_void,
     out_request_id: *mut mcpmux_request_id,
 ) -> mcpmux_status {
     asynchronous(pool, timeout_ms, callback, user_data, out_request_id, |e| {
-        prompts_list_work(e, server)
+        prompts_list_work(e, server, options_json)
     })
 }
 

@@ -5,29 +5,37 @@ use std::sync::Arc;
 
 use crate::bodies::{asynchronous, blocking, blocking_unit, work};
 use crate::calls::{PoolEntry, Work};
-use crate::error::{FfiResult, opt_str_arg, str_arg};
+use crate::error::{FfiResult, opt_json_arg, opt_str_arg, str_arg};
 use crate::mcpmux_status;
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_request_id};
+use mcpmux_core::ListOptions;
 
-fn resources_list_work(e: &Arc<PoolEntry>, server: *const c_char) -> FfiResult<Work> {
+fn resources_list_work(
+    e: &Arc<PoolEntry>,
+    server: *const c_char,
+    options_json: *const c_char,
+) -> FfiResult<Work> {
     let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
+    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
     let p = e.pool.clone();
-    Ok(work(
-        async move { p.list_resources(server.as_deref()).await },
-    ))
+    Ok(work(async move {
+        p.list_resources_with(server.as_deref(), options).await
+    }))
 }
 
 /// Resources of every server that offers them, or of one (NULL for all):
 /// `[{"serverId": ..., "serverName": ..., "uri": ..., "name": ..., "mimeType": ...}]`.
+/// `options_json`: NULL, or `{"refresh": true}` (see mcpmux_tools_list()).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_resources_list(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
     blocking(pool, timeout_ms, out_json, |e| {
-        resources_list_work(e, server)
+        resources_list_work(e, server, options_json)
     })
 }
 
@@ -36,34 +44,45 @@ pub unsafe extern "C" fn mcpmux_resources_list(
 pub unsafe extern "C" fn mcpmux_resources_list_async(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     callback: mcpmux_completion_fn,
     user_data: *mut c_void,
     out_request_id: *mut mcpmux_request_id,
 ) -> mcpmux_status {
     asynchronous(pool, timeout_ms, callback, user_data, out_request_id, |e| {
-        resources_list_work(e, server)
+        resources_list_work(e, server, options_json)
     })
 }
 
-fn templates_work(e: &Arc<PoolEntry>, server: *const c_char) -> FfiResult<Work> {
+fn templates_work(
+    e: &Arc<PoolEntry>,
+    server: *const c_char,
+    options_json: *const c_char,
+) -> FfiResult<Work> {
     let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
+    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
     let p = e.pool.clone();
     Ok(work(async move {
-        p.list_resource_templates(server.as_deref()).await
+        p.list_resource_templates_with(server.as_deref(), options)
+            .await
     }))
 }
 
 /// Resource templates of every server that offers them, or of one (NULL for all):
 /// `[{"serverId": ..., "serverName": ..., "uriTemplate": ..., "name": ...}]`.
+/// `options_json`: NULL, or `{"refresh": true}` (see mcpmux_tools_list()).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_resources_templates(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    blocking(pool, timeout_ms, out_json, |e| templates_work(e, server))
+    blocking(pool, timeout_ms, out_json, |e| {
+        templates_work(e, server, options_json)
+    })
 }
 
 /// Asynchronous mcpmux_resources_templates().
@@ -71,13 +90,14 @@ pub unsafe extern "C" fn mcpmux_resources_templates(
 pub unsafe extern "C" fn mcpmux_resources_templates_async(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     callback: mcpmux_completion_fn,
     user_data: *mut c_void,
     out_request_id: *mut mcpmux_request_id,
 ) -> mcpmux_status {
     asynchronous(pool, timeout_ms, callback, user_data, out_request_id, |e| {
-        templates_work(e, server)
+        templates_work(e, server, options_json)
     })
 }
 

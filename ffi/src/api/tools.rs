@@ -3,34 +3,46 @@
 use std::ffi::{CString, c_char, c_void};
 use std::sync::Arc;
 
-use mcpmux_core::{CallOptions, ProgressFn};
+use mcpmux_core::{CallOptions, ListOptions, ProgressFn};
 
 use crate::bodies::{asynchronous, blocking, work};
 use crate::calls::{Gate, PoolEntry, UserData, Work, pool_entry, run_async, timeout_of};
-use crate::error::{FfiResult, guard, json_arg, opt_str_arg, str_arg};
+use crate::error::{FfiResult, guard, json_arg, opt_json_arg, opt_str_arg, str_arg};
 use crate::mcpmux_status;
 use crate::rt::call_out;
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_progress_fn, mcpmux_request_id};
 
-fn tools_list_work(e: &Arc<PoolEntry>, server: *const c_char) -> FfiResult<Work> {
+fn tools_list_work(
+    e: &Arc<PoolEntry>,
+    server: *const c_char,
+    options_json: *const c_char,
+) -> FfiResult<Work> {
     let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
+    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
     let p = e.pool.clone();
-    Ok(work(async move { p.list_tools(server.as_deref()).await }))
+    Ok(work(async move {
+        p.list_tools_with(server.as_deref(), options).await
+    }))
 }
 
 /// Tools of every active server, or of one (`server`: id or name; NULL for all), under
 /// pool-unique ids: `[{"id": "mcp__files__read", "serverId": ..., "serverName": ...,
 /// "name": "read", "description": ..., "inputSchema": {...}}]`. Listing all skips servers
 /// that cannot be reached; asking for one that cannot be reached is an error.
-/// `timeout_ms`: 0 for no limit of its own (the pool's timeouts still apply).
+/// `options_json`: NULL, or `{"refresh": true}` to ask the servers again past every cache
+/// (the same options for every list call). `timeout_ms`: 0 for no limit of its own (the
+/// pool's timeouts still apply).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_tools_list(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    blocking(pool, timeout_ms, out_json, |e| tools_list_work(e, server))
+    blocking(pool, timeout_ms, out_json, |e| {
+        tools_list_work(e, server, options_json)
+    })
 }
 
 /// Asynchronous mcpmux_tools_list().
@@ -38,13 +50,14 @@ pub unsafe extern "C" fn mcpmux_tools_list(
 pub unsafe extern "C" fn mcpmux_tools_list_async(
     pool: mcpmux_pool,
     server: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     callback: mcpmux_completion_fn,
     user_data: *mut c_void,
     out_request_id: *mut mcpmux_request_id,
 ) -> mcpmux_status {
     asynchronous(pool, timeout_ms, callback, user_data, out_request_id, |e| {
-        tools_list_work(e, server)
+        tools_list_work(e, server, options_json)
     })
 }
 

@@ -26,13 +26,15 @@
 //! * `--slow-discover MS`: like `--legacy`, but the answer to `server/discover` comes MS
 //!   milliseconds late (a server slow to start, later than the client's probe timeout).
 //! * `--tools-ttl-ms N`, `--private-tools`: the cache hints of its 2026-07-28 tool lists
-//!   (`ttlMs`, `cacheScope: private`); `tools_listed` says how many lists it answered.
+//!   (`ttlMs`, `cacheScope: private`; the `ttlMs` of its resource lists too); `tools_listed`
+//!   says how many lists it answered.
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
 //! `test://hello`, `test://info`, template `test://echo/{text}`. Prompt: `greet {name}`.
 //!
-//! Changes: `add_tool {name}` adds a tool and says the tool list changed; `notify {what,
+//! Changes: `add_tool {name, quiet?}` adds a tool (and a resource `test://added/NAME`) and
+//! says the tool list changed, unless `quiet`; `notify {what,
 //! uri?}` says the prompt or resource list changed, or that a resource was updated;
 //! `end_streams` ends the listen streams. `log {message, level}` sends a log line if the
 //! client asked for its level. They are
@@ -44,6 +46,10 @@
 //! round-trip requests): `ask` asks for a name (elicitation), a sample and the roots at
 //! once; prompt `ask` and `test://ask` ask for a name; `test://wait` answers two rounds with
 //! only its state (still working) before its text; `test://ask-forever` never stops asking.
+//!
+//! Host features: `connect_account` answers the error -32042 (a URL elicitation) and then
+//! reports it complete; `sample_with_tools` asks the client's model with a tool, through
+//! sampling in either era.
 
 #![allow(
     deprecated,
@@ -240,6 +246,9 @@ struct EnvArgs {
 struct AddToolArgs {
     /// The new tool's name.
     name: String,
+    /// Add it without saying that the list changed (a server that forgets to).
+    #[serde(default)]
+    quiet: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -309,6 +318,8 @@ struct Changes {
     end_streams: tokio::sync::Notify,
     /// `resources/subscribe` subscriptions of clients before 2026-07-28.
     subscribed: std::sync::Mutex<Vec<(String, Peer<RoleServer>)>>,
+    /// The user finished `connect_account`'s URL elicitation.
+    connected: std::sync::atomic::AtomicBool,
 }
 
 impl Changes {
@@ -503,13 +514,111 @@ impl TestServer {
     )]
     async fn add_tool(
         &self,
-        Parameters(AddToolArgs { name }): Parameters<AddToolArgs>,
+        Parameters(AddToolArgs { name, quiet }): Parameters<AddToolArgs>,
         context: RequestContext<RoleServer>,
     ) -> String {
         self.changes.added.lock().unwrap().push(name.clone());
-        let changed = ServerNotification::ToolListChangedNotification(Default::default());
-        self.changes.tell(changed, &context).await;
+        if !quiet {
+            let changed = ServerNotification::ToolListChangedNotification(Default::default());
+            self.changes.tell(changed, &context).await;
+        }
         format!("added {name}")
+    }
+
+    #[tool(
+        description = "Needs the user to connect an account at a URL first: answers the error                        -32042 (URL elicitation required) naming the URL, then, 100 ms later,                        says the elicitation is complete (notifications/elicitation/complete);                        called again after that, answers \"account connected\""
+    )]
+    async fn connect_account(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<String, ErrorData> {
+        if self
+            .changes
+            .connected
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Ok("account connected".into());
+        }
+        let connected = self.changes.clone();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            connected
+                .connected
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            let done = rmcp::model::CustomNotification::new(
+                "notifications/elicitation/complete",
+                Some(serde_json::json!({"elicitationId": CONNECT_ELICITATION})),
+            );
+            let _ = peer
+                .send_notification(ServerNotification::CustomNotification(done))
+                .await;
+        });
+        Err(ErrorData::new(
+            ErrorCode(-32042),
+            "This request requires more information.",
+            Some(serde_json::json!({"elicitations": [{
+                "mode": "url",
+                "elicitationId": CONNECT_ELICITATION,
+                "url": CONNECT_URL,
+                "message": "Connect your example.test account."
+            }]})),
+        ))
+    }
+
+    #[tool(
+        description = "Asks the client's model, through sampling, with a tool `get_weather`                        and tool choice `required` (legacy: sampling/createMessage; 2026-07-28:                        an input_required round), then reports the answer: its stop reason and                        each content block (text, or tool_use with its name and input)"
+    )]
+    async fn sample_with_tools(
+        &self,
+        RequestState(state): RequestState,
+        ToolInputResponses(responses): ToolInputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let params = weather_sampling();
+        if !is_modern(&context) {
+            // rmcp refuses to send tools to a client that did not declare sampling.tools.
+            let answer =
+                context.peer.create_message(params).await.map_err(|e| {
+                    ErrorData::internal_error(format!("sampling failed: {e}"), None)
+                })?;
+            let answer = serde_json::to_value(answer).unwrap_or_default();
+            return Ok(
+                CallToolResult::success(vec![ContentBlock::text(describe_sample(&answer))]).into(),
+            );
+        }
+        match (state.as_deref(), responses) {
+            (None, _) => {
+                let declared = context
+                    .meta
+                    .client_capabilities()
+                    .and_then(|c| c.sampling)
+                    .is_some_and(|s| s.tools.is_some());
+                if !declared {
+                    return Err(ErrorData::invalid_request(
+                        "the client did not declare sampling.tools",
+                        None,
+                    ));
+                }
+                let mut requests = InputRequests::new();
+                requests.insert(
+                    "sample".into(),
+                    InputRequest::CreateMessage(CreateMessageRequest::new(params)),
+                );
+                Ok(InputRequiredResult::new(Some(requests), Some("sampled".into())).into())
+            }
+            (Some("sampled"), Some(map)) => {
+                let answer = map.get("sample").cloned().unwrap_or_default();
+                Ok(
+                    CallToolResult::success(vec![ContentBlock::text(describe_sample(&answer))])
+                        .into(),
+                )
+            }
+            (other, _) => Err(ErrorData::invalid_params(
+                format!("unexpected request state {other:?}"),
+                None,
+            )),
+        }
     }
 
     #[tool(
@@ -692,6 +801,56 @@ impl TestServer {
             format!("Hello, {name}!"),
         )]
     }
+}
+
+/// The URL elicitation of `connect_account`.
+const CONNECT_ELICITATION: &str = "connect-example-account";
+const CONNECT_URL: &str = "https://example.test/connect?elicitation=connect-example-account";
+
+/// The sampling request of `sample_with_tools`: a question, one tool, and a call required.
+fn weather_sampling() -> CreateMessageRequestParams {
+    let tool = Tool::new(
+        "get_weather",
+        "The weather of a city",
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"]
+            }))
+            .expect("an object schema"),
+        ),
+    );
+    CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text("What is the weather in Paris?")],
+        200,
+    )
+    .with_tools(vec![tool])
+    .with_tool_choice(rmcp::model::ToolChoice::required())
+}
+
+/// `stop=REASON` and each block of a sampling answer: `text:...` or `tool_use:NAME(INPUT)`.
+fn describe_sample(answer: &serde_json::Value) -> String {
+    let blocks: Vec<serde_json::Value> = match &answer["content"] {
+        serde_json::Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    let mut parts = vec![format!(
+        "stop={}",
+        answer["stopReason"].as_str().unwrap_or("?")
+    )];
+    for b in blocks {
+        parts.push(match b["type"].as_str() {
+            Some("tool_use") => format!(
+                "tool_use:{}({})",
+                b["name"].as_str().unwrap_or("?"),
+                b["input"]
+            ),
+            Some("text") => format!("text:{}", b["text"].as_str().unwrap_or_default()),
+            other => other.unwrap_or("?").to_string(),
+        });
+    }
+    parts.join(" ")
 }
 
 /// An elicitation asking for a name, with the state that says it was asked.
@@ -979,16 +1138,24 @@ impl ServerHandler for TestServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![
+        let mut resources = vec![
             Resource::new("test://hello", "hello")
                 .with_description("A fixed greeting")
                 .with_mime_type("text/plain"),
             Resource::new("test://info", "info")
                 .with_description("This server's name and pid, as JSON")
                 .with_mime_type("application/json"),
-        ]))
+        ];
+        for name in self.changes.added.lock().unwrap().iter() {
+            resources.push(Resource::new(format!("test://added/{name}"), name.clone()));
+        }
+        let mut result = ListResourcesResult::with_all_items(resources);
+        if is_modern(&context) {
+            result.ttl_ms = self.tools_ttl_ms;
+        }
+        Ok(result)
     }
 
     async fn list_resource_templates(

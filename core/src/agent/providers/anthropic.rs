@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::ChatRequest;
 use super::http::{Api, HttpProvider};
+use super::{ChatRequest, ToolChoice};
 use crate::agent::message::{Block, Image, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
 use crate::transport::sse::SseParser;
@@ -96,6 +96,16 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
                 .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
                 .collect(),
         );
+        // Anthropic's names: `any` is "at least one tool".
+        let choice = match req.tool_choice {
+            Some(ToolChoice::Auto) => Some("auto"),
+            Some(ToolChoice::Required) => Some("any"),
+            Some(ToolChoice::None) => Some("none"),
+            None => None,
+        };
+        if let Some(kind) = choice {
+            body["tool_choice"] = json!({"type": kind});
+        }
     }
     if let Some(t) = req.temperature {
         body["temperature"] = json!(t);

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{ChatRequest, Provider, TokenFn, cancellable};
+use super::{ChatRequest, Provider, TokenFn, ToolChoice, cancellable};
 use crate::agent::message::{Message, Response};
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
@@ -21,6 +21,9 @@ pub struct HostChatRequest {
     pub model: String,
     pub messages: Vec<Message>,
     pub tools: Vec<ToolDef>,
+    /// `auto`, `required` or `none`, when the request says (sampling's `toolChoice`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,6 +81,7 @@ impl Provider for HostProvider {
                 model: self.model(),
                 messages: request.messages,
                 tools: request.tools,
+                tool_choice: request.tool_choice,
                 system: request.system,
                 max_tokens: request.max_tokens,
                 temperature: request.temperature,

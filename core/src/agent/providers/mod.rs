@@ -19,11 +19,25 @@ use crate::pool::ToolDef;
 /// Called with each piece of text as it streams in.
 pub type TokenFn = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Whether the model may, must or must not call the request's tools (a sampling request's
+/// `toolChoice`). Providers send it only with tools; one whose API cannot require a call
+/// (Ollama) lets the model choose.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    Required,
+    None,
+}
+
 /// One request to a model.
 #[derive(Clone, Default)]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolDef>,
+    /// `None`: the provider's default (the model chooses).
+    pub tool_choice: Option<ToolChoice>,
     pub system: Option<String>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,

@@ -3,8 +3,8 @@
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::ChatRequest;
 use super::http::{Api, HttpProvider};
+use super::{ChatRequest, ToolChoice};
 use crate::agent::message::{Block, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
 
@@ -81,7 +81,8 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
         messages.push(msg);
     }
     let mut body = json!({"model": model, "messages": messages, "stream": true});
-    if !req.tools.is_empty() {
+    // Ollama has no tool choice: "none" is a request without tools.
+    if !req.tools.is_empty() && req.tool_choice != Some(ToolChoice::None) {
         body["tools"] = Value::Array(
             req.tools
                 .iter()

@@ -119,6 +119,9 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
                 .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
                 .collect(),
         );
+        if let Some(choice) = req.tool_choice {
+            body["tool_choice"] = json!(choice);
+        }
     }
     if let Some(n) = req.max_tokens {
         body["max_tokens"] = json!(n);
