@@ -112,7 +112,6 @@ fn approve_fn(event_loop: Py<PyAny>, adapter: Py<PyAny>) -> ApproveFn {
 #[pyclass(frozen, module = "mcpmux._native")]
 pub struct NativeAgent {
     inner: InRuntime<Arc<Agent>>,
-    pool: InRuntime<mcpmux::Pool>,
 }
 
 #[pymethods]
@@ -123,12 +122,7 @@ impl NativeAgent {
         let options: AgentOptions = from_json("agent options", &options_json)?;
         let pool = pool.pool()?;
         Ok(NativeAgent {
-            inner: InRuntime::new(Arc::new(Agent::new(
-                pool.clone(),
-                provider.inner.clone(),
-                options,
-            ))),
-            pool: InRuntime::new(pool),
+            inner: InRuntime::new(Arc::new(Agent::new(pool, provider.inner.clone(), options))),
         })
     }
 

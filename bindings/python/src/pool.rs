@@ -231,15 +231,18 @@ impl NativePool {
         )
     }
 
-    #[pyo3(signature = (server=None))]
+    /// With `refresh`, the servers are asked again past every cache.
+    #[pyo3(signature = (server=None, refresh=false))]
     fn list_tools<'py>(
         &self,
         py: Python<'py>,
         server: Option<String>,
+        refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
+        let options = mcpmux::ListOptions { refresh };
         awaitable(py, async move {
-            json_result(pool.list_tools(server.as_deref()).await)
+            json_result(pool.list_tools_with(server.as_deref(), options).await)
         })
     }
 
@@ -311,27 +314,33 @@ impl NativePool {
         }
     }
 
-    #[pyo3(signature = (server=None))]
+    /// With `refresh`, the servers are asked again past every cache.
+    #[pyo3(signature = (server=None, refresh=false))]
     fn list_resources<'py>(
         &self,
         py: Python<'py>,
         server: Option<String>,
+        refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
+        let options = mcpmux::ListOptions { refresh };
         awaitable(py, async move {
-            json_result(pool.list_resources(server.as_deref()).await)
+            json_result(pool.list_resources_with(server.as_deref(), options).await)
         })
     }
 
-    #[pyo3(signature = (server=None))]
+    /// With `refresh`, the servers are asked again past every cache.
+    #[pyo3(signature = (server=None, refresh=false))]
     fn list_resource_templates<'py>(
         &self,
         py: Python<'py>,
         server: Option<String>,
+        refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
+        let options = mcpmux::ListOptions { refresh };
         awaitable(py, async move {
-            json_result(pool.list_resource_templates(server.as_deref()).await)
+            json_result(pool.list_resource_templates_with(server.as_deref(), options).await)
         })
     }
 
@@ -373,15 +382,18 @@ impl NativePool {
         })
     }
 
-    #[pyo3(signature = (server=None))]
+    /// With `refresh`, the servers are asked again past every cache.
+    #[pyo3(signature = (server=None, refresh=false))]
     fn list_prompts<'py>(
         &self,
         py: Python<'py>,
         server: Option<String>,
+        refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
+        let options = mcpmux::ListOptions { refresh };
         awaitable(py, async move {
-            json_result(pool.list_prompts(server.as_deref()).await)
+            json_result(pool.list_prompts_with(server.as_deref(), options).await)
         })
     }
 
@@ -448,12 +460,14 @@ impl NativePool {
     }
 
     /// Sets (or with `None`, removes) the sampling handler: `adapter(request_json)` answers
-    /// a `CreateMessageResult` as JSON.
-    #[pyo3(signature = (event_loop=None, adapter=None))]
+    /// a `CreateMessageResult` as JSON. With `tools`, it takes the request's tools and may
+    /// answer `tool_use` content (declared to servers as `sampling.tools`).
+    #[pyo3(signature = (event_loop=None, adapter=None, tools=false))]
     fn set_sampling_handler(
         &self,
         event_loop: Option<Py<PyAny>>,
         adapter: Option<Py<PyAny>>,
+        tools: bool,
     ) -> PyResult<()> {
         let pool = self.pool()?;
         let handler = match (event_loop, adapter) {
@@ -470,7 +484,7 @@ impl NativePool {
             }
             _ => None,
         };
-        pool.set_sampling_handler(handler);
+        pool.set_sampling_handler_with(handler, mcpmux::SamplingSupport { tools });
         Ok(())
     }
 

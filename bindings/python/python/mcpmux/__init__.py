@@ -29,6 +29,7 @@ from .errors import (
     ShuttingDownError,
     TimeoutError,
     ToolError,
+    UrlElicitationRequiredError,
 )
 from .types import (
     AgentResult,
@@ -62,6 +63,7 @@ from .types import (
     ToolInfo,
     ToolLayer,
     Unlisted,
+    UrlElicitation,
     Usage,
 )
 
@@ -122,6 +124,8 @@ __all__ = [
     "ToolInfo",
     "ToolLayer",
     "Unlisted",
+    "UrlElicitation",
+    "UrlElicitationRequiredError",
     "Usage",
     "__version__",
     "sync",

@@ -328,8 +328,10 @@ class Agent:
 
     def handle_sampling(self, approve: ApproveCallback | None = None) -> None:
         """Answers servers' sampling requests with this agent's provider (replacing the pool's
-        sampling handler). With ``approve``, each request is shown to it first (as an
-        :class:`ApprovalRequest` with ``tool_id == "sampling/createMessage"``)."""
+        sampling handler), tools included: a request's tools go to the model, and its tool
+        calls back to the server. With ``approve``, each request is shown to it first (as an
+        :class:`ApprovalRequest` with ``tool_id == "sampling/createMessage"``). Servers learn
+        about sampling when they connect: call it before."""
         if approve is None:
             self._native.handle_sampling(None, None)
         else:

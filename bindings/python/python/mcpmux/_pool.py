@@ -487,9 +487,13 @@ class Pool:
         """Every tool known without connecting anything (live lists, else the catalog)."""
         return _many(ToolInfo, self._native.known_tools())
 
-    async def list_tools(self, server: str | None = None) -> list[ToolInfo]:
-        """Tools of every active server, or of one, with pool-unique ids."""
-        return _many(ToolInfo, await self._native.list_tools(server))
+    async def list_tools(
+        self, server: str | None = None, *, refresh: bool = False
+    ) -> list[ToolInfo]:
+        """Tools of every active server, or of one, with pool-unique ids. With ``refresh``,
+        the servers are asked again past every cache (for a server that changed its tools
+        without saying so); the caches then hold the new lists."""
+        return _many(ToolInfo, await self._native.list_tools(server, refresh))
 
     async def call_tool(
         self,
@@ -526,15 +530,20 @@ class Pool:
 
     # --- resources ---------------------------------------------------------------------
 
-    async def list_resources(self, server: str | None = None) -> list[ResourceInfo]:
-        """Resources of every server that has them, or of one."""
-        return _many(ResourceInfo, await self._native.list_resources(server))
+    async def list_resources(
+        self, server: str | None = None, *, refresh: bool = False
+    ) -> list[ResourceInfo]:
+        """Resources of every server that has them, or of one (``refresh``: as for
+        :meth:`list_tools`)."""
+        return _many(ResourceInfo, await self._native.list_resources(server, refresh))
 
     async def list_resource_templates(
-        self, server: str | None = None
+        self, server: str | None = None, *, refresh: bool = False
     ) -> list[ResourceTemplateInfo]:
-        """Resource templates of every server that has them, or of one."""
-        return _many(ResourceTemplateInfo, await self._native.list_resource_templates(server))
+        """Resource templates of every server that has them, or of one (``refresh``: as for
+        :meth:`list_tools`)."""
+        listed = await self._native.list_resource_templates(server, refresh)
+        return _many(ResourceTemplateInfo, listed)
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         """Reads one resource of one server."""
@@ -554,9 +563,12 @@ class Pool:
 
     # --- prompts -----------------------------------------------------------------------
 
-    async def list_prompts(self, server: str | None = None) -> list[PromptInfo]:
-        """Prompts of every server that has them, or of one."""
-        return _many(PromptInfo, await self._native.list_prompts(server))
+    async def list_prompts(
+        self, server: str | None = None, *, refresh: bool = False
+    ) -> list[PromptInfo]:
+        """Prompts of every server that has them, or of one (``refresh``: as for
+        :meth:`list_tools`)."""
+        return _many(PromptInfo, await self._native.list_prompts(server, refresh))
 
     async def get_prompt(
         self, server: str, name: str, arguments: Mapping[str, Any] | None = None
@@ -641,17 +653,20 @@ class Pool:
 
     # --- host requests ---------------------------------------------------------------
 
-    def set_sampling_handler(self, handler: HostHandler | None) -> None:
+    def set_sampling_handler(self, handler: HostHandler | None, *, tools: bool = False) -> None:
         """Answers servers' ``sampling/createMessage`` with ``handler(request)`` (sync or
         async, on this event loop's thread): a ``CreateMessageResult`` dict (``{"role":
         "assistant", "content": {"type": "text", "text": ...}, "model": ...}``) or just the
         text. An exception refuses the request, with its message. ``None`` removes it (requests
-        are refused). Servers learn about sampling when they connect: set it before."""
+        are refused). With ``tools=True`` the handler takes the request's ``tools`` and
+        ``toolChoice`` and may answer ``tool_use`` content (``{"type": "tool_use", "id", "name",
+        "input"}``, ``"stopReason": "toolUse"``); servers send tools only to such a handler.
+        Servers learn about sampling when they connect: set it before."""
         if handler is None:
             self._native.set_sampling_handler(None, None)
         else:
             loop = self._loop("set_sampling_handler()")
-            self._native.set_sampling_handler(loop, sampling_adapter(handler))
+            self._native.set_sampling_handler(loop, sampling_adapter(handler), tools)
 
     def set_elicitation_handler(self, handler: HostHandler | None) -> None:
         """Answers servers' ``elicitation/create`` (form and URL modes) with

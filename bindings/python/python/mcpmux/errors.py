@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+from typing import Any
 
 from . import _native
+from .types import UrlElicitation
 
 __all__ = [
     "CancelledError",
@@ -25,25 +27,29 @@ __all__ = [
     "ShuttingDownError",
     "TimeoutError",
     "ToolError",
+    "UrlElicitationRequiredError",
 ]
 
 
 class Error(Exception):
     """Base class of every mcpmux error.
 
-    ``code`` is the core's stable snake_case error code; ``message`` the core's message.
+    ``code`` is the core's stable snake_case error code; ``message`` the core's message;
+    ``data`` what the error carries besides, for the kinds that carry something (else
+    ``None``).
     """
 
     code: str = "error"
 
-    def __init__(self, message: str, code: str | None = None) -> None:
+    def __init__(self, message: str, code: str | None = None, data: Any = None) -> None:
         super().__init__(message)
         self.message = message
+        self.data = data
         if code is not None:
             self.code = code
 
-    def __reduce__(self) -> tuple[type[Error], tuple[str, str]]:
-        return (type(self), (self.message, self.code))
+    def __reduce__(self) -> tuple[type[Error], tuple[str, str, Any]]:
+        return (type(self), (self.message, self.code, self.data))
 
 
 class ConfigError(Error):
@@ -99,6 +105,21 @@ class MessageTooLargeError(Error):
     (16 MiB by default) to accept it. Its connection was closed and reopens on next use."""
 
     code = "message_too_large"
+
+
+class UrlElicitationRequiredError(Error):
+    """A server needs the user to open a URL first (URL mode elicitation, error -32042), e.g.
+    to connect an account. Show each of :attr:`elicitations` to the user, open its ``url`` if
+    they agree, and retry once the ``elicitation:complete`` event names its
+    ``elicitation_id``."""
+
+    code = "url_elicitation_required"
+
+    @property
+    def elicitations(self) -> list[UrlElicitation]:
+        """The URLs the server asks the user to open."""
+        entries = self.data.get("elicitations", []) if isinstance(self.data, dict) else []
+        return [UrlElicitation.from_dict(e) for e in entries]
 
 
 class ShuttingDownError(Error):

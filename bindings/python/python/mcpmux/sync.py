@@ -421,9 +421,10 @@ class Pool:
         """See :meth:`mcpmux.Pool.known_tools`."""
         return self._pool.known_tools()
 
-    def list_tools(self, server: str | None = None) -> list[ToolInfo]:
-        """Tools of every active server, or of one."""
-        return self._call(self._pool.list_tools(server))
+    def list_tools(self, server: str | None = None, *, refresh: bool = False) -> list[ToolInfo]:
+        """Tools of every active server, or of one.
+        ``refresh``: ask the servers again past every cache."""
+        return self._call(self._pool.list_tools(server, refresh=refresh))
 
     def call_tool(
         self,
@@ -438,13 +439,19 @@ class Pool:
             self._pool.call_tool(tool_id, args, timeout=timeout, on_progress=on_progress)
         )
 
-    def list_resources(self, server: str | None = None) -> list[ResourceInfo]:
-        """Resources of every server that has them, or of one."""
-        return self._call(self._pool.list_resources(server))
+    def list_resources(
+        self, server: str | None = None, *, refresh: bool = False
+    ) -> list[ResourceInfo]:
+        """Resources of every server that has them, or of one.
+        ``refresh``: ask the servers again past every cache."""
+        return self._call(self._pool.list_resources(server, refresh=refresh))
 
-    def list_resource_templates(self, server: str | None = None) -> list[ResourceTemplateInfo]:
-        """Resource templates of every server that has them, or of one."""
-        return self._call(self._pool.list_resource_templates(server))
+    def list_resource_templates(
+        self, server: str | None = None, *, refresh: bool = False
+    ) -> list[ResourceTemplateInfo]:
+        """Resource templates of every server that has them, or of one.
+        ``refresh``: ask the servers again past every cache."""
+        return self._call(self._pool.list_resource_templates(server, refresh=refresh))
 
     def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         """Reads one resource of one server."""
@@ -458,9 +465,10 @@ class Pool:
         """Ends a resource subscription."""
         return self._call(self._pool.unsubscribe_resource(server, uri))
 
-    def list_prompts(self, server: str | None = None) -> list[PromptInfo]:
-        """Prompts of every server that has them, or of one."""
-        return self._call(self._pool.list_prompts(server))
+    def list_prompts(self, server: str | None = None, *, refresh: bool = False) -> list[PromptInfo]:
+        """Prompts of every server that has them, or of one.
+        ``refresh``: ask the servers again past every cache."""
+        return self._call(self._pool.list_prompts(server, refresh=refresh))
 
     def get_prompt(
         self, server: str, name: str, arguments: Mapping[str, Any] | None = None
@@ -520,9 +528,11 @@ class Pool:
         """Removes a host tool; whether it was there."""
         return self._pool.unregister_tool(name)
 
-    def set_sampling_handler(self, handler: _pool.HostHandler | None) -> None:
+    def set_sampling_handler(
+        self, handler: _pool.HostHandler | None, *, tools: bool = False
+    ) -> None:
         """See :meth:`mcpmux.Pool.set_sampling_handler` (runs on the background loop)."""
-        self._on_loop(lambda: self._pool.set_sampling_handler(handler))
+        self._on_loop(lambda: self._pool.set_sampling_handler(handler, tools=tools))
 
     def set_elicitation_handler(self, handler: _pool.HostHandler | None) -> None:
         """See :meth:`mcpmux.Pool.set_elicitation_handler` (runs on the background loop)."""

@@ -50,6 +50,7 @@ __all__ = [
     "ToolLayer",
     "ToolResultBlock",
     "ToolUseBlock",
+    "UrlElicitation",
     "Usage",
 ]
 
@@ -364,8 +365,9 @@ class Event(Model):
 
     ``type`` is the event name (``"server:connected"``, ``"connection:state"``,
     ``"servers:changed"``, ``"tool:called"``, ``"tools:changed"``, ``"prompts:changed"``,
-    ``"resources:changed"``, ``"resource:updated"``, ``"progress"``, ``"log"``, and the rest of
-    ``EVENT_NAMES``); ``data`` holds its other fields with snake_case keys.
+    ``"resources:changed"``, ``"resource:updated"``, ``"elicitation:complete"``,
+    ``"progress"``, ``"log"``, and the rest of ``EVENT_NAMES``); ``data`` holds its other
+    fields with snake_case keys.
     """
 
     type: str = ""
@@ -382,6 +384,17 @@ class Event(Model):
     def __getitem__(self, key: str) -> Any:
         """A field of ``data``: ``event["tool_id"]``."""
         return self.data[key]
+
+
+@dataclass(frozen=True, kw_only=True)
+class UrlElicitation(Model):
+    """A URL a server asks the user to open (:class:`mcpmux.UrlElicitationRequiredError`):
+    ``message`` says why; the ``elicitation:complete`` event names ``elicitation_id`` when
+    the user is done."""
+
+    elicitation_id: str = ""
+    url: str = ""
+    message: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,104 @@
+"""Lists asked for again past every cache, a URL a server needs the user to open, and sampling
+with tools: against the test server, in both protocol eras (2026-07-28 and ``--legacy``)."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from typing import Any
+
+import pytest
+
+import mcpmux
+
+ERAS = [("modern", []), ("legacy", ["--legacy"])]
+
+
+async def test_refresh_lists_what_a_server_changed_without_saying(
+    pool: mcpmux.Pool, test_server: str
+) -> None:
+    # The server says its lists stay fresh for a minute (else each list asks it again).
+    await pool.add_server("q", command=test_server, args=["--tools-ttl-ms", "60000"])
+    before = [t.name for t in await pool.list_tools("q")]
+    assert len(await pool.list_resources("q")) == 2
+    await pool.call_tool("mcp__q__add_tool", {"name": "unannounced", "quiet": True})
+    assert [t.name for t in await pool.list_tools("q")] == before
+    uris = [r.uri for r in await pool.list_resources("q")]
+    assert "test://added/unannounced" not in uris
+    fresh = [r.uri for r in await pool.list_resources("q", refresh=True)]
+    assert "test://added/unannounced" in fresh
+    tools = await pool.list_tools("q", refresh=True)
+    assert "unannounced" in [t.name for t in tools]
+    assert "mcp__q__unannounced" in [t.id for t in await pool.list_tools()]
+    assert await pool.list_prompts("q", refresh=True)
+    assert await pool.list_resource_templates(refresh=True)
+
+
+@pytest.mark.parametrize(("era", "args"), ERAS)
+async def test_a_url_elicitation_is_an_error_with_its_url_then_an_event(
+    pool: mcpmux.Pool, test_server: str, era: str, args: list[str]
+) -> None:
+    completed: list[mcpmux.Event] = []
+    pool.on("elicitation:complete", completed.append)
+    await pool.add_server(era, command=test_server, args=args)
+    tool = f"mcp__{era}__connect_account"
+    with pytest.raises(mcpmux.UrlElicitationRequiredError) as raised:
+        await pool.call_tool(tool)
+    e = raised.value
+    assert e.code == "url_elicitation_required"
+    [asked] = e.elicitations
+    assert isinstance(asked, mcpmux.UrlElicitation)
+    assert asked.url == "https://example.test/connect?elicitation=connect-example-account"
+    assert asked.elicitation_id == "connect-example-account"
+    assert asked.message == "Connect your example.test account."
+    assert asked.url in str(e)
+    # The error survives pickling (e.g. across a process pool) with what it carries.
+    copy = pickle.loads(pickle.dumps(e))
+    assert copy.elicitations == e.elicitations and copy.code == e.code
+    for _ in range(250):
+        if completed:
+            break
+        await asyncio.sleep(0.02)
+    assert [c["elicitation_id"] for c in completed] == ["connect-example-account"]
+    assert (await pool.call_tool(tool)).text == "account connected"
+
+
+@pytest.mark.parametrize(("era", "args"), ERAS)
+async def test_sampling_with_tools_reaches_the_model_and_back(
+    pool: mcpmux.Pool, test_server: str, fake_llm: Any, era: str, args: list[str]
+) -> None:
+    base_url = fake_llm([{"tools": [["get_weather", {"city": "Paris"}]]}])
+    agent = mcpmux.Agent(pool, mcpmux.OpenAIProvider("m", base_url=base_url, api_key="k"))
+    agent.handle_sampling()  # before connecting: servers learn it when they connect
+    await pool.add_server(era, command=test_server, args=args)
+    result = await pool.call_tool(f"mcp__{era}__sample_with_tools")
+    assert result.text == 'stop=toolUse tool_use:get_weather({"city":"Paris"})'
+
+
+@pytest.mark.parametrize(("era", "args"), ERAS)
+async def test_a_host_sampling_handler_declares_tools_only_when_it_says(
+    pool: mcpmux.Pool, test_server: str, era: str, args: list[str]
+) -> None:
+    asked: list[mcpmux.HostRequest] = []
+
+    def sample(request: mcpmux.HostRequest) -> dict[str, Any]:
+        asked.append(request)
+        tool = request.params["tools"][0]["name"]
+        return {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c1", "name": tool, "input": {"city": "Oslo"}}],
+            "model": "python-host",
+            "stopReason": "toolUse",
+        }
+
+    pool.set_sampling_handler(sample, tools=True)
+    await pool.add_server(era, command=test_server, args=args)
+    result = await pool.call_tool(f"mcp__{era}__sample_with_tools")
+    assert result.text == 'stop=toolUse tool_use:get_weather({"city":"Oslo"})'
+    assert asked[0].params["toolChoice"] == {"mode": "required"}
+
+    pool.set_sampling_handler(sample)  # no tools: servers must not send any
+    await pool.disconnect(era)
+    with pytest.raises(mcpmux.Error, match="sampling"):
+        await pool.call_tool(f"mcp__{era}__sample_with_tools")
+    assert len(asked) == 1
