@@ -134,6 +134,41 @@ fn sample_arguments(schema: &Value) -> Value {
     Value::Object(args)
 }
 
+/// The tool calls a host makes in `scenario`, given the tools the server listed: those the
+/// suite names in its context (`toolCalls`, with their exact arguments); for the JSON Schema
+/// scenarios, the tool's schema sent back as it was received (`json_schema_echo`) or nothing
+/// (a list is all there is); else every tool with arguments from its schema (`initialize`
+/// offers none).
+fn calls(scenario: &str, tools: &[mcpmux::ToolInfo]) -> Vec<(String, Value)> {
+    let id_of = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .map_or_else(|| name.to_string(), |t| t.id.clone())
+    };
+    if let Some(asked) = context()["toolCalls"].as_array() {
+        return asked
+            .iter()
+            .map(|c| {
+                let name = c["name"].as_str().unwrap_or_default();
+                (id_of(name), c.get("arguments").cloned().unwrap_or(json!({})))
+            })
+            .collect();
+    }
+    match scenario {
+        "json-schema-ref-no-deref" => Vec::new(),
+        "json-schema-2020-12-preservation" => tools
+            .iter()
+            .filter(|t| t.name == "json_schema_2020_12_tool")
+            .map(|t| (id_of("json_schema_echo"), json!({"schema": t.input_schema})))
+            .collect(),
+        _ => tools
+            .iter()
+            .map(|t| (t.id.clone(), sample_arguments(&t.input_schema)))
+            .collect(),
+    }
+}
+
 async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
     let pool = Pool::open(PoolOptions {
@@ -165,11 +200,9 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         pool.connect("server").await?;
         let tools = pool.list_tools(Some("server")).await?;
         eprintln!("[{scenario}] {} tool(s)", tools.len());
-        // Every scenario's server offers the tools it wants called; `initialize` offers none.
-        for tool in &tools {
-            let args = sample_arguments(&tool.input_schema);
-            let result = pool.call_tool(&tool.id, args, Default::default()).await?;
-            eprintln!("[{scenario}] {} -> {:?}", tool.name, result.content);
+        for (id, args) in calls(scenario, &tools) {
+            let result = pool.call_tool(&id, args, Default::default()).await?;
+            eprintln!("[{scenario}] {id} -> {:?}", result.content);
         }
         Ok::<(), mcpmux::Error>(())
     }
