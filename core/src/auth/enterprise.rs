@@ -7,19 +7,19 @@
 //! There is no refresh token: an expired access token is obtained again the same way.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use oauth2::ClientSecret;
 use rmcp::transport::auth::enterprise::{
     EmaAuthorizationServer, EmaClientAuthentication, EmaError, EmaExchangeRequest, EmaExchangeStage,
 };
 use rmcp::transport::auth::{
-    AuthorizationManager, AuthorizationMetadata, StoredCredentials, default_oauth_http_client,
+    AuthorizationManager, AuthorizationMetadata, default_oauth_http_client,
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::flow::{auth_error, discover, manager};
+use super::flow::{GrantedToken, auth_error, discover, manager};
 use super::{IdTokenFn, IdTokenRequest, IdpSettings, OAuthSettings, TokenStore};
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
@@ -105,40 +105,20 @@ pub(super) async fn authorize(
         }
     };
 
-    // Into the token store, in the form rmcp's authorization manager reads.
     let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
     scopes.sort();
-    let mut response = json!({
-        "access_token": token.access_token.secret(),
-        "token_type": "Bearer",
-    });
-    if let Some(lifetime) = token.expires_in {
-        response["expires_in"] = lifetime.as_secs().into();
-    }
-    if !scopes.is_empty() {
-        response["scope"] = scopes.join(" ").into();
-    }
-    let response = serde_json::from_value(response)
-        .map_err(|e| failed(record, format!("unusable token response: {e}")))?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .as_secs();
-    let credentials = StoredCredentials::new(client_id.clone(), Some(response), scopes, Some(now))
-        .with_issuer(Some(issuer));
-    let credentials =
-        serde_json::to_value(&credentials).map_err(|e| failed(record, e.to_string()))?;
-    store
-        .save(&record.id, credentials)
+    let granted = GrantedToken {
+        client_id: client_id.clone(),
+        issuer,
+        access_token: token.access_token.secret().to_string(),
+        token_type: "Bearer".into(),
+        expires_in: token.expires_in,
+        scopes,
+    };
+    granted
+        .into_manager(record, store, metadata)
         .await
-        .map_err(|e| failed(record, format!("cannot save the tokens: {e}")))?;
-    let mut manager = manager(record, store).await?;
-    manager.set_metadata(metadata);
-    match manager.initialize_from_store().await {
-        Ok(true) => Ok(manager),
-        Ok(false) => Err(failed(record, "the token store did not keep the tokens")),
-        Err(e) => Err(auth_error(record, "setup", e)),
-    }
+        .map_err(|e| failed(record, e))
 }
 
 /// The ID token: from the config, else from the host. Answers whether the host gave it.
@@ -288,6 +268,8 @@ mod tests {
 
     use super::*;
     use crate::auth::MemoryTokenStore;
+    use serde_json::json;
+    use std::time::{SystemTime, UNIX_EPOCH};
 
     /// One request the fake servers got: method, path, `Authorization`, form body.
     #[derive(Debug, Clone)]

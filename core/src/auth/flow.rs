@@ -158,6 +158,10 @@ pub(crate) async fn authorize(
                     .await?;
             return Ok((manager, String::new()));
         }
+        Grant::JwtBearer => {
+            let manager = super::workload::authorize(record, &settings, store, challenge).await?;
+            return Ok((manager, String::new()));
+        }
         Grant::AuthorizationCode => {}
     }
     // Without a host handler: the browser and a loopback listener.
@@ -279,6 +283,65 @@ async fn client_credentials(
     })?;
     result.map_err(|e| auth_error(record, "client credentials", e))?;
     Ok(manager)
+}
+
+/// An access token a grant without a browser obtained (enterprise-managed, workload
+/// identity), before it goes into the token store in the form rmcp's manager reads.
+pub(super) struct GrantedToken {
+    pub client_id: String,
+    pub issuer: String,
+    pub access_token: String,
+    pub token_type: String,
+    pub expires_in: Option<std::time::Duration>,
+    pub scopes: Vec<String>,
+}
+
+impl GrantedToken {
+    /// Saves the token for the server and answers a manager that uses it (the store is where
+    /// rmcp's `AuthClient` reads tokens). There is no refresh token: an expired one is
+    /// obtained again the same way. Errors are messages without the token.
+    pub(super) async fn into_manager(
+        self,
+        record: &ServerRecord,
+        store: Arc<dyn TokenStore>,
+        metadata: AuthorizationMetadata,
+    ) -> std::result::Result<AuthorizationManager, String> {
+        let mut response = serde_json::json!({
+            "access_token": self.access_token,
+            "token_type": self.token_type,
+        });
+        if let Some(lifetime) = self.expires_in {
+            response["expires_in"] = lifetime.as_secs().into();
+        }
+        if !self.scopes.is_empty() {
+            response["scope"] = self.scopes.join(" ").into();
+        }
+        let response = serde_json::from_value(response)
+            .map_err(|e| format!("unusable token response: {e}"))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let credentials = rmcp::transport::auth::StoredCredentials::new(
+            self.client_id,
+            Some(response),
+            self.scopes,
+            Some(now),
+        )
+        .with_issuer(Some(self.issuer));
+        let credentials = serde_json::to_value(&credentials).map_err(|e| e.to_string())?;
+        store
+            .save(&record.id, credentials)
+            .await
+            .map_err(|e| format!("cannot save the tokens: {e}"))?;
+        let mut manager = manager(record, store).await.map_err(|e| e.to_string())?;
+        manager.set_metadata(metadata);
+        match manager.initialize_from_store().await {
+            Ok(true) => Ok(manager),
+            Ok(false) => Err("the token store did not keep the tokens".into()),
+            Err(e) => Err(format!("OAuth setup failed: {e}")),
+        }
+    }
 }
 
 fn algorithm(name: Option<&str>) -> Option<JwtSigningAlgorithm> {

@@ -15,8 +15,9 @@
 mod enterprise;
 mod flow;
 mod loopback;
-mod step_up;
+mod session_client;
 mod store;
+mod workload;
 
 use std::fmt;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::host::BoxFuture;
 
 pub(crate) use flow::{authorize, stored_manager};
-pub(crate) use step_up::StepUpClient;
+pub(crate) use session_client::{Grantor, SessionClient};
 pub use store::{FileTokenStore, MemoryTokenStore, TokenStore};
 
 /// How a client gets its tokens.
@@ -46,6 +47,13 @@ pub enum Grant {
     /// server for an access token. Config value `"enterprise_managed"` (or `"enterprise"`).
     #[serde(alias = "enterprise")]
     EnterpriseManaged,
+    /// Workload identity (RFC 7523 JWT bearer grant): a JWT the workload's platform issued (a
+    /// Kubernetes service account token, a cloud workload identity, a CI job's ID token),
+    /// given as [`OAuthSettings::assertion`] or [`OAuthSettings::assertion_file`], is
+    /// exchanged at the server's authorization server for an access token. No user, no
+    /// client secret. Config value `"jwt_bearer"` (or `"workload_identity"`).
+    #[serde(alias = "workload_identity")]
+    JwtBearer,
 }
 
 /// A server's OAuth settings (`config.oauth` in its record). All optional: with none, a
@@ -76,6 +84,14 @@ pub struct OAuthSettings {
     /// For the `enterprise_managed` grant: the enterprise identity provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idp: Option<IdpSettings>,
+    /// For the `jwt_bearer` grant: the workload's JWT itself (a secret). Tokens of this kind
+    /// are short-lived: a file the platform keeps fresh ([`Self::assertion_file`]) is better.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<String>,
+    /// For the `jwt_bearer` grant: a file holding the workload's JWT, read each time a token
+    /// is needed (platforms rotate it), e.g. a Kubernetes projected service account token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion_file: Option<String>,
 }
 
 /// The enterprise identity provider of the `enterprise_managed` grant (`config.oauth.idp`):
@@ -129,6 +145,7 @@ impl OAuthSettings {
     /// Checks what can be checked without a network: the enterprise grant's identity
     /// provider and client. Other grants are checked when they are used.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_assertion()?;
         if self.grant != Grant::EnterpriseManaged {
             if self.idp.is_some() {
                 return Err("`idp` is only used by the enterprise_managed grant".into());
@@ -197,6 +214,44 @@ impl OAuthSettings {
     }
 }
 
+impl OAuthSettings {
+    /// The `jwt_bearer` grant takes exactly one of `assertion` and `assertionFile`; other
+    /// grants take neither.
+    fn validate_assertion(&self) -> Result<(), String> {
+        let given = self.assertion.is_some() as u8 + self.assertion_file.is_some() as u8;
+        if self.grant != Grant::JwtBearer {
+            return if given == 0 {
+                Ok(())
+            } else {
+                Err("`assertion` and `assertionFile` are only used by the jwt_bearer grant".into())
+            };
+        }
+        match given {
+            0 => Err(
+                "the jwt_bearer grant needs the workload's JWT: `assertionFile` (a file the \
+                 platform keeps fresh) or `assertion`"
+                    .into(),
+            ),
+            2 => Err("give either `assertion` or `assertionFile`, not both".into()),
+            _ if self
+                .assertion
+                .as_deref()
+                .is_some_and(|a| a.trim().is_empty()) =>
+            {
+                Err("`assertion` must not be empty".into())
+            }
+            _ if self
+                .assertion_file
+                .as_deref()
+                .is_some_and(|f| f.trim().is_empty()) =>
+            {
+                Err("`assertionFile` must not be empty".into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 fn is_default(g: &Grant) -> bool {
     *g == Grant::default()
 }
@@ -213,6 +268,8 @@ impl fmt::Debug for OAuthSettings {
             .field("private_key_pem", &secret(&self.private_key_pem))
             .field("signing_algorithm", &self.signing_algorithm)
             .field("idp", &self.idp)
+            .field("assertion", &secret(&self.assertion))
+            .field("assertion_file", &self.assertion_file)
             .finish()
     }
 }
@@ -413,6 +470,36 @@ mod tests {
         }
         .validate()
         .unwrap();
+    }
+
+    #[test]
+    fn the_jwt_bearer_grant_takes_one_assertion() {
+        let read = |v: serde_json::Value| serde_json::from_value::<OAuthSettings>(v).unwrap();
+        let file = read(json!({"grant": "workload_identity", "assertionFile": "/var/run/token"}));
+        assert_eq!(file.grant, Grant::JwtBearer);
+        file.validate().unwrap();
+        assert_eq!(serde_json::to_value(&file).unwrap()["grant"], "jwt_bearer");
+        let literal = read(json!({"grant": "jwt_bearer", "assertion": "eyJ.a.b"}));
+        literal.validate().unwrap();
+        assert!(!format!("{literal:?}").contains("eyJ.a.b"));
+        for (settings, expected) in [
+            (json!({"grant": "jwt_bearer"}), "needs the workload's JWT"),
+            (
+                json!({"grant": "jwt_bearer", "assertion": "a", "assertionFile": "f"}),
+                "not both",
+            ),
+            (
+                json!({"grant": "jwt_bearer", "assertion": " "}),
+                "must not be empty",
+            ),
+            (
+                json!({"assertionFile": "/var/run/token"}),
+                "only used by the jwt_bearer grant",
+            ),
+        ] {
+            let e = read(settings.clone()).validate().unwrap_err();
+            assert!(e.contains(expected), "{settings}: {e}");
+        }
     }
 
     #[test]

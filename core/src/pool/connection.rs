@@ -205,13 +205,20 @@ impl Opening<'_> {
             .as_ref()
             .map(|h| h.redirect_uri.clone())
             .unwrap_or_default();
+        let grantor = |redirect_uri: String, handler| crate::auth::Grantor {
+            record: record.clone(),
+            store: store.clone(),
+            handler,
+            id_tokens: shared.host.id_token_provider(),
+            redirect_uri,
+        };
         let limit = self.new_limit();
         let manager = crate::auth::stored_manager(record, store.clone()).await?;
         let with_tokens = manager.is_some();
         let first = match manager {
             Some(manager) => {
-                let transport =
-                    http::open_authorized(record, &limit, manager, redirect_uri, oauth.clone())?;
+                let grantor = grantor(redirect_uri.clone(), oauth.clone());
+                let transport = http::open_authorized(record, &limit, manager, grantor)?;
                 self.handshake(transport, false).await
             }
             None => self.handshake(http::open(record, &limit)?, false).await,
@@ -234,13 +241,14 @@ impl Opening<'_> {
             let (manager, redirect_uri) = crate::auth::authorize(
                 record,
                 challenge,
-                store,
+                store.clone(),
                 oauth.clone(),
                 shared.host.id_token_provider(),
             )
             .await?;
             let limit = self.new_limit();
-            let transport = http::open_authorized(record, &limit, manager, redirect_uri, oauth)?;
+            let grantor = grantor(redirect_uri, oauth);
+            let transport = http::open_authorized(record, &limit, manager, grantor)?;
             return Ok(self.session(transport, limit).await?.authorized());
         }
         if record.config.strict_transport || limit.is_exceeded() {

@@ -19,10 +19,10 @@ const MANAGED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", 
 
 pub(crate) type HttpTransport = StreamableHttpClientTransport<Limited<reqwest::Client>>;
 
-/// Streamable HTTP with OAuth: tokens are added, refreshed once on a rejection, and a 401
-/// surfaces as an authorization-required error.
+/// Streamable HTTP with OAuth: tokens are added, refreshed once on a rejection, stepped up on a
+/// 403 `insufficient_scope`, and obtained anew when the server still rejects them.
 pub(crate) type AuthorizedTransport =
-    StreamableHttpClientTransport<Limited<crate::auth::StepUpClient>>;
+    StreamableHttpClientTransport<Limited<crate::auth::SessionClient>>;
 
 fn config(
     record: &ServerRecord,
@@ -51,22 +51,16 @@ pub(crate) fn open(record: &ServerRecord, limit: &Arc<MessageLimit>) -> Result<H
     ))
 }
 
-/// Like [`open`], authorized by `manager`; `redirect_uri` is where the client's grants come
-/// back, for a scope step-up.
+/// Like [`open`], authorized by `manager`; `grantor` says how to authorize again during the
+/// session.
 pub(crate) fn open_authorized(
     record: &ServerRecord,
     limit: &Arc<MessageLimit>,
     manager: AuthorizationManager,
-    redirect_uri: String,
-    handler: Option<crate::auth::OAuthHandler>,
+    grantor: crate::auth::Grantor,
 ) -> Result<AuthorizedTransport> {
-    let client = crate::auth::StepUpClient {
-        inner: AuthClient::new(reqwest::Client::new(), manager),
-        server_id: record.id.clone(),
-        server_name: record.name.clone(),
-        redirect_uri,
-        handler,
-    };
+    let client =
+        crate::auth::SessionClient::new(AuthClient::new(reqwest::Client::new(), manager), grantor);
     let client = Limited {
         inner: client,
         limit: limit.clone(),

@@ -100,9 +100,12 @@ fn oauth_settings(scenario: &str) -> OAuthSettings {
         client_secret: text("client_secret"),
         client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
         scopes: Vec::new(),
-        // A machine client (no user): the scenarios for the client-credentials grant.
+        // A machine client (no user): the scenarios for the client-credentials grant, and a
+        // workload whose platform issued it a JWT (workload identity federation).
         grant: if idp.is_some() {
             Grant::EnterpriseManaged
+        } else if context.get("valid_jwt").is_some() {
+            Grant::JwtBearer
         } else if scenario.starts_with("auth/client-credentials") {
             Grant::ClientCredentials
         } else {
@@ -111,6 +114,8 @@ fn oauth_settings(scenario: &str) -> OAuthSettings {
         private_key_pem: text("private_key_pem"),
         signing_algorithm: text("signing_algorithm"),
         idp,
+        assertion: text("valid_jwt"),
+        assertion_file: None,
     }
 }
 
@@ -151,7 +156,10 @@ fn calls(scenario: &str, tools: &[mcpmux::ToolInfo]) -> Vec<(String, Value)> {
             .iter()
             .map(|c| {
                 let name = c["name"].as_str().unwrap_or_default();
-                (id_of(name), c.get("arguments").cloned().unwrap_or(json!({})))
+                (
+                    id_of(name),
+                    c.get("arguments").cloned().unwrap_or(json!({})),
+                )
             })
             .collect();
     }

@@ -1,6 +1,13 @@
-//! Scope step-up: a server that answers a request with 403 `insufficient_scope` gets the user
-//! authorized again for the union of the granted and the required scopes, and the request is
-//! sent once more with the new token (rmcp's `AuthClient` refreshes, but does not step up).
+//! Authorization during a session, beyond rmcp's `AuthClient` (which adds the token and
+//! refreshes it once when the server rejects it):
+//! - scope step-up: a request answered with 403 `insufficient_scope` gets the user authorized
+//!   again for the union of the granted and the required scopes;
+//! - a token the server still rejects (401: revoked, or the server moved to another
+//!   authorization server) gets the whole authorization again, as when connecting: discovery
+//!   (so a new authorization server is found and registered with anew; the old client's
+//!   credentials never go to it), then the grant.
+//!
+//! Either way the request is sent once more with the new token, and only once.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,20 +22,31 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use super::loopback::{AUTHORIZE_TIMEOUT, Loopback, open_browser};
-use super::{AuthorizationPrompt, OAuthHandler};
+use super::{AuthorizationPrompt, IdTokenFn, OAuthHandler, TokenStore};
+use crate::config::record::ServerRecord;
 
 type Inner = AuthClient<reqwest::Client>;
 type HttpError = StreamableHttpError<<Inner as StreamableHttpClient>::Error>;
 
-/// An authorized HTTP client that steps up its scopes when the server asks.
-#[derive(Clone)]
-pub(crate) struct StepUpClient {
-    pub inner: Inner,
-    pub server_id: String,
-    pub server_name: String,
-    /// The redirect URI the client was registered with (a new grant must use it).
-    pub redirect_uri: String,
+/// What authorizing the server again takes: what the connection was authorized with.
+pub(crate) struct Grantor {
+    pub record: ServerRecord,
+    pub store: Arc<dyn TokenStore>,
     pub handler: Option<OAuthHandler>,
+    pub id_tokens: Option<IdTokenFn>,
+    /// The redirect URI the client was registered with (a step-up must use it).
+    pub redirect_uri: String,
+}
+
+/// An authorized HTTP client that steps up its scopes when the server asks, and authorizes
+/// again when the server rejects its token.
+#[derive(Clone)]
+pub(crate) struct SessionClient {
+    pub inner: Inner,
+    pub grantor: Arc<Grantor>,
+    /// How many times the session authorized again: a request that was rejected authorizes
+    /// only if no other did since it was sent (concurrent rejections share one prompt).
+    authorizations: Arc<tokio::sync::Mutex<u64>>,
 }
 
 fn failed(message: String) -> HttpError {
@@ -37,7 +55,69 @@ fn failed(message: String) -> HttpError {
     ))
 }
 
-impl StepUpClient {
+impl SessionClient {
+    pub fn new(inner: Inner, grantor: Grantor) -> Self {
+        SessionClient {
+            inner,
+            grantor: Arc::new(grantor),
+            authorizations: Arc::default(),
+        }
+    }
+
+    /// Sends a message with `send` (given the caller's authorization header first, then none:
+    /// rmcp's client adds the current token), and once more after a step-up or a new
+    /// authorization when the server asks for one.
+    async fn authorized<F, Fut>(
+        &self,
+        auth_header: Option<String>,
+        send: F,
+    ) -> Result<StreamableHttpPostResponse, HttpError>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = Result<StreamableHttpPostResponse, HttpError>>,
+    {
+        let seen = self.authorizations().await;
+        match send(auth_header).await {
+            Err(StreamableHttpError::InsufficientScope(e)) => {
+                self.step_up(&e).await?;
+                send(None).await
+            }
+            Err(StreamableHttpError::AuthRequired(e)) => {
+                self.authorize_again(seen, &e.www_authenticate_header)
+                    .await?;
+                send(None).await
+            }
+            other => other,
+        }
+    }
+
+    /// The count of authorizations, read before a request is sent.
+    async fn authorizations(&self) -> u64 {
+        *self.authorizations.lock().await
+    }
+
+    /// Authorizes again after the server rejected a token rmcp could not refresh
+    /// (`challenge` is its `WWW-Authenticate`), unless another request did since `seen`.
+    async fn authorize_again(&self, seen: u64, challenge: &str) -> Result<(), HttpError> {
+        let mut count = self.authorizations.lock().await;
+        if *count != seen {
+            return Ok(());
+        }
+        let g = &self.grantor;
+        let (manager, _) = super::flow::authorize(
+            &g.record,
+            Some(challenge.to_string()),
+            g.store.clone(),
+            g.handler.clone(),
+            g.id_tokens.clone(),
+        )
+        .await
+        .map_err(|e| failed(format!("the server rejected the token, and {e}")))?;
+        *self.inner.auth_manager.lock().await = manager;
+        *count += 1;
+        Ok(())
+    }
+
     /// Authorizes again for the scopes the server asked for; errors when the user declines or
     /// the attempts are used up (rmcp counts them), so a request is never retried forever.
     async fn step_up(&self, error: &InsufficientScopeError) -> Result<(), HttpError> {
@@ -55,20 +135,21 @@ impl StepUpClient {
             .request_scope_upgrade(&required)
             .await
             .map_err(|e| failed(format!("cannot step up to scope '{required}': {e}")))?;
+        let g = &self.grantor;
         let prompt = AuthorizationPrompt {
-            server_id: self.server_id.clone(),
-            server_name: self.server_name.clone(),
+            server_id: g.record.id.clone(),
+            server_name: g.record.name.clone(),
             authorization_url: url,
-            redirect_uri: self.redirect_uri.clone(),
+            redirect_uri: g.redirect_uri.clone(),
         };
-        let redirected = match &self.handler {
+        let redirected = match &g.handler {
             Some(h) => (h.authorize)(prompt).await,
             None => {
-                let lb = Loopback::bind_to(&self.redirect_uri)
+                let lb = Loopback::bind_to(&g.redirect_uri)
                     .await
                     .map_err(|e| failed(format!("cannot listen for the OAuth redirect: {e}")))?;
                 if let Err(e) = open_browser(&prompt.authorization_url) {
-                    tracing::warn!(server = %self.server_name, "{e}");
+                    tracing::warn!(server = %g.record.name, "{e}");
                 }
                 lb.wait(AUTHORIZE_TIMEOUT).await
             }
@@ -86,7 +167,7 @@ impl StepUpClient {
     }
 }
 
-impl StreamableHttpClient for StepUpClient {
+impl StreamableHttpClient for SessionClient {
     type Error = <Inner as StreamableHttpClient>::Error;
 
     async fn post_message(
@@ -97,25 +178,16 @@ impl StreamableHttpClient for StepUpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let first = self
-            .inner
-            .post_message(
+        self.authorized(auth_header, |auth| {
+            self.inner.post_message(
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                auth_header,
+                auth,
                 custom_headers.clone(),
             )
-            .await;
-        match first {
-            Err(StreamableHttpError::InsufficientScope(e)) => {
-                self.step_up(&e).await?;
-                self.inner
-                    .post_message(uri, message, session_id, None, custom_headers)
-                    .await
-            }
-            other => other,
-        }
+        })
+        .await
     }
 
     async fn post_message_with_response_limits(
@@ -127,33 +199,17 @@ impl StreamableHttpClient for StepUpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let first = self
-            .inner
-            .post_message_with_response_limits(
+        self.authorized(auth_header, |auth| {
+            self.inner.post_message_with_response_limits(
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                auth_header,
+                auth,
                 custom_headers.clone(),
                 limits,
             )
-            .await;
-        match first {
-            Err(StreamableHttpError::InsufficientScope(e)) => {
-                self.step_up(&e).await?;
-                self.inner
-                    .post_message_with_response_limits(
-                        uri,
-                        message,
-                        session_id,
-                        None,
-                        custom_headers,
-                        limits,
-                    )
-                    .await
-            }
-            other => other,
-        }
+        })
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -165,33 +221,17 @@ impl StreamableHttpClient for StepUpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let first = self
-            .inner
-            .post_message_with_max_sse_event_size(
+        self.authorized(auth_header, |auth| {
+            self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                auth_header,
+                auth,
                 custom_headers.clone(),
                 max_sse_event_size,
             )
-            .await;
-        match first {
-            Err(StreamableHttpError::InsufficientScope(e)) => {
-                self.step_up(&e).await?;
-                self.inner
-                    .post_message_with_max_sse_event_size(
-                        uri,
-                        message,
-                        session_id,
-                        None,
-                        custom_headers,
-                        max_sse_event_size,
-                    )
-                    .await
-            }
-            other => other,
-        }
+        })
+        .await
     }
 
     async fn delete_session(
