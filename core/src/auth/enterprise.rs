@@ -45,13 +45,14 @@ pub(super) async fn authorize(
     store: Arc<dyn TokenStore>,
     challenge: Option<String>,
     id_tokens: Option<IdTokenFn>,
+    dpop: &Arc<super::dpop::Dpop>,
 ) -> Result<AuthorizationManager> {
     settings.validate().map_err(|m| invalid(record, m))?;
     let (Some(idp), Some(client_id)) = (&settings.idp, &settings.client_id) else {
         unreachable!("validate() checks the enterprise grant's idp and clientId");
     };
     // The server's authorization server, found as for the other grants.
-    let mut discovery = manager(record, store.clone()).await?;
+    let mut discovery = manager(record, store.clone(), dpop).await?;
     let metadata = discover(&mut discovery, record, challenge.as_deref()).await?;
     drop(discovery);
     let Some(issuer) = metadata.issuer.clone() else {
@@ -116,7 +117,7 @@ pub(super) async fn authorize(
         scopes,
     };
     granted
-        .into_manager(record, store, metadata)
+        .into_manager(record, store, metadata, dpop)
         .await
         .map_err(|e| failed(record, e))
 }
@@ -454,9 +455,16 @@ mod tests {
             Box::pin(async move { Ok(token.to_string()) })
         });
         let settings = record.config.oauth.clone().unwrap();
-        let manager = authorize(&record, &settings, store.clone(), None, Some(provider))
-            .await
-            .unwrap();
+        let manager = authorize(
+            &record,
+            &settings,
+            store.clone(),
+            None,
+            Some(provider),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             manager.get_access_token().await.unwrap(),
             "mcp-access-token"
@@ -531,7 +539,15 @@ mod tests {
             Box::pin(async { Ok("fresh".to_string()) })
         });
         let store = Arc::new(MemoryTokenStore::default());
-        let Err(e) = authorize(&record, &settings, store.clone(), None, Some(provider)).await
+        let Err(e) = authorize(
+            &record,
+            &settings,
+            store.clone(),
+            None,
+            Some(provider),
+            &Default::default(),
+        )
+        .await
         else {
             panic!("a refused ID token authorized");
         };
@@ -557,7 +573,8 @@ mod tests {
         let record = record(&base, None);
         let settings = record.config.oauth.clone().unwrap();
         let store = Arc::new(MemoryTokenStore::default());
-        let Err(e) = authorize(&record, &settings, store, None, None).await else {
+        let Err(e) = authorize(&record, &settings, store, None, None, &Default::default()).await
+        else {
             panic!("authorized without an ID token");
         };
         assert_eq!(e.kind(), crate::ErrorKind::InvalidConfig);

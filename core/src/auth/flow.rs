@@ -8,7 +8,9 @@ use rmcp::transport::auth::{
     AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm,
 };
 
+use super::dpop::{Dpop, DpopKey};
 use super::loopback::{AUTHORIZE_TIMEOUT, Loopback, open_browser};
+use super::oauth_http::OAuthHttp;
 use super::store::ServerCredentials;
 use super::{AuthorizationPrompt, Grant, IdTokenFn, OAuthHandler, OAuthSettings, TokenStore};
 use crate::config::record::ServerRecord;
@@ -24,7 +26,7 @@ pub(super) fn auth_error(record: &ServerRecord, what: &str, e: AuthError) -> Err
     }
 }
 
-fn is_local(url: &str) -> bool {
+pub(super) fn is_local(url: &str) -> bool {
     let host = url
         .split("://")
         .nth(1)
@@ -45,24 +47,58 @@ fn is_local(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// A manager for the server's URL with its slot of the token store. A server on this machine
-/// may name authorization servers on private addresses; a remote one may not (SSRF).
+/// A manager for the server's URL with its slot of the token store, whose OAuth requests go
+/// through mcpmux's client ([`OAuthHttp`]: which addresses they may reach, DPoP proofs on
+/// token requests) with the server's DPoP state (`dpop`, its key read from the store).
 pub(super) async fn manager(
     record: &ServerRecord,
     store: Arc<dyn TokenStore>,
+    dpop: &Arc<Dpop>,
 ) -> Result<AuthorizationManager> {
     let url = record.config.url.clone().unwrap_or_default();
-    let mut manager = if is_local(&url) {
-        AuthorizationManager::new_allowing_private_addresses(url.as_str()).await
-    } else {
-        AuthorizationManager::new(url.as_str()).await
-    }
-    .map_err(|e| auth_error(record, "setup", e))?;
-    manager.set_credential_store(ServerCredentials {
+    let credentials = ServerCredentials {
         store,
         server_id: record.id.clone(),
-    });
+        dpop: dpop.clone(),
+    };
+    credentials
+        .load_dpop_key()
+        .await
+        .map_err(|e| auth_error(record, "setup", e))?;
+    let http = OAuthHttp::new(&url, is_local(&url), dpop.clone())
+        .map_err(|e| Error::connection(&record.name, e))?;
+    let mut manager =
+        AuthorizationManager::new_with_oauth_http_client(url.as_str(), Arc::new(http))
+            .await
+            .map_err(|e| auth_error(record, "setup", e))?;
+    manager.set_credential_store(credentials);
     Ok(manager)
+}
+
+/// Turns DPoP on for the token requests to come when the server's authorization server
+/// offers it (and the config does not turn it off): with the key kept for the server, or a
+/// new one.
+fn use_dpop(
+    record: &ServerRecord,
+    settings: &OAuthSettings,
+    metadata: &AuthorizationMetadata,
+    dpop: &Dpop,
+) -> Result<()> {
+    if settings.dpop == Some(false) || !super::dpop::offered(metadata) {
+        return Ok(());
+    }
+    let key = match dpop.key() {
+        Some(key) => key,
+        None => {
+            let key = DpopKey::generate().map_err(|e| Error::connection(&record.name, e))?;
+            let key = Arc::new(key);
+            dpop.set_key(key.clone());
+            key
+        }
+    };
+    tracing::debug!(server = %record.name, jkt = %key.thumbprint(), "asking for DPoP-bound tokens");
+    dpop.enable(&metadata.token_endpoint);
+    Ok(())
 }
 
 /// Finds the authorization server's metadata. A 2025-03-26 server publishes no
@@ -116,14 +152,15 @@ fn origin_of(record: &ServerRecord) -> Option<String> {
 pub(crate) async fn stored_manager(
     record: &ServerRecord,
     store: Arc<dyn TokenStore>,
+    dpop: &Arc<Dpop>,
 ) -> Result<Option<AuthorizationManager>> {
     let settings = record.config.oauth.clone().unwrap_or_default();
     if settings.grant == Grant::ClientCredentials {
-        return client_credentials(record, &settings, store, None)
+        return client_credentials(record, &settings, store, None, dpop)
             .await
             .map(Some);
     }
-    let mut manager = manager(record, store).await?;
+    let mut manager = manager(record, store, dpop).await?;
     match manager.initialize_from_store().await {
         Ok(true) => Ok(Some(manager)),
         Ok(false) => Ok(None),
@@ -138,28 +175,30 @@ pub(crate) async fn stored_manager(
 
 /// Authorizes after the server answered 401 (`challenge` is its `WWW-Authenticate`).
 /// Answers the manager and the redirect URI the grant used. `id_tokens` is the host's source
-/// of ID tokens for the enterprise grant.
+/// of ID tokens for the enterprise grant; `dpop` the server's DPoP state.
 pub(crate) async fn authorize(
     record: &ServerRecord,
     challenge: Option<String>,
     store: Arc<dyn TokenStore>,
     handler: Option<OAuthHandler>,
     id_tokens: Option<IdTokenFn>,
+    dpop: &Arc<Dpop>,
 ) -> Result<(AuthorizationManager, String)> {
     let settings = record.config.oauth.clone().unwrap_or_default();
     match settings.grant {
         Grant::ClientCredentials => {
-            let manager = client_credentials(record, &settings, store, challenge).await?;
+            let manager = client_credentials(record, &settings, store, challenge, dpop).await?;
             return Ok((manager, String::new()));
         }
         Grant::EnterpriseManaged => {
             let manager =
-                super::enterprise::authorize(record, &settings, store, challenge, id_tokens)
+                super::enterprise::authorize(record, &settings, store, challenge, id_tokens, dpop)
                     .await?;
             return Ok((manager, String::new()));
         }
         Grant::JwtBearer => {
-            let manager = super::workload::authorize(record, &settings, store, challenge).await?;
+            let manager =
+                super::workload::authorize(record, &settings, store, challenge, dpop).await?;
             return Ok((manager, String::new()));
         }
         Grant::AuthorizationCode => {}
@@ -174,8 +213,9 @@ pub(crate) async fn authorize(
             (lb.redirect_uri.clone(), Some(lb))
         }
     };
-    let mut manager = manager(record, store).await?;
-    discover(&mut manager, record, challenge.as_deref()).await?;
+    let mut manager = manager(record, store, dpop).await?;
+    let metadata = discover(&mut manager, record, challenge.as_deref()).await?;
+    use_dpop(record, &settings, &metadata, dpop)?;
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(CLIENT_NAME);
     if let Some(c) = &challenge {
         request = request.with_challenge(c.clone());
@@ -231,6 +271,7 @@ async fn client_credentials(
     settings: &OAuthSettings,
     store: Arc<dyn TokenStore>,
     challenge: Option<String>,
+    dpop: &Arc<Dpop>,
 ) -> Result<AuthorizationManager> {
     let missing = |what: &str| Error::InvalidConfig {
         path: Default::default(),
@@ -243,8 +284,9 @@ async fn client_credentials(
         .client_id
         .clone()
         .ok_or_else(|| missing("a clientId"))?;
-    let mut manager = manager(record, store).await?;
-    discover(&mut manager, record, challenge.as_deref()).await?;
+    let mut manager = manager(record, store, dpop).await?;
+    let metadata = discover(&mut manager, record, challenge.as_deref()).await?;
+    use_dpop(record, settings, &metadata, dpop)?;
     let resource = Some(record.config.url.clone().unwrap_or_default());
     let scopes = settings.scopes.clone();
     let config = match (&settings.private_key_pem, &settings.client_secret) {
@@ -305,6 +347,7 @@ impl GrantedToken {
         record: &ServerRecord,
         store: Arc<dyn TokenStore>,
         metadata: AuthorizationMetadata,
+        dpop: &Arc<Dpop>,
     ) -> std::result::Result<AuthorizationManager, String> {
         let mut response = serde_json::json!({
             "access_token": self.access_token,
@@ -334,7 +377,9 @@ impl GrantedToken {
             .save(&record.id, credentials)
             .await
             .map_err(|e| format!("cannot save the tokens: {e}"))?;
-        let mut manager = manager(record, store).await.map_err(|e| e.to_string())?;
+        let mut manager = manager(record, store, dpop)
+            .await
+            .map_err(|e| e.to_string())?;
         manager.set_metadata(metadata);
         match manager.initialize_from_store().await {
             Ok(true) => Ok(manager),

@@ -12,11 +12,14 @@
 //! No browser is involved; the ID token comes from the config or from the host
 //! ([`IdTokenFn`], set with `Pool::set_id_token_provider`).
 
+mod dpop;
 mod enterprise;
 mod flow;
 mod loopback;
+mod oauth_http;
 mod session_client;
 mod store;
+mod token_client;
 mod workload;
 
 use std::fmt;
@@ -26,9 +29,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::BoxFuture;
 
+pub(crate) use dpop::Dpop;
 pub(crate) use flow::{authorize, stored_manager};
 pub(crate) use session_client::{Grantor, SessionClient};
 pub use store::{FileTokenStore, MemoryTokenStore, TokenStore};
+pub(crate) use token_client::TokenClient;
 
 /// How a client gets its tokens.
 #[derive(
@@ -84,6 +89,11 @@ pub struct OAuthSettings {
     /// For the `enterprise_managed` grant: the enterprise identity provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idp: Option<IdpSettings>,
+    /// DPoP (RFC 9449, tokens bound to a key this client holds): unset, it is used whenever
+    /// the server's authorization server offers it (`dpop_signing_alg_values_supported` with
+    /// ES256); `false` never asks for DPoP-bound tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop: Option<bool>,
     /// For the `jwt_bearer` grant: the workload's JWT itself (a secret). Tokens of this kind
     /// are short-lived: a file the platform keeps fresh ([`Self::assertion_file`]) is better.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,6 +278,7 @@ impl fmt::Debug for OAuthSettings {
             .field("private_key_pem", &secret(&self.private_key_pem))
             .field("signing_algorithm", &self.signing_algorithm)
             .field("idp", &self.idp)
+            .field("dpop", &self.dpop)
             .field("assertion", &secret(&self.assertion))
             .field("assertion_file", &self.assertion_file)
             .finish()

@@ -25,7 +25,7 @@ use super::loopback::{AUTHORIZE_TIMEOUT, Loopback, open_browser};
 use super::{AuthorizationPrompt, IdTokenFn, OAuthHandler, TokenStore};
 use crate::config::record::ServerRecord;
 
-type Inner = AuthClient<reqwest::Client>;
+type Inner = AuthClient<super::token_client::TokenClient>;
 type HttpError = StreamableHttpError<<Inner as StreamableHttpClient>::Error>;
 
 /// What authorizing the server again takes: what the connection was authorized with.
@@ -36,6 +36,8 @@ pub(crate) struct Grantor {
     pub id_tokens: Option<IdTokenFn>,
     /// The redirect URI the client was registered with (a step-up must use it).
     pub redirect_uri: String,
+    /// The server's DPoP state, which its MCP requests use too.
+    pub dpop: Arc<super::Dpop>,
 }
 
 /// An authorized HTTP client that steps up its scopes when the server asks, and authorizes
@@ -110,6 +112,7 @@ impl SessionClient {
             g.store.clone(),
             g.handler.clone(),
             g.id_tokens.clone(),
+            &g.dpop,
         )
         .await
         .map_err(|e| failed(format!("the server rejected the token, and {e}")))?;

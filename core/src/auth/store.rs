@@ -105,9 +105,44 @@ impl TokenStore for MemoryTokenStore {
 }
 
 /// One server's slot of a [`TokenStore`], as rmcp's authorization manager sees it.
+/// The member of a server's entry in the token store that holds its DPoP key, beside rmcp's
+/// credentials (rmcp ignores it).
+const DPOP_KEY: &str = "dpopKey";
+
 pub(crate) struct ServerCredentials {
     pub store: Arc<dyn TokenStore>,
     pub server_id: String,
+    /// The server's DPoP state: its key is kept in the entry with the tokens it binds, and
+    /// each token saved says whether it is bound.
+    pub dpop: Arc<super::dpop::Dpop>,
+}
+
+impl ServerCredentials {
+    /// Reads the server's DPoP key and the type of its current token, if it has them.
+    pub async fn load_dpop_key(&self) -> Result<(), AuthError> {
+        let Some(entry) = self
+            .store
+            .load(&self.server_id)
+            .await
+            .map_err(store_error)?
+        else {
+            return Ok(());
+        };
+        if let Some(text) = entry.get(DPOP_KEY).and_then(Value::as_str) {
+            // A key that cannot be read is as good as none: tokens it bound are useless, and
+            // the next authorization makes a new one.
+            if let Ok(key) = super::dpop::DpopKey::from_stored(text) {
+                self.dpop.set_key(Arc::new(key));
+            }
+        }
+        if let Some(kind) = entry
+            .pointer("/token_response/token_type")
+            .and_then(Value::as_str)
+        {
+            self.dpop.token_issued(kind);
+        }
+        Ok(())
+    }
 }
 
 fn store_error(message: String) -> AuthError {
@@ -130,7 +165,16 @@ impl CredentialStore for ServerCredentials {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let v = serde_json::to_value(&credentials).map_err(|e| store_error(e.to_string()))?;
+        let mut v = serde_json::to_value(&credentials).map_err(|e| store_error(e.to_string()))?;
+        if let Some(key) = self.dpop.key() {
+            v[DPOP_KEY] = key.to_stored().into();
+        }
+        if let Some(kind) = v
+            .pointer("/token_response/token_type")
+            .and_then(Value::as_str)
+        {
+            self.dpop.token_issued(kind);
+        }
         self.store
             .save(&self.server_id, v)
             .await

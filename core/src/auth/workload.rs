@@ -11,7 +11,8 @@ use std::time::Duration;
 use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata};
 use serde::Deserialize;
 
-use super::flow::{GrantedToken, discover, manager};
+use super::flow::{GrantedToken, discover, is_local, manager};
+use super::oauth_http::OAuthHttp;
 use super::{OAuthSettings, TokenStore};
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
@@ -39,15 +40,16 @@ pub(super) async fn authorize(
     settings: &OAuthSettings,
     store: Arc<dyn TokenStore>,
     challenge: Option<String>,
+    dpop: &Arc<super::dpop::Dpop>,
 ) -> Result<AuthorizationManager> {
     settings.validate().map_err(|m| invalid(record, m))?;
     let assertion = assertion(record, settings).await?;
-    let mut discovery = manager(record, store.clone()).await?;
+    let mut discovery = manager(record, store.clone(), dpop).await?;
     let metadata = discover(&mut discovery, record, challenge.as_deref()).await?;
     drop(discovery);
-    let granted = request_token(record, settings, &metadata, &assertion).await?;
+    let granted = request_token(record, settings, &metadata, &assertion, dpop).await?;
     granted
-        .into_manager(record, store, metadata)
+        .into_manager(record, store, metadata, dpop)
         .await
         .map_err(|e| failed(record, e))
 }
@@ -94,6 +96,7 @@ async fn request_token(
     settings: &OAuthSettings,
     metadata: &AuthorizationMetadata,
     assertion: &str,
+    dpop: &Arc<super::dpop::Dpop>,
 ) -> Result<GrantedToken> {
     let resource = record.config.url.clone().unwrap_or_default();
     let mut form = vec![
@@ -104,30 +107,20 @@ async fn request_token(
     if !settings.scopes.is_empty() {
         form.push(("scope", settings.scopes.join(" ")));
     }
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| failed(record, e))?;
-    let mut request = client
-        .post(&metadata.token_endpoint)
-        .header("accept", "application/json");
+    let server = record.config.url.clone().unwrap_or_default();
+    let http =
+        OAuthHttp::new(&server, is_local(&server), dpop.clone()).map_err(|e| failed(record, e))?;
+    let mut basic = None;
     match (&settings.client_id, &settings.client_secret) {
-        (Some(id), Some(secret)) => request = request.basic_auth(id, Some(secret)),
+        (Some(id), Some(secret)) => basic = Some((id.as_str(), secret.as_str())),
         (Some(id), None) => form.push(("client_id", id.clone())),
         _ => {}
     }
-    let response = request.form(&form).send().await.map_err(|e| {
-        failed(
-            record,
-            format!(
-                "the token endpoint {} cannot be reached: {e}",
-                metadata.token_endpoint
-            ),
-        )
-    })?;
-    let status = response.status();
-    let answer: TokenAnswer = response.json().await.map_err(|e| {
+    let (status, body) = http
+        .post_form(&metadata.token_endpoint, &form, basic)
+        .await
+        .map_err(|e| failed(record, format!("the token request failed: {e}")))?;
+    let answer: TokenAnswer = serde_json::from_slice(&body).map_err(|e| {
         failed(
             record,
             format!("the token endpoint answered {status} with no token response: {e}"),

@@ -205,15 +205,18 @@ impl Opening<'_> {
             .as_ref()
             .map(|h| h.redirect_uri.clone())
             .unwrap_or_default();
+        // The server's DPoP key and nonces, for its OAuth requests and its MCP requests alike.
+        let dpop = Arc::new(crate::auth::Dpop::default());
         let grantor = |redirect_uri: String, handler| crate::auth::Grantor {
             record: record.clone(),
             store: store.clone(),
             handler,
             id_tokens: shared.host.id_token_provider(),
             redirect_uri,
+            dpop: dpop.clone(),
         };
         let limit = self.new_limit();
-        let manager = crate::auth::stored_manager(record, store.clone()).await?;
+        let manager = crate::auth::stored_manager(record, store.clone(), &dpop).await?;
         let with_tokens = manager.is_some();
         let first = match manager {
             Some(manager) => {
@@ -244,6 +247,7 @@ impl Opening<'_> {
                 store.clone(),
                 oauth.clone(),
                 shared.host.id_token_provider(),
+                &dpop,
             )
             .await?;
             let limit = self.new_limit();

@@ -59,8 +59,12 @@ pub(crate) fn open_authorized(
     manager: AuthorizationManager,
     grantor: crate::auth::Grantor,
 ) -> Result<AuthorizedTransport> {
-    let client =
-        crate::auth::SessionClient::new(AuthClient::new(reqwest::Client::new(), manager), grantor);
+    // Presents the token as Bearer, or with DPoP when it is bound to the server's key.
+    let http = crate::auth::TokenClient {
+        http: reqwest::Client::new(),
+        dpop: grantor.dpop.clone(),
+    };
+    let client = crate::auth::SessionClient::new(AuthClient::new(http, manager), grantor);
     let client = Limited {
         inner: client,
         limit: limit.clone(),

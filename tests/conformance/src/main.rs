@@ -114,6 +114,7 @@ fn oauth_settings(scenario: &str) -> OAuthSettings {
         private_key_pem: text("private_key_pem"),
         signing_algorithm: text("signing_algorithm"),
         idp,
+        dpop: None,
         assertion: text("valid_jwt"),
         assertion_file: None,
     }
