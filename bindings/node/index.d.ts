@@ -77,10 +77,16 @@ export interface ServerConfig {
   oauth?: OAuthSettings;
 }
 
-/** How a client gets its OAuth tokens: a user signs in (with PKCE), machine to machine, or
+/** How a client gets its OAuth tokens: a user signs in (with PKCE), machine to machine,
  * enterprise-managed (cross-app access: the user's ID token from `idp` becomes an ID-JAG that
- * `clientId`/`clientSecret` redeem at the server's authorization server). */
-export type OAuthGrant = 'authorization_code' | 'client_credentials' | 'enterprise_managed';
+ * `clientId`/`clientSecret` redeem at the server's authorization server), or workload identity
+ * (`jwt_bearer`: the workload's JWT, `assertionFile` or `assertion`, becomes an access token). */
+export type OAuthGrant =
+  | 'authorization_code'
+  | 'client_credentials'
+  | 'enterprise_managed'
+  | 'jwt_bearer'
+  | 'workload_identity';
 
 /** A server's OAuth settings (`config.oauth`); all optional. */
 export interface OAuthSettings {
@@ -100,6 +106,14 @@ export interface OAuthSettings {
   signingAlgorithm?: string;
   /** For `enterprise_managed`: the enterprise identity provider. */
   idp?: IdpSettings;
+  /** DPoP (tokens bound to a key this client holds): used whenever the server's
+   * authorization server offers it, unless `false`. */
+  dpop?: boolean;
+  /** For `jwt_bearer`: the workload's JWT itself (a secret; short-lived). */
+  assertion?: string;
+  /** For `jwt_bearer`: a file holding the workload's JWT, read each time a token is needed
+   * (platforms rotate it), e.g. a Kubernetes projected service account token. */
+  assertionFile?: string;
 }
 
 /** The enterprise identity provider of the `enterprise_managed` grant (`oauth.idp`). */
@@ -365,6 +379,13 @@ export interface Progress {
   message?: string | null;
 }
 
+/** Options of the list calls (`listTools`, `listResources`, `listResourceTemplates`,
+ * `listPrompts`). */
+export interface ListOptions {
+  /** Ask the servers again past every cache (the pool's tool lists, the cached answers of
+   * servers whose lists carry a `ttlMs`). */
+  refresh?: boolean;
+}
 export interface CallToolOptions {
   /** Aborting it cancels the call: the server gets `notifications/cancelled` and the promise
    * rejects with a `CancelledError`. */
@@ -424,6 +445,13 @@ export interface ResourceUpdatedEvent {
   type: 'resource:updated';
   serverId: string;
   uri: string;
+}
+/** The user finished what a URL elicitation asked (`UrlElicitationRequiredError`): the
+ * request refused for it can be retried. */
+export interface ElicitationCompleteEvent {
+  type: 'elicitation:complete';
+  serverId: string;
+  elicitationId: string;
 }
 export interface ProgressEvent {
   type: 'progress';
@@ -489,6 +517,7 @@ export interface PoolEvents {
   'prompts:changed': PromptsChangedEvent;
   'resources:changed': ResourcesChangedEvent;
   'resource:updated': ResourceUpdatedEvent;
+  'elicitation:complete': ElicitationCompleteEvent;
   progress: ProgressEvent;
   log: LogEvent;
   widget: WidgetEvent;
@@ -508,6 +537,7 @@ export type PoolEvent =
   | PromptsChangedEvent
   | ResourcesChangedEvent
   | ResourceUpdatedEvent
+  | ElicitationCompleteEvent
   | ProgressEvent
   | LogEvent
   | WidgetEvent
@@ -877,8 +907,9 @@ export declare class Agent {
   systemPrompt(): string;
   /** Runs the loop for one prompt. */
   run(prompt: string, options?: RunOptions): Promise<AgentResult>;
-  /** Answers the pool's sampling requests with this agent's provider, asking `approve` first
-   * when given. */
+  /** Answers the pool's sampling requests with this agent's provider, tools included (a
+   * request's tools go to the model, its tool calls back to the server), asking `approve`
+   * first when given. Servers learn about sampling when they connect: call it before. */
   handleSampling(options?: { approve?: ApproveFn }): void;
 }
 
@@ -930,8 +961,10 @@ export declare class Pool extends EventEmitter {
   /** Closes one server's connection; it reconnects on next use. */
   disconnect(idOrName: string): Promise<void>;
 
-  /** Tools of every active server, or of one. */
-  listTools(server?: string): Promise<ToolInfo[]>;
+  /** Tools of every active server, or of one. With `refresh`, the servers are asked again
+   * past every cache (for a server that changed its tools without saying so); the caches then
+   * hold the new lists. */
+  listTools(server?: string | null, options?: ListOptions): Promise<ToolInfo[]>;
   /** Ranked tools for `query` (names, titles, descriptions, parameter names), best first.
    * A server whose tools are not known for its current config (never listed, or its config
    * changed) is listed first (see `ensureCatalog`); servers whose tools are known are not
@@ -950,8 +983,8 @@ export declare class Pool extends EventEmitter {
     options?: CallToolOptions,
   ): Promise<CallToolResult>;
 
-  listResources(server?: string): Promise<ResourceInfo[]>;
-  listResourceTemplates(server?: string): Promise<ResourceTemplateInfo[]>;
+  listResources(server?: string | null, options?: ListOptions): Promise<ResourceInfo[]>;
+  listResourceTemplates(server?: string | null, options?: ListOptions): Promise<ResourceTemplateInfo[]>;
   readResource(server: string, uri: string): Promise<ReadResourceResult>;
   /**
    * Changes arrive as `resource:updated` events; the subscription holds over reconnects until
@@ -961,7 +994,7 @@ export declare class Pool extends EventEmitter {
   subscribeResource(server: string, uri: string): Promise<void>;
   unsubscribeResource(server: string, uri: string): Promise<void>;
 
-  listPrompts(server?: string): Promise<PromptInfo[]>;
+  listPrompts(server?: string | null, options?: ListOptions): Promise<PromptInfo[]>;
   getPrompt(server: string, name: string, args?: Record<string, string> | null): Promise<GetPromptResult>;
 
   /** Offers a JS function as a tool (server `local`, id = name); replaces one of the same
@@ -970,8 +1003,10 @@ export declare class Pool extends EventEmitter {
   /** Removes a host tool; whether it existed. */
   unregisterTool(name: string): boolean;
 
-  /** Answers servers' sampling requests; `null` refuses them. Set it before connecting. */
-  setSamplingHandler(handler: SamplingHandler | null): void;
+  /** Answers servers' sampling requests; `null` refuses them. With `tools`, the handler takes
+   * the request's `tools` and `toolChoice` and may answer `tool_use` content (servers send
+   * tools only to such a handler). Set it before connecting. */
+  setSamplingHandler(handler: SamplingHandler | null, options?: { tools?: boolean }): void;
   /** Answers servers' elicitation requests; `null` declines them. Set it before connecting. */
   setElicitationHandler(handler: ElicitationHandler | null): void;
   /** Takes users through OAuth authorization of HTTP servers; `null` restores the default
@@ -1043,12 +1078,19 @@ export type ErrorCode =
   | 'tool'
   | 'message_too_large'
   | 'shutting_down'
-  | 'io';
+  | 'io'
+  | 'url_elicitation_required';
 
+/** Options of an error: `ErrorOptions` and what the error carries (`data`). */
+export interface McpmuxErrorOptions extends ErrorOptions {
+  data?: unknown;
+}
 /** Base class of every error mcpmux throws. */
 export declare class McpmuxError extends Error {
-  constructor(message: string, code: ErrorCode | string, options?: ErrorOptions);
+  constructor(message: string, code: ErrorCode | string, options?: McpmuxErrorOptions);
   readonly code: ErrorCode | string;
+  /** What the error carries besides its message, for the kinds that carry something. */
+  readonly data?: unknown;
 }
 /** The config file exists but cannot be used; it is left untouched. */
 export declare class InvalidConfigError extends McpmuxError {
@@ -1116,4 +1158,22 @@ export declare class IoError extends McpmuxError {
   constructor(message: string, options?: ErrorOptions);
   readonly code: 'io';
   static readonly code: 'io';
+}
+/** A URL a server asks the user to open. */
+export interface UrlElicitation {
+  /** Named by the `elicitation:complete` event when the user is done. */
+  elicitationId: string;
+  url: string;
+  /** Why the server asks, to show the user. */
+  message: string;
+}
+/** A server needs the user to open a URL first (URL mode elicitation, error -32042), e.g. to
+ * connect an account: show each of `elicitations`, open its `url` if the user agrees, and
+ * retry once the `elicitation:complete` event names its `elicitationId`. */
+export declare class UrlElicitationRequiredError extends McpmuxError {
+  constructor(message: string, options?: McpmuxErrorOptions);
+  readonly code: 'url_elicitation_required';
+  static readonly code: 'url_elicitation_required';
+  readonly data: { elicitations: UrlElicitation[] };
+  readonly elicitations: UrlElicitation[];
 }

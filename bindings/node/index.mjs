@@ -18,5 +18,6 @@ export const {
   MessageTooLargeError,
   ShuttingDownError,
   IoError,
+  UrlElicitationRequiredError,
 } = mcpmux;
 export default mcpmux;

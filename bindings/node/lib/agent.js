@@ -115,8 +115,8 @@ class Agent {
   }
 
   /**
-   * Answers the pool's sampling requests with this agent's provider, asking `approve` first
-   * when given (its request's `toolId` is `'sampling/createMessage'`).
+   * Answers the pool's sampling requests with this agent's provider, tools included, asking
+   * `approve` first when given (its request's `toolId` is `'sampling/createMessage'`).
    */
   handleSampling(options = {}) {
     requireObject('options', options);

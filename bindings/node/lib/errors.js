@@ -2,11 +2,13 @@
 // The error classes of the package, and how an error of the addon becomes one: by its `code`,
 // which the addon sets to core's stable error code (bindings/node/src/errors.rs).
 
-/** Base class of every error mcpmux throws; `code` is one of core's stable error codes. */
+/** Base class of every error mcpmux throws; `code` is one of core's stable error codes, and
+ * `data` what the error carries besides its message (for the kinds that carry something). */
 class McpmuxError extends Error {
   constructor(message, code, options) {
     super(message, options);
     this.code = code;
+    this.data = options?.data;
   }
 }
 McpmuxError.prototype.name = 'McpmuxError';
@@ -39,8 +41,16 @@ const ERROR_CLASSES = new Map(
     message_too_large: 'MessageTooLargeError',
     shutting_down: 'ShuttingDownError',
     io: 'IoError',
+    url_elicitation_required: 'UrlElicitationRequiredError',
   }).map(([code, name]) => [code, errorClass(name, code)]),
 );
+
+// The URLs a server asks the user to open, from the error's data.
+Object.defineProperty(ERROR_CLASSES.get('url_elicitation_required').prototype, 'elicitations', {
+  get() {
+    return Array.isArray(this.data?.elicitations) ? this.data.elicitations : [];
+  },
+});
 
 /** Every error class of the package, by name: what the package exports. */
 const CLASSES = Object.freeze(
@@ -70,7 +80,9 @@ const ADDON_CODES = new Set(['internal']);
 function fromNative(err) {
   if (err instanceof McpmuxError || !(err instanceof Error)) return err;
   const cls = ERROR_CLASSES.get(err.code);
-  if (cls) return new cls(err.message);
+  if (cls) {
+    return new cls(err.message, typeof err.dataJson === 'string' ? { data: JSON.parse(err.dataJson) } : undefined);
+  }
   if (ADDON_CODES.has(err.code)) return new McpmuxError(err.message, err.code);
   if (NAPI_ARGUMENT_STATUSES.has(err.code)) {
     return new InvalidArgumentError(err.message, { cause: err });

@@ -27,6 +27,17 @@ const EVENT_NAMES = Object.freeze(native.eventNames());
 const OPEN = Symbol('mcpmux.open');
 const NO_OPTIONS = Object.freeze({});
 
+/** The `refresh` flag of a list call's options (`undefined`: from the caches). */
+function refreshOf(options) {
+  if (options === undefined || options === null) return undefined;
+  requireObject('options', options);
+  const { refresh } = options;
+  if (refresh !== undefined && typeof refresh !== 'boolean') {
+    throw new InvalidArgumentError(`refresh must be a boolean, not ${describe(refresh)}`);
+  }
+  return refresh;
+}
+
 /**
  * A pool of MCP server connections over one config file. Create it with `Pool.open()`.
  * Emits every core event under its `type` (`'connection:state'`, `'tool:called'`, ...), and
@@ -207,9 +218,10 @@ class Pool extends EventEmitter {
 
   // --- tools ----------------------------------------------------------------------------------
 
-  async listTools(server) {
+  async listTools(server, options) {
     const s = optionalString('server', server);
-    return callJson(() => this.#native.listTools(s));
+    const refresh = refreshOf(options);
+    return callJson(() => this.#native.listTools(s, refresh));
   }
 
   async searchTools(query, options = {}) {
@@ -281,14 +293,16 @@ class Pool extends EventEmitter {
 
   // --- resources ------------------------------------------------------------------------------
 
-  async listResources(server) {
+  async listResources(server, options) {
     const s = optionalString('server', server);
-    return callJson(() => this.#native.listResources(s));
+    const refresh = refreshOf(options);
+    return callJson(() => this.#native.listResources(s, refresh));
   }
 
-  async listResourceTemplates(server) {
+  async listResourceTemplates(server, options) {
     const s = optionalString('server', server);
-    return callJson(() => this.#native.listResourceTemplates(s));
+    const refresh = refreshOf(options);
+    return callJson(() => this.#native.listResourceTemplates(s, refresh));
   }
 
   async readResource(server, uri) {
@@ -311,9 +325,10 @@ class Pool extends EventEmitter {
 
   // --- prompts --------------------------------------------------------------------------------
 
-  async listPrompts(server) {
+  async listPrompts(server, options) {
     const s = optionalString('server', server);
-    return callJson(() => this.#native.listPrompts(s));
+    const refresh = refreshOf(options);
+    return callJson(() => this.#native.listPrompts(s, refresh));
   }
 
   async getPrompt(server, name, args) {
@@ -358,15 +373,25 @@ class Pool extends EventEmitter {
   /**
    * Answers servers' `sampling/createMessage` with `handler({ serverId, serverName, params },
    * { signal })`, which returns a CreateMessageResult (or just its text); a throw refuses with
-   * the message. `null` refuses every request. Set it before servers connect.
+   * the message. `null` refuses every request. With `{ tools: true }` the handler takes the
+   * request's `tools` and `toolChoice` and may answer `tool_use` content; servers send tools
+   * only to such a handler. Set it before servers connect.
    */
-  setSamplingHandler(handler) {
+  setSamplingHandler(handler, options = {}) {
     if (handler === null || handler === undefined) {
       this.#native.setSamplingHandler(null);
       return;
     }
     requireFunction('handler', handler);
-    this.#native.setSamplingHandler(bridge(this.#native, (request, signal) => handler(request, { signal })));
+    requireObject('options', options);
+    const { tools = false } = options;
+    if (typeof tools !== 'boolean') {
+      throw new InvalidArgumentError(`tools must be a boolean, not ${describe(tools)}`);
+    }
+    this.#native.setSamplingHandler(
+      bridge(this.#native, (request, signal) => handler(request, { signal })),
+      tools,
+    );
   }
 
   /**

@@ -11,9 +11,10 @@ use std::ptr;
 
 use napi::{Env, sys};
 
-/// The `code` of an error this addon makes: one of core's error kinds, or `internal`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Code(&'static str);
+/// The `code` of an error this addon makes (one of core's error kinds, or `internal`), and
+/// what core's error carries besides its message (`Error::data`, as JSON text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code(&'static str, Option<String>);
 
 impl AsRef<str> for Code {
     fn as_ref(&self) -> &str {
@@ -29,12 +30,13 @@ pub(crate) type Result<T> = std::result::Result<T, Error>;
 
 /// An error of core's kind `code` (see `ErrorKind::as_str`) or `internal`.
 pub(crate) fn error(code: &'static str, message: impl std::fmt::Display) -> Error {
-    napi::Error::new(Code(code), message.to_string())
+    napi::Error::new(Code(code, None), message.to_string())
 }
 
-/// Core's error, with its kind as the code.
+/// Core's error, with its kind as the code and what it carries as its data.
 pub(crate) fn core_error(e: mcpmux::Error) -> Error {
-    error(e.kind().as_str(), e)
+    let data = e.data().map(|d| d.to_string());
+    napi::Error::new(Code(e.kind().as_str(), data), e.to_string())
 }
 
 /// A failure of a Node-API call inside the addon: not the caller's doing.
@@ -42,7 +44,9 @@ pub(crate) fn internal(e: napi::Error) -> Error {
     error("internal", e.reason)
 }
 
-/// `e` as a JS `Error` with its `code` and message; on the JS thread of `env`.
+/// `e` as a JS `Error` with its `code`, its message and, when core's error carries
+/// something, its `dataJson` (which `lib/errors.js` parses into `data`); on the JS thread of
+/// `env`.
 pub(crate) fn js_error(env: &Env, e: &Error) -> sys::napi_value {
     let raw = env.raw();
     // SAFETY: JS thread of `env`; each value is made before it is used, and a failure leaves
@@ -64,6 +68,11 @@ pub(crate) fn js_error(env: &Env, e: &Error) -> sys::napi_value {
         );
         let mut error = ptr::null_mut();
         sys::napi_create_error(raw, code, message, &mut error);
+        if let Some(data) = &e.status.1 {
+            let mut json = ptr::null_mut();
+            sys::napi_create_string_utf8(raw, data.as_ptr().cast(), data.len() as isize, &mut json);
+            sys::napi_set_named_property(raw, error, c"dataJson".as_ptr(), json);
+        }
         error
     }
 }

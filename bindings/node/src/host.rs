@@ -80,9 +80,10 @@ impl NativePool {
     }
 
     /// Answers servers' sampling requests with `handler` (`null`: refuse them). The handler
-    /// gets `{serverId, serverName, params}` and answers a `CreateMessageResult`.
-    #[napi(ts_args_type = "handler: ((json: string) => void) | null")]
-    pub fn set_sampling_handler(&self, handler: Option<JsonCallback>) {
+    /// gets `{serverId, serverName, params}` and answers a `CreateMessageResult`. With
+    /// `tools`, it takes the request's tools and may answer `tool_use` content.
+    #[napi(ts_args_type = "handler: ((json: string) => void) | null, tools?: boolean | null")]
+    pub fn set_sampling_handler(&self, handler: Option<JsonCallback>, tools: Option<bool>) {
         let handler = handler.map(|cb| -> SamplingHandler {
             let js = self.js_fn(cb);
             Arc::new(move |req| {
@@ -95,7 +96,10 @@ impl NativePool {
                 })
             })
         });
-        self.shared.pool.set_sampling_handler(handler);
+        let support = mcpmux::SamplingSupport {
+            tools: tools.unwrap_or(false),
+        };
+        self.shared.pool.set_sampling_handler_with(handler, support);
     }
 
     /// Answers servers' elicitation requests with `handler` (`null`: decline them).

@@ -408,17 +408,20 @@ impl NativePool {
         })
     }
 
+    /// With `refresh`, the servers are asked again past every cache.
     #[napi]
     pub fn list_tools<'e>(
         &self,
         env: &'e Env,
         server: Option<String>,
+        refresh: Option<bool>,
     ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
+        let options = list_options(refresh);
         promise(env, async move {
             to_json(
                 &pool
-                    .list_tools(server.as_deref())
+                    .list_tools_with(server.as_deref(), options)
                     .await
                     .map_err(core_error)?,
             )
@@ -541,17 +544,20 @@ impl NativePool {
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), promise) })
     }
 
+    /// With `refresh`, the servers are asked again past every cache.
     #[napi]
     pub fn list_resources<'e>(
         &self,
         env: &'e Env,
         server: Option<String>,
+        refresh: Option<bool>,
     ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
+        let options = list_options(refresh);
         promise(env, async move {
             to_json(
                 &pool
-                    .list_resources(server.as_deref())
+                    .list_resources_with(server.as_deref(), options)
                     .await
                     .map_err(core_error)?,
             )
@@ -563,10 +569,14 @@ impl NativePool {
         &self,
         env: &'e Env,
         server: Option<String>,
+        refresh: Option<bool>,
     ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
+        let options = list_options(refresh);
         promise(env, async move {
-            let list = pool.list_resource_templates(server.as_deref()).await;
+            let list = pool
+                .list_resource_templates_with(server.as_deref(), options)
+                .await;
             to_json(&list.map_err(core_error)?)
         })
     }
@@ -619,17 +629,20 @@ impl NativePool {
         })
     }
 
+    /// With `refresh`, the servers are asked again past every cache.
     #[napi]
     pub fn list_prompts<'e>(
         &self,
         env: &'e Env,
         server: Option<String>,
+        refresh: Option<bool>,
     ) -> Result<PromiseRaw<'e, String>> {
         let pool = self.pool();
+        let options = list_options(refresh);
         promise(env, async move {
             to_json(
                 &pool
-                    .list_prompts(server.as_deref())
+                    .list_prompts_with(server.as_deref(), options)
                     .await
                     .map_err(core_error)?,
             )
@@ -707,4 +720,11 @@ async fn call_tool(
     pool.call_tool(tool_id, arguments, options)
         .await
         .map_err(core_error)
+}
+
+/// The options of a list call, from its optional `refresh` flag.
+fn list_options(refresh: Option<bool>) -> mcpmux::ListOptions {
+    mcpmux::ListOptions {
+        refresh: refresh.unwrap_or(false),
+    }
 }
