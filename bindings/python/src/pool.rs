@@ -340,7 +340,10 @@ impl NativePool {
         let pool = self.pool()?;
         let options = mcpmux::ListOptions { refresh };
         awaitable(py, async move {
-            json_result(pool.list_resource_templates_with(server.as_deref(), options).await)
+            json_result(
+                pool.list_resource_templates_with(server.as_deref(), options)
+                    .await,
+            )
         })
     }
 

@@ -112,10 +112,13 @@ class OAuthSettings(TypedDict, total=False):
     metadata decides); ``grant``: ``"authorization_code"`` (a user signs in, the default) or
     ``"client_credentials"`` (machine to machine) or ``"enterprise_managed"`` (cross-app
     access: the user's enterprise ID token is exchanged at ``idp`` for an ID-JAG that
-    ``client_id``/``client_secret`` redeem at the server's authorization server);
-    ``private_key_pem`` and ``signing_algorithm`` (``RS256`` by default, ``ES256``, ...):
-    ``private_key_jwt`` client authentication for the client-credentials grant; ``idp``: the
-    :class:`IdpSettings` of the enterprise grant."""
+    ``client_id``/``client_secret`` redeem at the server's authorization server) or
+    ``"jwt_bearer"`` (workload identity: the JWT in ``assertion_file``, read each time, or
+    ``assertion`` is exchanged for an access token); ``private_key_pem`` and
+    ``signing_algorithm`` (``RS256`` by default, ``ES256``, ...): ``private_key_jwt`` client
+    authentication for the client-credentials grant; ``idp``: the :class:`IdpSettings` of the
+    enterprise grant; ``dpop``: ``False`` never asks for DPoP-bound tokens (by default they
+    are used whenever the authorization server offers them)."""
 
     client_id: str
     clientId: str
@@ -124,12 +127,16 @@ class OAuthSettings(TypedDict, total=False):
     client_metadata_url: str
     clientMetadataUrl: str
     scopes: list[str]
-    grant: Literal["authorization_code", "client_credentials", "enterprise_managed"]
+    grant: Literal["authorization_code", "client_credentials", "enterprise_managed", "jwt_bearer"]
     private_key_pem: str
     privateKeyPem: str
     signing_algorithm: str
     signingAlgorithm: str
     idp: IdpSettings
+    dpop: bool
+    assertion: str
+    assertion_file: str
+    assertionFile: str
 
 
 class IdpSettings(TypedDict, total=False):
