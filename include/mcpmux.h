@@ -387,9 +387,12 @@ mcpmux_status mcpmux_servers_update(mcpmux_pool pool,
 mcpmux_status mcpmux_servers_remove(mcpmux_pool pool, const char *server, char **out_json);
 
 /**
- * Connection state of every server:
- * `[{"id": ..., "name": ..., "state": "connected", "protocolVersion": ..., "pid": 123}]`
- * (state is disconnected, connecting, connected or error).
+ * Connection state of every server, with what it said of itself at its last connection
+ * (known before it connects, from the catalog):
+ * `[{"id": ..., "name": ..., "state": "connected", "protocolVersion": ..., "pid": 123,
+ * "serverInfo": {"name": ..., "version": ..., "title": ..., "icons": [...]},
+ * "instructions": "...", "capabilities": {...}}]` (state is disconnected, connecting,
+ * connected or error).
  */
 mcpmux_status mcpmux_servers_states(mcpmux_pool pool, char **out_json);
 
@@ -1052,9 +1055,10 @@ mcpmux_status mcpmux_provider_free(mcpmux_provider provider);
  * Makes an agent over an open pool's servers and host tools and a provider.
  * `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
  * "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
- * "previewChars": 200, "contextBudgetTokens": 100000}` (every field optional, unknown
- * fields rejected). The agent keeps its own reference to the provider. Free it with
- * mcpmux_agent_free(); closing the pool ends its runs.
+ * "previewChars": 200, "contextBudgetTokens": 100000, "serverInstructionsChars": 2000}`
+ * (each server's `instructions` go into the system prompt, cut to that many characters;
+ * every field optional, unknown fields rejected). The agent keeps its own reference to the
+ * provider. Free it with mcpmux_agent_free(); closing the pool ends its runs.
  */
 mcpmux_status mcpmux_agent_new(mcpmux_pool pool,
                                mcpmux_provider provider,

@@ -272,6 +272,10 @@ export interface ToolInfo {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** Icons a host may show (`src`, `mimeType`, `sizes`, `theme`). */
+  icons?: Array<Record<string, unknown>>;
+  /** The server's `_meta` of the tool (extensions' data, e.g. an MCP App's `ui`). */
+  _meta?: Record<string, unknown>;
 }
 
 /** A server whose tools an answer lacks because they could not be listed, and why. */
@@ -362,14 +366,23 @@ export type ConnectionPhase =
   | 'failed';
 
 /** A snapshot of one server's connection. */
+/** A server's connection, with what the server said of itself at its last connection
+ * (known before connecting, from the catalog). */
 export interface ServerStatus {
   id: string;
   name: string;
   state: ConnectionState;
   error?: string;
+  /** Of the current connection, else of the last one. */
   protocolVersion?: string;
   /** Process id of a stdio server's child. */
   pid?: number;
+  /** `name`, `version`, and `title`, `description`, `icons`, `websiteUrl` when given. */
+  serverInfo?: Record<string, unknown>;
+  /** How to use the server's tools, for a model's system prompt. */
+  instructions?: string;
+  /** What the server offers, as it said. */
+  capabilities?: Record<string, unknown>;
 }
 
 /** One progress update of a call. */
@@ -845,6 +858,9 @@ export interface AgentOptions {
   previewChars?: number;
   /** Estimated tokens the transcript may take. Default 100000. */
   contextBudgetTokens?: number;
+  /** The most of each server's `instructions` the system prompt takes (cut with a marker);
+   * 0 leaves them out. Default 2000. */
+  serverInstructionsChars?: number;
 }
 
 /** What the approval callback is asked about. */

@@ -21,11 +21,9 @@ fn tool_infos(n: usize) -> Vec<ToolInfo> {
                 server_id: server.clone(),
                 server_name: server,
                 name,
-                title: None,
                 description: Some(description),
                 input_schema,
-                output_schema: None,
-                annotations: None,
+                ..Default::default()
             }
         })
         .collect()

@@ -546,6 +546,10 @@ static void test_server_operations(void) {
     CHECK_STATUS(mcpmux_servers_connect(pool, "ops", 20000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"state\":\"connected\"");
     CHECK_CONTAINS(out, "\"pid\":");
+    /* What the server said of itself: who it is, how to use it, what it offers. */
+    CHECK_CONTAINS(out, "\"instructions\":\"Test server for mcpmux; every tool is deterministic.\"");
+    CHECK_CONTAINS(out, "\"serverInfo\":{\"name\":\"mcpmux-test-server\"");
+    CHECK_CONTAINS(out, "\"capabilities\":{");
     mcpmux_string_free(out);
     CHECK_STATUS(mcpmux_servers_discover(pool, "ops", 20000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"tools\":[");

@@ -272,3 +272,74 @@ async fn a_python_sdk_server_logs_only_at_the_level_asked_for() {
         pool.close().await;
     }
 }
+
+/// What server-everything says of itself (its name, capabilities and instructions) is in its
+/// status, is known to the next pool before it connects, and its instructions reach an
+/// agent's system prompt, cut to the agent's bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_instructions_reach_the_status_and_the_agent() {
+    let input = require_or_skip!(
+        everything_stdio(),
+        "@modelcontextprotocol/server-everything"
+    );
+    let pool = pool().await;
+    pool.add_server(input).await.unwrap();
+    let before = pool.server_info("everything").unwrap();
+    assert!(before.is_none(), "{before:?}");
+    let status = pool.connect("everything").await.unwrap();
+    let instructions = status.instructions.clone().unwrap_or_default();
+    assert!(instructions.contains("Everything Server"), "{instructions}");
+    assert!(
+        status.capabilities.as_ref().unwrap()["tools"].is_object(),
+        "{status:?}"
+    );
+    let name = status.server_info.as_ref().unwrap()["name"].clone();
+    assert!(
+        name.as_str().is_some_and(|n| n.contains("everything")),
+        "{name}"
+    );
+    let json = serde_json::to_value(&status).unwrap();
+    assert_eq!(json["instructions"], instructions.as_str());
+
+    // A new pool on the same config knows it before connecting (from the catalog).
+    let config = pool.dir.path().join("servers.json");
+    pool.close().await;
+    let again = mcpmux::Pool::open(mcpmux::PoolOptions {
+        config_path: Some(config),
+        ..options()
+    })
+    .await
+    .unwrap();
+    let known = again.server_states();
+    assert_eq!(known[0].state, mcpmux::ConnectionState::Disconnected);
+    assert_eq!(
+        known[0].instructions.as_deref(),
+        Some(instructions.as_str())
+    );
+
+    // The agent's system prompt carries them, after the servers, cut to its bound.
+    let fake = mcpmux_tests::fake_llm::FakeOpenAi::start(vec![mcpmux_tests::fake_llm::Turn::Text(
+        "done".into(),
+    )])
+    .await;
+    let agent = mcpmux::agent::Agent::new(
+        again.clone(),
+        openai_provider(&fake, 0),
+        mcpmux::agent::AgentOptions {
+            server_instructions_chars: 60,
+            ..Default::default()
+        },
+    );
+    agent.run("hello", Default::default()).await.unwrap();
+    let system = fake.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        system.contains("## everything\n# Everything Server"),
+        "{system}"
+    );
+    assert!(system.contains("[instructions cut]"), "{system}");
+    assert!(!system.contains("Cross-Feature Relationships"), "{system}");
+    again.close().await;
+}

@@ -147,6 +147,10 @@ test('connection events, states, connect, disconnect and connectAll', async (t) 
   const status = await pool.connect('t');
   assert.equal(status.state, 'connected');
   assert.ok(status.pid > 0);
+  // What the server said of itself.
+  assert.equal(status.instructions, 'Test server for mcpmux; every tool is deterministic.');
+  assert.equal(status.serverInfo.name, 'mcpmux-test-server');
+  assert.ok(status.capabilities.tools, JSON.stringify(status.capabilities));
   const [ev] = await Promise.all([connected, ready]);
   assert.equal(ev.serverId, rec.id);
   assert.equal(ev.serverName, 't');
@@ -159,6 +163,7 @@ test('connection events, states, connect, disconnect and connectAll', async (t) 
   await pool.disconnect('t');
   assert.equal((await closed).phase, 'closed');
   assert.equal(pool.serverStates()[0].state, 'disconnected');
+  assert.ok(pool.serverStates()[0].instructions, 'kept after the connection closed');
 
   // off() really removes the listener.
   pool.off('connection:state', listener);

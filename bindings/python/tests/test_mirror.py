@@ -13,7 +13,7 @@ import pytest
 import mcpmux
 from mcpmux import _native, errors
 from mcpmux._pool import OPTION_NAMES
-from mcpmux.types import IdpSettings, OAuthSettings, snake
+from mcpmux.types import _RENAMES, IdpSettings, OAuthSettings, snake
 
 MIRRORED: dict[str, Any] = json.loads(_native.MIRRORED)
 
@@ -29,7 +29,9 @@ DATACLASSES: dict[str, type] = {
 @pytest.mark.parametrize("name", sorted(DATACLASSES))
 def test_each_record_type_has_every_field_of_core(name: str) -> None:
     have = {f.name for f in dataclasses.fields(DATACLASSES[name])}
-    missing = [f for f in MIRRORED["types"][name] if snake(f) not in have]
+    # Keys that are no Python name (`_meta`) are read into a renamed attribute.
+    attribute = {key: attr for attr, key in _RENAMES.get(name, {}).items()}
+    missing = [f for f in MIRRORED["types"][name] if attribute.get(f, snake(f)) not in have]
     assert not missing, f"mcpmux.{name} lacks {missing}"
 
 

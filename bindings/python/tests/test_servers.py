@@ -134,8 +134,13 @@ async def test_connect_disconnect_and_states(config_path: str, test_server: str)
         assert st.name == "t" and st.state == "disconnected" and st.pid is None
         st = await pool.connect("t")
         assert st.state == "connected" and st.pid and st.protocol_version
+        # What the server said of itself, kept after it disconnects.
+        assert st.instructions == "Test server for mcpmux; every tool is deterministic."
+        assert st.server_info and st.server_info["name"] == "mcpmux-test-server"
+        assert st.capabilities and "tools" in st.capabilities
         await pool.disconnect("t")
-        assert pool.server_states()[0].state == "disconnected"
+        [st] = pool.server_states()
+        assert st.state == "disconnected" and st.instructions and st.protocol_version
         states = await pool.connect_all()
         assert [s.state for s in states] == ["connected"]
         with pytest.raises(mcpmux.NotFoundError):

@@ -60,6 +60,9 @@ pub struct AgentOptions {
     /// Estimated tokens (characters / 4) the transcript may take; over it, every result but
     /// the latest turn's is cut to its preview, however short the turn.
     pub context_budget_tokens: usize,
+    /// The most of each server's `instructions` the system prompt takes (cut with a marker);
+    /// 0 leaves them out.
+    pub server_instructions_chars: usize,
 }
 
 impl Default for AgentOptions {
@@ -73,6 +76,7 @@ impl Default for AgentOptions {
             compress_over_chars: 2_000,
             preview_chars: 200,
             context_budget_tokens: 100_000,
+            server_instructions_chars: crate::pool::INSTRUCTIONS_CHARS,
         }
     }
 }
@@ -202,7 +206,8 @@ impl Agent {
              STEP 4 - display: widget_display(name, params), canvas(action, id, params)\n\
              Never invent tool names.\n\nServers:\n",
         );
-        for layer in self.pool.known_layers() {
+        let layers = self.pool.known_layers();
+        for layer in &layers {
             match &layer.error {
                 Some(error) => p.push_str(&format!(
                     "- {} ({}, unavailable: {error})\n",
@@ -216,11 +221,36 @@ impl Agent {
                 )),
             }
         }
+        self.server_instructions(&layers, &mut p);
         if let Some(i) = &self.options.instructions {
             p.push('\n');
             p.push_str(i);
         }
         p
+    }
+
+    /// Each server's own instructions (what it said when it connected, known from the catalog
+    /// before), after the servers, each cut to `server_instructions_chars`.
+    fn server_instructions(&self, layers: &[crate::pool::ToolLayer], prompt: &mut String) {
+        let max = self.options.server_instructions_chars;
+        if max == 0 {
+            return;
+        }
+        let mut section = String::new();
+        for layer in layers {
+            let Some(text) = self.pool.server_instructions(&layer.server_id) else {
+                continue;
+            };
+            section.push_str(&format!(
+                "\n## {}\n{}\n",
+                layer.server_name,
+                crate::pool::bounded_instructions(&text, max)
+            ));
+        }
+        if !section.is_empty() {
+            prompt.push_str("\nWhat each server says about using its tools:\n");
+            prompt.push_str(&section);
+        }
     }
 
     /// Runs the loop for one user prompt: ask the model, run the tools it asks for, give it

@@ -15,6 +15,7 @@ mod oauth;
 mod options;
 mod reply;
 mod search;
+mod server_info;
 mod servers;
 mod slot;
 mod tool_index;
@@ -34,6 +35,8 @@ pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use listing::Unlisted;
 pub use lists::{ListOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
 pub use options::PoolOptions;
+pub(crate) use server_info::bounded as bounded_instructions;
+pub use server_info::{INSTRUCTIONS_CHARS, ServerInfo};
 pub use servers::{DiscoverResult, ImportResult, TestResult};
 pub use slot::ServerStatus;
 
@@ -174,6 +177,19 @@ impl Pool {
         let mut v: Vec<_> = self.inner.slots().iter().map(|s| s.status()).collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
+    }
+
+    /// What a server (id or name) said of itself at its last connection (`serverInfo`,
+    /// `instructions`, `capabilities`, protocol version), known before it connects in this
+    /// pool when the catalog has it.
+    pub fn server_info(&self, server: &str) -> Result<Option<ServerInfo>> {
+        Ok(self.inner.slot(server)?.about().map(|a| (*a).clone()))
+    }
+
+    /// A server's instructions, if it gave any.
+    pub(crate) fn server_instructions(&self, server_id: &str) -> Option<String> {
+        let slot = self.inner.slot(server_id).ok()?;
+        slot.about().and_then(|a| a.instructions.clone())
     }
 
     /// Connects one server now (servers otherwise connect on first use).

@@ -11,6 +11,7 @@ use tracing::Instrument;
 use super::Inner;
 use super::connection::Connection;
 use super::options::backoff;
+use super::server_info::ServerInfo;
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 use crate::events::{ConnectionPhase, ConnectionState, Event, LogLevel};
@@ -78,9 +79,13 @@ pub(crate) struct Slot {
     pub removed: AtomicBool,
     /// The pool's `logLevel`, for a record that sets none.
     default_log_level: Option<LogLevel>,
+    /// What the server said of itself at its last connection (from the catalog until it
+    /// connects in this pool).
+    about: RwLock<Option<Arc<ServerInfo>>>,
 }
 
-/// A snapshot of one server's connection, as `server_states` reports it.
+/// A snapshot of one server's connection, as `server_states` reports it, with what the server
+/// said of itself at its last connection (known before connecting, from the catalog).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
@@ -89,11 +94,22 @@ pub struct ServerStatus {
     pub state: ConnectionState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The protocol version of the current connection, else of the last one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
     /// Process id of a stdio server's child.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The server's `serverInfo`: `name`, `version`, and `title`, `description`, `icons`,
+    /// `websiteUrl` when it gives them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<serde_json::Value>,
+    /// How to use the server's tools, for a model's system prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// What the server offers, as it said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<serde_json::Value>,
 }
 
 impl Slot {
@@ -122,7 +138,9 @@ impl Slot {
             reconnecting: AtomicBool::new(false),
             removed: AtomicBool::new(false),
             default_log_level: inner.opts.log_level,
+            about: RwLock::new(None),
         });
+        *slot.about.write().unwrap() = inner.catalog.about(&slot.id);
         slot.shared
             .set_log_level(slot.record().log_level.or(slot.default_log_level));
         let (weak_slot, weak_pool) = (Arc::downgrade(&slot), Arc::downgrade(inner));
@@ -194,14 +212,27 @@ impl Slot {
 
     pub fn status(&self) -> ServerStatus {
         let live = self.live.lock().unwrap();
+        let about = self.about();
         ServerStatus {
             id: self.id.clone(),
             name: self.name(),
             state: live.state,
             error: live.error.clone(),
-            protocol_version: live.conn.as_ref().map(|c| c.protocol_version.clone()),
+            protocol_version: live
+                .conn
+                .as_ref()
+                .map(|c| c.protocol_version.clone())
+                .or_else(|| about.as_ref().map(|a| a.protocol_version.clone())),
             pid: live.conn.as_ref().and_then(|c| c.child_pid),
+            server_info: about.as_ref().and_then(|a| a.server_info.clone()),
+            instructions: about.as_ref().and_then(|a| a.instructions.clone()),
+            capabilities: about.as_ref().map(|a| a.capabilities.clone()),
         }
+    }
+
+    /// What the server said of itself at its last connection.
+    pub fn about(&self) -> Option<Arc<ServerInfo>> {
+        self.about.read().unwrap().clone()
     }
 
     fn current(&self) -> Option<Arc<Connection>> {
@@ -347,6 +378,12 @@ impl Slot {
         };
         match result {
             Ok(conn) => {
+                if let Some(announced) = conn.peer.peer_info() {
+                    let about = inner
+                        .catalog
+                        .set_about(&self.id, ServerInfo::from_handshake(&announced));
+                    *self.about.write().unwrap() = Some(about);
+                }
                 self.live.lock().unwrap().conn = Some(conn.clone());
                 self.refresh_tools(inner);
                 self.set_state(

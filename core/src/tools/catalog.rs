@@ -1,5 +1,6 @@
-//! The tool catalog: the last known tools of every server, saved beside the config so that
-//! search and discovery work at start-up without connecting anything.
+//! The tool catalog: the last known tools of every server, and what each said of itself when
+//! it connected (its `ServerInfo`), saved beside the config so that search, discovery and a
+//! host's server list work at start-up without connecting anything.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::record::now_ms;
 use crate::config::store::{lock_beside, write_atomic};
 use crate::error::{Error, Result};
+use crate::pool::ServerInfo;
 use crate::tools::ToolList;
 use crate::tools::stored_tool::StoredTool;
 
@@ -36,15 +38,29 @@ struct Known {
 struct CatalogFile {
     #[serde(default)]
     servers: HashMap<String, Entry>,
+    /// What each server said of itself at its last connection.
+    #[serde(default, skip_serializing_if = "HashMap::is_empty")]
+    about: HashMap<String, ServerInfo>,
 }
 
-/// Changes not yet written: an entry to save, or `None` to remove the server.
-type Pending = HashMap<String, Option<Entry>>;
+/// A change not yet written.
+enum Change {
+    /// A server's tools to save, or `None` to forget them.
+    Tools(Option<Entry>),
+    /// What a server said of itself.
+    About(ServerInfo),
+    /// A removed server: everything of it goes.
+    Removed,
+}
+
+/// Changes not yet written, by server and kind (a later change of a kind replaces an earlier).
+type Pending = HashMap<(String, bool), Change>;
 
 /// The catalog of one config file.
 pub(crate) struct Catalog {
     path: PathBuf,
     tools: RwLock<HashMap<String, Known>>,
+    about: RwLock<HashMap<String, Arc<ServerInfo>>>,
     /// One writer at a time takes every change queued here: fifty servers listed at once
     /// make a couple of writes of the file, not fifty read-modify-writes racing for its lock.
     pending: Arc<Mutex<(Pending, bool)>>,
@@ -62,35 +78,43 @@ impl Catalog {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "servers".into());
         let path = config_path.with_file_name(format!("{stem}.tools.json"));
-        let tools = match read(&path) {
-            Ok(file) => file
-                .servers
-                .into_iter()
-                .map(|(id, e)| {
-                    let known = Known {
-                        config_key: e.config_key,
-                        tools: Arc::new(e.tools),
-                    };
-                    (id, known)
-                })
-                .collect(),
-            Err(e) => {
-                tracing::warn!("ignoring the tool catalog: {e}");
-                HashMap::new()
-            }
-        };
+        let file = read(&path).unwrap_or_else(|e| {
+            tracing::warn!("ignoring the tool catalog: {e}");
+            CatalogFile::default()
+        });
+        let tools = file
+            .servers
+            .into_iter()
+            .map(|(id, e)| {
+                let known = Known {
+                    config_key: e.config_key,
+                    tools: Arc::new(e.tools),
+                };
+                (id, known)
+            })
+            .collect();
+        let about = file
+            .about
+            .into_iter()
+            .map(|(id, info)| (id, Arc::new(info)))
+            .collect();
         Catalog {
             path,
             tools: RwLock::new(tools),
+            about: RwLock::new(about),
             pending: Arc::default(),
         }
     }
 
     /// Queues a change and makes sure a writer will save it.
-    fn save(&self, server_id: String, entry: Option<Entry>) {
+    fn save(&self, server_id: String, change: Change) {
         let start = {
             let mut pending = self.pending.lock().unwrap();
-            pending.0.insert(server_id, entry);
+            let about = matches!(change, Change::About(_));
+            if matches!(change, Change::Removed) {
+                pending.0.remove(&(server_id.clone(), !about));
+            }
+            pending.0.insert((server_id, about), change);
             !std::mem::replace(&mut pending.1, true)
         };
         if !start {
@@ -112,11 +136,22 @@ impl Catalog {
                     std::mem::take(&mut p.0)
                 };
                 let result = update(&path, |file| {
-                    for (id, entry) in batch {
-                        match entry {
-                            Some(e) => file.servers.insert(id, e),
-                            None => file.servers.remove(&id),
-                        };
+                    for ((id, _), change) in batch {
+                        match change {
+                            Change::Tools(Some(e)) => {
+                                file.servers.insert(id, e);
+                            }
+                            Change::Tools(None) => {
+                                file.servers.remove(&id);
+                            }
+                            Change::About(info) => {
+                                file.about.insert(id, info);
+                            }
+                            Change::Removed => {
+                                file.servers.remove(&id);
+                                file.about.remove(&id);
+                            }
+                        }
                     }
                 });
                 if let Err(e) = result {
@@ -166,8 +201,27 @@ impl Catalog {
             config_key: Some(config_key.to_string()),
             tools: (*tools).clone(),
         });
-        self.save(server_id.to_string(), entry);
+        self.save(server_id.to_string(), Change::Tools(entry));
         true
+    }
+
+    /// What the server said of itself at its last connection, if it ever connected.
+    pub fn about(&self, server_id: &str) -> Option<Arc<ServerInfo>> {
+        self.about.read().unwrap().get(server_id).cloned()
+    }
+
+    /// Records what a server said of itself when it connected; the file is rewritten (in the
+    /// background) when it differs from what was known.
+    pub fn set_about(&self, server_id: &str, info: ServerInfo) -> Arc<ServerInfo> {
+        let mut about = self.about.write().unwrap();
+        if let Some(known) = about.get(server_id).filter(|k| ***k == info) {
+            return known.clone();
+        }
+        let info = Arc::new(info);
+        about.insert(server_id.to_string(), info.clone());
+        drop(about);
+        self.save(server_id.to_string(), Change::About((*info).clone()));
+        info
     }
 
     /// Waits, up to `limit`, until every change queued so far is written: a pool that closed
@@ -181,10 +235,11 @@ impl Catalog {
 
     /// Forgets a removed server.
     pub fn remove(&self, server_id: &str) {
-        if self.tools.write().unwrap().remove(server_id).is_none() {
-            return;
+        let had_tools = self.tools.write().unwrap().remove(server_id).is_some();
+        let had_about = self.about.write().unwrap().remove(server_id).is_some();
+        if had_tools || had_about {
+            self.save(server_id.to_string(), Change::Removed);
         }
-        self.save(server_id.to_string(), None);
     }
 }
 
@@ -261,6 +316,29 @@ mod tests {
         assert!(catalog.put("s1", "n", "k", tools.clone(), true));
         assert!(!catalog.put("s1", "n", "k", tools, true));
         assert_eq!(catalog.get("s1", "k").unwrap()[0].name(), "t");
+    }
+
+    #[tokio::test]
+    async fn what_a_server_said_of_itself_is_kept_for_the_next_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("servers.json");
+        let catalog = Catalog::open(&config);
+        let info = ServerInfo {
+            server_info: Some(serde_json::json!({"name": "files", "version": "1"})),
+            instructions: Some("Read before you write.".into()),
+            capabilities: serde_json::json!({"tools": {}}),
+            protocol_version: "2026-07-28".into(),
+        };
+        let first = catalog.set_about("s1", info.clone());
+        assert!(Arc::ptr_eq(&first, &catalog.set_about("s1", info.clone())));
+        assert!(catalog.put("s1", "files", "k", Arc::new(vec![tool("t")]), true));
+        catalog.flush(Duration::from_secs(5)).await;
+        let again = Catalog::open(&config);
+        assert_eq!(*again.about("s1").unwrap(), info);
+        again.remove("s1");
+        again.flush(Duration::from_secs(5)).await;
+        let file = read(&dir.path().join("servers.tools.json")).unwrap();
+        assert!(file.about.is_empty() && file.servers.is_empty());
     }
 
     #[tokio::test]

@@ -69,11 +69,9 @@ impl HostTools {
             server_id: HOST_TOOLS_SERVER.into(),
             server_name: HOST_TOOLS_SERVER.into(),
             name: id.clone(),
-            title: None,
             description: Some(tool.description),
             input_schema: tool.input_schema,
-            output_schema: None,
-            annotations: None,
+            ..Default::default()
         };
         self.tools.write().unwrap().insert(
             id,

@@ -22,7 +22,7 @@ pub(crate) type ToolList = std::sync::Arc<Vec<StoredTool>>;
 pub const MAX_TOOL_ID_LEN: usize = 64;
 
 /// A tool of some server, under the id an LLM sees.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
     /// `mcp__{server}__{tool}`, sanitized, at most 64 characters, unique in the pool.
@@ -40,6 +40,12 @@ pub struct ToolInfo {
     pub output_schema: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<serde_json::Value>,
+    /// Icons a host may show for the tool (`src`, `mimeType`, `sizes`, `theme`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<serde_json::Value>,
+    /// The server's `_meta` of the tool (extensions' data, e.g. an MCP App's `ui`).
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Value>,
 }
 
 /// Describes the tools of a set of servers under pool-unique ids. Servers are taken in

@@ -275,11 +275,9 @@ mod tests {
             server_id: server.into(),
             server_name: server.into(),
             name: name.into(),
-            title: None,
             description: Some(description.into()),
             input_schema: json!({"type": "object", "properties": props}),
-            output_schema: None,
-            annotations: None,
+            ..Default::default()
         }
     }
 

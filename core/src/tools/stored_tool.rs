@@ -18,8 +18,9 @@ pub(crate) struct StoredTool {
     json: Box<RawValue>,
 }
 
-/// The fields of a stored tool a listing hands out; the rest (`name`, icons, `_meta`,
-/// `execution`) is skipped by the parser.
+/// The fields of a stored tool a listing hands out (`name` is kept apart). A tool's
+/// `execution` (the tasks extension) is not among them: rmcp's `Tool` has no such field, so
+/// it is gone by the time a listing reaches the pool.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Described {
@@ -32,6 +33,10 @@ struct Described {
     output_schema: Option<serde_json::Value>,
     #[serde(default)]
     annotations: Option<serde_json::Value>,
+    #[serde(default)]
+    icons: Option<serde_json::Value>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<serde_json::Value>,
 }
 
 impl StoredTool {
@@ -73,6 +78,8 @@ impl StoredTool {
             input_schema: d.input_schema,
             output_schema: d.output_schema,
             annotations: d.annotations,
+            icons: d.icons,
+            meta: d.meta,
         }
     }
 }
@@ -119,6 +126,7 @@ mod tests {
             "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
             "outputSchema": {"type": "object"},
             "annotations": {"title": "Weather", "readOnlyHint": true},
+            "icons": [{"src": "https://example.com/w.png", "mimeType": "image/png"}],
             "_meta": {"ui": {"resourceUri": "ui://w"}}
         }));
         let stored = StoredTool::new(&t);
@@ -133,6 +141,10 @@ mod tests {
         );
         assert_eq!(info.output_schema, Some(json!({"type": "object"})));
         assert_eq!(info.annotations.as_ref().unwrap()["readOnlyHint"], true);
+        assert_eq!(info.icons.as_ref().unwrap()[0]["mimeType"], "image/png");
+        assert_eq!(info.meta, Some(json!({"ui": {"resourceUri": "ui://w"}})));
+        let out = serde_json::to_value(&info).unwrap();
+        assert_eq!(out["_meta"]["ui"]["resourceUri"], "ui://w");
         // Its own title wins over the annotations' one.
         let mut titled = t.clone();
         titled.title = Some("Own".into());

@@ -135,14 +135,12 @@ impl RecipeRegistry {
                             server_id: String::new(),
                             server_name: String::new(),
                             name: e.recipe.name.clone(),
-                            title: None,
                             description: Some(format!(
                                 "{} {}",
                                 e.recipe.description, e.recipe.body
                             )),
                             input_schema: e.recipe.schema.clone().unwrap_or_default(),
-                            output_schema: None,
-                            annotations: None,
+                            ..Default::default()
                         })
                         .collect();
                     Arc::new(SearchIndex::build(&docs))

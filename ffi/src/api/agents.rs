@@ -33,9 +33,10 @@ static AGENTS: Table<AgentEntry> = Table::new(Tag::Agent, "agent");
 /// Makes an agent over an open pool's servers and host tools and a provider.
 /// `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
 /// "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
-/// "previewChars": 200, "contextBudgetTokens": 100000}` (every field optional, unknown
-/// fields rejected). The agent keeps its own reference to the provider. Free it with
-/// mcpmux_agent_free(); closing the pool ends its runs.
+/// "previewChars": 200, "contextBudgetTokens": 100000, "serverInstructionsChars": 2000}`
+/// (each server's `instructions` go into the system prompt, cut to that many characters;
+/// every field optional, unknown fields rejected). The agent keeps its own reference to the
+/// provider. Free it with mcpmux_agent_free(); closing the pool ends its runs.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_agent_new(
     pool: mcpmux_pool,

@@ -114,9 +114,12 @@ pub unsafe extern "C" fn mcpmux_servers_remove(
     })
 }
 
-/// Connection state of every server:
-/// `[{"id": ..., "name": ..., "state": "connected", "protocolVersion": ..., "pid": 123}]`
-/// (state is disconnected, connecting, connected or error).
+/// Connection state of every server, with what it said of itself at its last connection
+/// (known before it connects, from the catalog):
+/// `[{"id": ..., "name": ..., "state": "connected", "protocolVersion": ..., "pid": 123,
+/// "serverInfo": {"name": ..., "version": ..., "title": ..., "icons": [...]},
+/// "instructions": "...", "capabilities": {...}}]` (state is disconnected, connecting,
+/// connected or error).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_servers_states(
     pool: mcpmux_pool,

@@ -234,6 +234,7 @@ AGENT_OPTIONS = {
     "compress_over_chars": "compressOverChars",
     "preview_chars": "previewChars",
     "context_budget_tokens": "contextBudgetTokens",
+    "server_instructions_chars": "serverInstructionsChars",
 }
 
 
@@ -253,7 +254,8 @@ class Agent:
     Python provider (an object with ``chat`` or a callable; see :class:`PythonProvider`).
     ``options``: ``max_iterations`` (10), ``instructions``, ``max_tokens``, ``temperature``,
     ``keep_recent_turns``, ``compress_over_chars``, ``preview_chars``,
-    ``context_budget_tokens``.
+    ``context_budget_tokens``, ``server_instructions_chars`` (the most of each server's
+    ``instructions`` the system prompt takes, 2000; 0 leaves them out).
     """
 
     def __init__(self, pool: Pool, provider: ProviderLike, **options: Any) -> None:

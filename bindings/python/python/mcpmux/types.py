@@ -243,7 +243,10 @@ class DiscoverResult(Model):
 
 @dataclass(frozen=True, kw_only=True)
 class ServerStatus(Model):
-    """A snapshot of one server's connection."""
+    """A snapshot of one server's connection, with what the server said of itself at its
+    last connection (known before connecting, from the catalog): ``server_info`` (``name``,
+    ``version``, and ``title``, ``description``, ``icons``, ``websiteUrl`` when given),
+    ``instructions`` (how to use its tools, for a model) and ``capabilities``."""
 
     id: str = ""
     name: str = ""
@@ -251,6 +254,9 @@ class ServerStatus(Model):
     error: str | None = None
     protocol_version: str | None = None
     pid: int | None = None
+    server_info: dict[str, Any] | None = None
+    instructions: str | None = None
+    capabilities: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -266,6 +272,10 @@ class ToolInfo(Model):
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+    #: Icons a host may show (``src``, ``mimeType``, ``sizes``, ``theme``).
+    icons: list[dict[str, Any]] | None = None
+    #: The server's ``_meta`` of the tool (extensions' data, e.g. an MCP App's ``ui``).
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -606,6 +616,7 @@ class ProviderConfig(_ProviderConfigBase, total=False):
 # JSON keys that are not the camelCase of the attribute name.
 _RENAMES: dict[str, dict[str, str]] = {
     "CallToolResult": {"meta": "_meta"},
+    "ToolInfo": {"meta": "_meta"},
 }
 
 # Attributes holding another model (or a list of them).
