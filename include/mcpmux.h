@@ -146,6 +146,13 @@ enum mcpmux_status
    * user agrees, and retry once the "elicitation:complete" event names its elicitationId.
    */
   MCPMUX_ERR_URL_ELICITATION_REQUIRED = 16,
+  /**
+   * A tool's result does not match the tool's outputSchema (its structuredContent is
+   * missing or does not validate); mcpmux_last_error_data() (or the completion's "data")
+   * gives {"problems": ["/path: what is wrong"]}. The call option {"validate": false}
+   * takes such results as they are.
+   */
+  MCPMUX_ERR_INVALID_RESULT = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -291,7 +298,8 @@ char *mcpmux_last_error(void);
  * What the last failure on the calling thread carries besides its message, as JSON (free it
  * with mcpmux_string_free()); NULL when nothing failed yet on this thread or its error
  * carries nothing more. Errors with data: MCPMUX_ERR_URL_ELICITATION_REQUIRED,
- * {"elicitations": [{"elicitationId": "...", "url": "https://...", "message": "..."}]}.
+ * {"elicitations": [{"elicitationId": "...", "url": "https://...", "message": "..."}]};
+ * MCPMUX_ERR_INVALID_RESULT, {"problems": ["/path: what is wrong"]}.
  */
 char *mcpmux_last_error_data(void);
 
@@ -534,12 +542,16 @@ mcpmux_status mcpmux_tools_search(mcpmux_pool pool,
  * object (NULL for none). Answers MCP's CallToolResult: `{"content": [...],
  * "structuredContent": {...}, "isError": false}`; a result with isError true is still
  * MCPMUX_OK, a JSON-RPC error from the server is MCPMUX_ERR_TOOL or
- * MCPMUX_ERR_PROTOCOL. `timeout_ms` (0: the server's or pool's request timeout) restarts
- * with each progress notification of the server.
+ * MCPMUX_ERR_PROTOCOL, and a result that does not match the tool's outputSchema is
+ * MCPMUX_ERR_INVALID_RESULT. `options_json` (NULL for none): `{"validate": false}` takes
+ * results as they are, `"meta": {...}` adds keys to the request's `_meta` (e.g. a W3C
+ * `traceparent`), `"maxTotalMs": n` caps the whole call. `timeout_ms` (0: the server's or
+ * pool's request timeout) restarts with each progress notification of the server.
  */
 mcpmux_status mcpmux_tools_call(mcpmux_pool pool,
                                 const char *tool_id,
                                 const char *arguments_json,
+                                const char *options_json,
                                 uint32_t timeout_ms,
                                 char **out_json);
 
@@ -552,6 +564,7 @@ mcpmux_status mcpmux_tools_call(mcpmux_pool pool,
 mcpmux_status mcpmux_tools_call_async(mcpmux_pool pool,
                                       const char *tool_id,
                                       const char *arguments_json,
+                                      const char *options_json,
                                       uint32_t timeout_ms,
                                       mcpmux_progress_fn on_progress,
                                       mcpmux_completion_fn callback,
@@ -708,6 +721,66 @@ mcpmux_status mcpmux_prompts_get_async(mcpmux_pool pool,
                                        mcpmux_completion_fn callback,
                                        void *user_data,
                                        mcpmux_request_id *out_request_id);
+
+/**
+ * Completion values for an argument of a prompt or of a resource template, as a form
+ * autocompletes: `params_json` is MCP's `completion/complete` params, `{"ref": {"type":
+ * "ref/prompt", "name": "..."} or {"type": "ref/resource", "uri": "..."}, "argument":
+ * {"name": "...", "value": "typed so far"}, "context": {"arguments": {"chosen": "..."}}}`
+ * (`context` optional). Answers `{"values": [...], "total": n, "hasMore": false}`. A server
+ * without the completions capability is MCPMUX_ERR_PROTOCOL.
+ */
+mcpmux_status mcpmux_complete(mcpmux_pool pool,
+                              const char *server,
+                              const char *params_json,
+                              uint32_t timeout_ms,
+                              char **out_json);
+
+/**
+ * Asynchronous mcpmux_complete().
+ */
+mcpmux_status mcpmux_complete_async(mcpmux_pool pool,
+                                    const char *server,
+                                    const char *params_json,
+                                    uint32_t timeout_ms,
+                                    mcpmux_completion_fn callback,
+                                    void *user_data,
+                                    mcpmux_request_id *out_request_id);
+
+/**
+ * Sends the request `method` (one mcpmux has no call for, e.g. an extension's) with
+ * `params_json` (a JSON object, or NULL) to one server and answers its result as JSON. An
+ * error the server answers is MCPMUX_ERR_PROTOCOL, with its message and code.
+ */
+mcpmux_status mcpmux_send_request(mcpmux_pool pool,
+                                  const char *server,
+                                  const char *method,
+                                  const char *params_json,
+                                  uint32_t timeout_ms,
+                                  char **out_json);
+
+/**
+ * Asynchronous mcpmux_send_request().
+ */
+mcpmux_status mcpmux_send_request_async(mcpmux_pool pool,
+                                        const char *server,
+                                        const char *method,
+                                        const char *params_json,
+                                        uint32_t timeout_ms,
+                                        mcpmux_completion_fn callback,
+                                        void *user_data,
+                                        mcpmux_request_id *out_request_id);
+
+/**
+ * Sends the notification `method` with `params_json` (a JSON object, or NULL) to one
+ * server. Notifications a server sends that mcpmux has no meaning for arrive as
+ * `notification` events (`{"serverId", "method", "params"}`).
+ */
+mcpmux_status mcpmux_send_notification(mcpmux_pool pool,
+                                       const char *server,
+                                       const char *method,
+                                       const char *params_json,
+                                       uint32_t timeout_ms);
 
 /**
  * Replaces the roots every server sees unless it has its own, a JSON array
@@ -1055,9 +1128,16 @@ mcpmux_status mcpmux_provider_free(mcpmux_provider provider);
  * Makes an agent over an open pool's servers and host tools and a provider.
  * `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
  * "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
- * "previewChars": 200, "contextBudgetTokens": 100000, "serverInstructionsChars": 2000}`
- * (each server's `instructions` go into the system prompt, cut to that many characters;
- * every field optional, unknown fields rejected). The agent keeps its own reference to the
+ * "previewChars": 200, "contextBudgetTokens": 100000, "serverInstructionsChars": 2000,
+ * "approvalPolicy": "trusted", "askDestructive": true, "toolTimeoutMs": n, "toolMaxTotalMs":
+ * n}` (each server's `instructions` go
+ * into the system prompt, cut to that many characters; `approvalPolicy` says which tools the
+ * run's approval callback is asked about: "trusted" asks for untrusted servers' tools,
+ * tools in `disabledAutoApproveTools` and tools that say they destroy unless
+ * `askDestructive` is false, "read_only" lets only trusted servers' read-only tools run
+ * unasked, "always" asks for every tool; `toolTimeoutMs` is how long a tool call may go
+ * without progress, `toolMaxTotalMs` the most it may take in all; every field optional,
+ * unknown fields rejected). The agent keeps its own reference to the
  * provider. Free it with mcpmux_agent_free(); closing the pool ends its runs.
  */
 mcpmux_status mcpmux_agent_new(mcpmux_pool pool,
@@ -1098,9 +1178,11 @@ mcpmux_status mcpmux_agent_info(mcpmux_agent agent, char **out_json);
  * and the transcript so far.
  *
  * `on_token` (may be NULL) receives streamed text of the model. `on_approve` (may be NULL)
- * is asked before a tool of an untrusted server (or one listed in the server's
- * disabledAutoApproveTools) runs: it receives `{"toolId": ..., "serverName": ...,
- * "arguments": {...}}` and the answer is given with mcpmux_host_request_respond(request,
+ * is asked before a tool the agent's approval policy names runs (by default: a tool of an
+ * untrusted server, one listed in the server's disabledAutoApproveTools, or one that says
+ * it destroys): it receives `{"toolId": ..., "serverName": ..., "serverId": ...,
+ * "arguments": {...}, "title": ..., "description": ..., "annotations": {...}, "trusted":
+ * true, "reason": "destructive"}` and the answer is given with mcpmux_host_request_respond(request,
  * "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
  * denial is told to the model. Without `on_approve` such tools are denied. Both get
  * `user_data` and are never called once `callback` is due.

@@ -136,6 +136,8 @@ export interface IdpSettings {
 export interface Timeouts {
   connectMs?: number;
   requestMs?: number;
+  /** Limits of some of the server's tools (by their own names), instead of `requestMs`. */
+  tools?: Record<string, number>;
 }
 
 /** One MCP server as stored in the config file. */
@@ -392,6 +394,22 @@ export interface Progress {
   message?: string | null;
 }
 
+/** What `complete` completes: one of `prompt` and `resource`. */
+export interface CompletionRequest {
+  prompt?: string;
+  resource?: string;
+  argument: string;
+  /** What was typed so far. */
+  value: string;
+  /** The arguments already chosen, by name. */
+  context?: Record<string, string>;
+}
+/** Completion values: at most 100, with the server's `total` and whether there are more. */
+export interface Completion {
+  values: string[];
+  total?: number;
+  hasMore?: boolean;
+}
 /** Options of the list calls (`listTools`, `listResources`, `listResourceTemplates`,
  * `listPrompts`). */
 export interface ListOptions {
@@ -407,6 +425,13 @@ export interface CallToolOptions {
   timeoutMs?: number;
   /** Receives the call's progress notifications. */
   onProgress?: (progress: Progress) => void;
+  /** `false` takes a result that does not match the tool's `outputSchema` as it is (else
+   * such a result rejects with `InvalidResultError`). */
+  validate?: boolean;
+  /** Keys added to the request's `_meta` (a W3C `traceparent`, keys of your own). */
+  meta?: Record<string, unknown>;
+  /** Caps the whole call, however much progress the server reports. */
+  maxTotalMs?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -458,6 +483,13 @@ export interface ResourceUpdatedEvent {
   type: 'resource:updated';
   serverId: string;
   uri: string;
+}
+/** A notification from a server that mcpmux has no meaning for (an extension's). */
+export interface NotificationEvent {
+  type: 'notification';
+  serverId: string;
+  method: string;
+  params?: Record<string, unknown>;
 }
 /** The user finished what a URL elicitation asked (`UrlElicitationRequiredError`): the
  * request refused for it can be retried. */
@@ -531,6 +563,7 @@ export interface PoolEvents {
   'resources:changed': ResourcesChangedEvent;
   'resource:updated': ResourceUpdatedEvent;
   'elicitation:complete': ElicitationCompleteEvent;
+  notification: NotificationEvent;
   progress: ProgressEvent;
   log: LogEvent;
   widget: WidgetEvent;
@@ -551,6 +584,7 @@ export type PoolEvent =
   | ResourcesChangedEvent
   | ResourceUpdatedEvent
   | ElicitationCompleteEvent
+  | NotificationEvent
   | ProgressEvent
   | LogEvent
   | WidgetEvent
@@ -861,6 +895,16 @@ export interface AgentOptions {
   /** The most of each server's `instructions` the system prompt takes (cut with a marker);
    * 0 leaves them out. Default 2000. */
   serverInstructionsChars?: number;
+  /** Which tools `approve` is asked about: `'trusted'` (default: untrusted servers' tools,
+   * tools in `disabledAutoApproveTools`, tools that say they destroy), `'read_only'` (only
+   * trusted servers' read-only tools run unasked), `'always'`. */
+  approvalPolicy?: 'trusted' | 'read_only' | 'always';
+  /** `false`: under `'trusted'`, tools that say they destroy run without asking. Default true. */
+  askDestructive?: boolean;
+  /** How long a tool call may go without progress (default: the server's, or the pool's). */
+  toolTimeoutMs?: number;
+  /** The most a tool call may take in all, however much progress it reports. */
+  toolMaxTotalMs?: number;
 }
 
 /** What the approval callback is asked about. */
@@ -869,6 +913,17 @@ export interface ApprovalRequest {
   toolId: string;
   serverName: string;
   arguments: unknown;
+  serverId?: string;
+  /** What to show the user about the tool. */
+  title?: string;
+  description?: string;
+  /** Hints from the server (`readOnlyHint`, `destructiveHint`, ...); an untrusted server's
+   * may be wrong. */
+  annotations?: Record<string, unknown>;
+  /** Whether the user marked the tool's server trusted. */
+  trusted: boolean;
+  /** Why the policy asks. */
+  reason?: 'untrusted_server' | 'not_auto_approved' | 'destructive' | 'not_read_only' | 'always' | 'sampling';
 }
 
 /** `true` / `'once'`: run it; `'always'`: for the rest of this agent's life; `false` /
@@ -1011,6 +1066,16 @@ export declare class Pool extends EventEmitter {
   unsubscribeResource(server: string, uri: string): Promise<void>;
 
   listPrompts(server?: string | null, options?: ListOptions): Promise<PromptInfo[]>;
+  /** Completion values for `argument` of a `prompt` (its name) or of a `resource` template
+   * (its URI template), given what was typed so far (`value`) and the arguments already
+   * chosen (`context`). Rejects with `ProtocolError` for a server without completions. */
+  complete(server: string, request: CompletionRequest): Promise<Completion>;
+  /** Sends the request `method` (one mcpmux has no method for, e.g. an extension's) to one
+   * server; resolves with its result. An error the server answers is a `ProtocolError`. */
+  request(server: string, method: string, params?: Record<string, unknown> | null): Promise<unknown>;
+  /** Sends the notification `method` to one server. Notifications a server sends that mcpmux
+   * has no meaning for arrive as `notification` events. */
+  notify(server: string, method: string, params?: Record<string, unknown> | null): Promise<void>;
   getPrompt(server: string, name: string, args?: Record<string, string> | null): Promise<GetPromptResult>;
 
   /** Offers a JS function as a tool (server `local`, id = name); replaces one of the same
@@ -1095,7 +1160,8 @@ export type ErrorCode =
   | 'message_too_large'
   | 'shutting_down'
   | 'io'
-  | 'url_elicitation_required';
+  | 'url_elicitation_required'
+  | 'invalid_result';
 
 /** Options of an error: `ErrorOptions` and what the error carries (`data`). */
 export interface McpmuxErrorOptions extends ErrorOptions {
@@ -1174,6 +1240,16 @@ export declare class IoError extends McpmuxError {
   constructor(message: string, options?: ErrorOptions);
   readonly code: 'io';
   static readonly code: 'io';
+}
+/** A tool's result does not match the tool's `outputSchema` (its `structuredContent` is
+ * missing or does not validate); `problems` says what is wrong, each led by the JSON pointer of
+ * the value at fault. The call option `validate: false` takes such results as they are. */
+export declare class InvalidResultError extends McpmuxError {
+  constructor(message: string, options?: McpmuxErrorOptions);
+  readonly code: 'invalid_result';
+  static readonly code: 'invalid_result';
+  readonly data: { problems: string[] };
+  readonly problems: string[];
 }
 /** A URL a server asks the user to open. */
 export interface UrlElicitation {

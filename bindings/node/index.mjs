@@ -19,5 +19,6 @@ export const {
   ShuttingDownError,
   IoError,
   UrlElicitationRequiredError,
+  InvalidResultError,
 } = mcpmux;
 export default mcpmux;

@@ -124,10 +124,7 @@ fn approver(yes: bool) -> mcpmux::agent::ApproveFn {
             }
             let _turn = asking.lock().await;
             tokio::task::spawn_blocking(move || {
-                eprint!(
-                    "Allow {} on server '{}' with {}? [y]es / [a]lways / [N]o: ",
-                    req.tool_id, req.server_name, req.arguments
-                );
+                eprint!("{}", approval_question(&req));
                 let _ = std::io::stderr().flush();
                 let mut line = String::new();
                 let _ = std::io::stdin().lock().read_line(&mut line);
@@ -141,6 +138,47 @@ fn approver(yes: bool) -> mcpmux::agent::ApproveFn {
             .unwrap_or(Approval::Deny)
         })
     })
+}
+
+/// The question the terminal asks: the tool (its title when it has one), its server and
+/// whether it is trusted, why it is asked, the server's hints, and the arguments.
+fn approval_question(req: &ApprovalRequest) -> String {
+    let what = match &req.title {
+        Some(title) => format!("{title} ({})", req.tool_id),
+        None => req.tool_id.clone(),
+    };
+    let trust = if req.trusted {
+        "trusted"
+    } else {
+        "not trusted"
+    };
+    let why = match req.reason.as_str() {
+        "destructive" => "it says it may destroy data",
+        "not_read_only" => "it is not read-only",
+        "not_auto_approved" => "the server's record asks for it",
+        "always" => "every tool is asked about",
+        "sampling" => "a server asks the model",
+        _ => "its server is not trusted",
+    };
+    let hints: Vec<String> = req
+        .annotations
+        .as_ref()
+        .and_then(|a| a.as_object())
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| k.ends_with("Hint") && v.is_boolean())
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let hints = if hints.is_empty() {
+        String::new()
+    } else {
+        format!("\n  hints: {}", hints.join(", "))
+    };
+    format!(
+        "Allow {what} on server '{}' ({trust}; asked because {why})?{hints}\n  arguments: {}\n\
+         [y]es / [a]lways / [N]o: ",
+        req.server_name, req.arguments
+    )
 }
 
 /// Prints the agent's tool calls as they happen.
@@ -222,5 +260,28 @@ pub async fn run(args: &ChatArgs, pool: &Pool, json: bool) -> Result<()> {
         Stop::Finished => Ok(()),
         Stop::Cancelled => Err(CliError::failed("cancelled")),
         Stop::MaxIterations => Err(CliError::failed(result.text)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_approval_question_shows_the_tool_and_its_hints() {
+        let req = ApprovalRequest {
+            tool_id: "mcp__files__write_file".into(),
+            server_name: "files".into(),
+            arguments: serde_json::json!({"path": "/tmp/x"}),
+            title: Some("Write File".into()),
+            annotations: Some(serde_json::json!({"destructiveHint": true, "title": "W"})),
+            trusted: true,
+            reason: "destructive".into(),
+            ..Default::default()
+        };
+        let q = approval_question(&req);
+        assert!(q.starts_with("Allow Write File (mcp__files__write_file) on server 'files' (trusted; asked because it says it may destroy data)?"), "{q}");
+        assert!(q.contains("hints: destructiveHint=true\n"), "{q}");
+        assert!(q.contains(r#"arguments: {"path":"/tmp/x"}"#), "{q}");
     }
 }

@@ -210,6 +210,43 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
             }
             Ok(())
         }
+        Command::Complete {
+            server,
+            argument,
+            value,
+            prompt,
+            resource,
+            context,
+        } => {
+            let reference = match (prompt, resource) {
+                (Some(name), _) => serde_json::json!({"type": "ref/prompt", "name": name}),
+                (None, Some(uri)) => serde_json::json!({"type": "ref/resource", "uri": uri}),
+                (None, None) => unreachable!("clap requires --prompt or --resource"),
+            };
+            let mut params = serde_json::json!({
+                "ref": reference,
+                "argument": {"name": argument, "value": value},
+            });
+            if context.is_some() {
+                let chosen = parse_object(context.as_deref(), "--context")?;
+                params["context"] = serde_json::json!({"arguments": chosen});
+            }
+            let params = serde_json::from_value(params).map_err(|e| {
+                CliError::usage(format!("--context must be a JSON object of strings: {e}"))
+            })?;
+            let found = connecting("completing…", pool.complete(server, params)).await?;
+            if json {
+                print_json(&found);
+            } else {
+                for v in &found.values {
+                    println!("{v}");
+                }
+                if found.has_more == Some(true) {
+                    eprintln!("(more: type more of it)");
+                }
+            }
+            Ok(())
+        }
         Command::Prompts { server } => {
             let list =
                 connecting("connecting servers…", pool.list_prompts(server.as_deref())).await?;

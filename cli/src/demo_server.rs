@@ -18,7 +18,11 @@ use rmcp::{
 };
 use serde::Deserialize;
 
-const README: &str = "mcpmux demo server: tools echo, add, countdown; this resource; prompt greet.";
+const README: &str = "mcpmux demo server: tools echo, add, countdown; this resource; prompt greet \
+                      (its name completes).";
+
+/// What `greet`'s `name` completes from.
+const NAMES: &[&str] = &["Ada", "Alan", "Barbara", "Grace", "Linus", "Margaret"];
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
@@ -110,12 +114,36 @@ impl ServerHandler for DemoServer {
                 .enable_tools()
                 .enable_resources()
                 .enable_prompts()
+                .enable_completions()
                 .build(),
         )
         .with_server_info(Implementation::new(
             "mcpmux-demo",
             env!("CARGO_PKG_VERSION"),
         ))
+    }
+
+    /// `greet`'s `name` completes from a few names, by what is typed so far.
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        let greet =
+            matches!(&request.r#ref, rmcp::model::Reference::Prompt(p) if p.name == "greet");
+        let values: Vec<String> = if greet && request.argument.name == "name" {
+            let typed = request.argument.value.to_lowercase();
+            NAMES
+                .iter()
+                .filter(|n| n.to_lowercase().starts_with(&typed))
+                .map(|n| n.to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let info = rmcp::model::CompletionInfo::with_all_values(values)
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(rmcp::model::CompleteResult::new(info))
     }
 
     async fn list_resources(

@@ -76,6 +76,30 @@ enum Command {
         #[arg(value_name = "ARGS_JSON")]
         args: Option<String>,
     },
+    /// Complete an argument of a prompt or resource template, as a form would (one value a
+    /// line).
+    Complete {
+        server: String,
+        /// The argument's name.
+        argument: String,
+        /// What is typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        /// The prompt whose argument it is.
+        #[arg(
+            long,
+            value_name = "NAME",
+            required_unless_present = "resource",
+            conflicts_with = "resource"
+        )]
+        prompt: Option<String>,
+        /// The resource template (its URI template) whose argument it is.
+        #[arg(long, value_name = "URI")]
+        resource: Option<String>,
+        /// The arguments already chosen, as a JSON object of strings.
+        #[arg(long, value_name = "JSON")]
+        context: Option<String>,
+    },
     /// Connect every active server and print events as they happen (Ctrl-C stops).
     Events,
     /// Ask an LLM agent that uses the servers' tools; the answer streams to stdout, tool

@@ -139,6 +139,41 @@ fn manage_servers_then_list_and_call_tools() {
 }
 
 #[test]
+fn a_prompt_argument_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let exe = env!("CARGO_BIN_EXE_mcpmux");
+    let args = [
+        "servers",
+        "add",
+        "demo",
+        "--command",
+        exe,
+        "--arg",
+        "demo-server",
+    ];
+    assert!(mcpmux(&config, &args).status.success());
+    let out = mcpmux(
+        &config,
+        &["complete", "demo", "name", "A", "--prompt", "greet"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Ada\nAlan\n");
+    let out = mcpmux(
+        &config,
+        &[
+            "--json", "complete", "demo", "name", "", "--prompt", "greet",
+        ],
+    );
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(found["total"], 6);
+    // Neither a prompt nor a resource: a usage error that says which is needed.
+    let out = mcpmux(&config, &["complete", "demo", "name"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--prompt"), "{}", stderr(&out));
+}
+
+#[test]
 fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("servers.json");

@@ -47,6 +47,16 @@ pub enum Error {
     /// The pool is closing and takes no new work.
     #[error("the pool is shutting down")]
     ShuttingDown,
+    /// A tool's result does not match the tool's `outputSchema`: its `structuredContent` is
+    /// missing or does not validate (both official SDKs check this). Each problem is led by
+    /// the JSON pointer of the value at fault. `CallOptions::validate` set to `false` takes
+    /// results as they are.
+    #[error("{}", invalid_result(server, tool, problems))]
+    InvalidResult {
+        server: String,
+        tool: String,
+        problems: Vec<String>,
+    },
     /// The server needs the user to open a URL before it can answer (JSON-RPC error -32042,
     /// URL mode elicitation), e.g. to authorize a third-party service. A host shows each
     /// URL, opens it if the user agrees, and retries the request once the server reports the
@@ -81,12 +91,13 @@ pub enum ErrorKind {
     ShuttingDown,
     Io,
     UrlElicitationRequired,
+    InvalidResult,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of their C status numbers: what each binding's table of
     /// error classes must cover (its tests compare with this list).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::InvalidConfig,
         ErrorKind::InvalidArgument,
         ErrorKind::NotFound,
@@ -99,6 +110,7 @@ impl ErrorKind {
         ErrorKind::ShuttingDown,
         ErrorKind::Io,
         ErrorKind::UrlElicitationRequired,
+        ErrorKind::InvalidResult,
     ];
 
     /// A stable snake_case code, used as the `code` of JS errors and in JSON.
@@ -116,6 +128,7 @@ impl ErrorKind {
             ErrorKind::ShuttingDown => "shutting_down",
             ErrorKind::Io => "io",
             ErrorKind::UrlElicitationRequired => "url_elicitation_required",
+            ErrorKind::InvalidResult => "invalid_result",
         }
     }
 }
@@ -136,16 +149,21 @@ impl Error {
             Error::ShuttingDown => ErrorKind::ShuttingDown,
             Error::Io { .. } => ErrorKind::Io,
             Error::UrlElicitationRequired { .. } => ErrorKind::UrlElicitationRequired,
+            Error::InvalidResult { .. } => ErrorKind::InvalidResult,
         }
     }
 
     /// What the error carries besides its message, as JSON, for the kinds that carry
     /// something a host acts on: `{"elicitations": [{"elicitationId", "url", "message"}]}`
-    /// for [`ErrorKind::UrlElicitationRequired`]. Every binding hands it over as it is.
+    /// for [`ErrorKind::UrlElicitationRequired`], `{"problems": ["/path: what"]}` for
+    /// [`ErrorKind::InvalidResult`]. Every binding hands it over as it is.
     pub fn data(&self) -> Option<serde_json::Value> {
         match self {
             Error::UrlElicitationRequired { elicitations, .. } => {
                 Some(serde_json::json!({ "elicitations": elicitations }))
+            }
+            Error::InvalidResult { problems, .. } => {
+                Some(serde_json::json!({ "problems": problems }))
             }
             _ => None,
         }
@@ -209,6 +227,15 @@ impl UrlElicitation {
 
 /// The JSON-RPC error code of "URL elicitation required".
 pub(crate) const URL_ELICITATION_REQUIRED: i32 = -32042;
+
+/// Names the tool, its server and what is wrong, and how to take such results anyway.
+fn invalid_result(server: &str, tool: &str, problems: &[String]) -> String {
+    format!(
+        "tool '{tool}' of server '{server}' answered a result that does not match its \
+         outputSchema: {} (the call option validate: false takes such results as they are)",
+        problems.join("; ")
+    )
+}
 
 /// Names the server, the request and each URL, and what to do.
 fn url_elicitation(server: &str, method: &str, elicitations: &[UrlElicitation]) -> String {

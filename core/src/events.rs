@@ -181,6 +181,15 @@ pub enum Event {
         /// The first characters of the result as the model reads it.
         preview: String,
     },
+    /// A notification from a server that mcpmux has no meaning for (an extension's), as it
+    /// came.
+    #[serde(rename = "notification", rename_all = "camelCase")]
+    Notification {
+        server_id: String,
+        method: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<serde_json::Value>,
+    },
     /// Server log output: `notifications/message`, stderr of stdio servers, or a transport fault.
     #[serde(rename = "log", rename_all = "camelCase")]
     Log {
@@ -203,6 +212,7 @@ pub const EVENT_NAMES: &[&str] = &[
     "resources:changed",
     "resource:updated",
     "elicitation:complete",
+    "notification",
     "progress",
     "log",
     "widget",
@@ -224,6 +234,7 @@ impl Event {
             Event::ResourcesChanged { .. } => "resources:changed",
             Event::ResourceUpdated { .. } => "resource:updated",
             Event::ElicitationComplete { .. } => "elicitation:complete",
+            Event::Notification { .. } => "notification",
             Event::Progress { .. } => "progress",
             Event::Log { .. } => "log",
             Event::Widget { .. } => "widget",

@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
     printf("tools: %s\n", json);
     mcpmux_string_free(json);
     if (argc == 6) {
-        s = mcpmux_tools_call(pool, argv[4], argv[5], 30000, &json);
+        s = mcpmux_tools_call(pool, argv[4], argv[5], NULL, 30000, &json);
         if (s != MCPMUX_OK) {
             rc = fail("mcpmux_tools_call", s);
             goto out;

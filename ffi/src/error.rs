@@ -63,6 +63,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> mcpmux_status {
         ErrorKind::ShuttingDown => MCPMUX_ERR_SHUTTING_DOWN,
         ErrorKind::Io => MCPMUX_ERR_IO,
         ErrorKind::UrlElicitationRequired => MCPMUX_ERR_URL_ELICITATION_REQUIRED,
+        ErrorKind::InvalidResult => MCPMUX_ERR_INVALID_RESULT,
     }
 }
 

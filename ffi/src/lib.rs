@@ -23,7 +23,8 @@ use std::ffi::{c_char, c_void};
 
 pub use api::{
     agents::*, conversations::*, events::*, host_requests::*, host_tools::*, library::*, oauth::*,
-    pool::*, prompts::*, providers::*, recipes::*, resources::*, roots::*, servers::*, tools::*,
+    pool::*, prompts::*, providers::*, recipes::*, requests::*, resources::*, roots::*, servers::*,
+    tools::*,
 };
 
 /// Result of every call. Numbers are stable: they are never renumbered nor reused, and
@@ -71,6 +72,11 @@ pub enum mcpmux_status {
     /// {"elicitations": [{"elicitationId", "url", "message"}]}. Show each URL, open it if the
     /// user agrees, and retry once the "elicitation:complete" event names its elicitationId.
     MCPMUX_ERR_URL_ELICITATION_REQUIRED = 16,
+    /// A tool's result does not match the tool's outputSchema (its structuredContent is
+    /// missing or does not validate); mcpmux_last_error_data() (or the completion's "data")
+    /// gives {"problems": ["/path: what is wrong"]}. The call option {"validate": false}
+    /// takes such results as they are.
+    MCPMUX_ERR_INVALID_RESULT = 17,
 }
 
 /// A pool of MCP server connections: an opaque handle from mcpmux_pool_open().

@@ -449,7 +449,7 @@ int main(int argc, char **argv) {
         if (n < sizeof id) {
             memcpy(id, p, n);
             id[n] = 0;
-            s = mcpmux_tools_call(pool, id, "{}", 30000, &json);
+            s = mcpmux_tools_call(pool, id, "{}", NULL, 30000, &json);
             mcpmux_string_free(json);
             if (s != MCPMUX_OK) {
                 rc = fail("mcpmux_tools_call", s);

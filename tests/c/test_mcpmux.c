@@ -295,8 +295,8 @@ static void test_null_arguments(void) {
     CHECK_STATUS(mcpmux_servers_connect(pool, NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_servers_disconnect(pool, NULL, 0), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_tools_call(pool, NULL, "{}", 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_tools_call(pool, "t", "{}", 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_call(pool, NULL, "{}", NULL, 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_call(pool, "t", "{}", NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_list(pool, NULL, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_templates(pool, NULL, NULL, 0, NULL), MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_resources_read(pool, NULL, "u", 0, &out), MCPMUX_ERR_NULL_ARGUMENT);
@@ -310,7 +310,7 @@ static void test_null_arguments(void) {
     /* Async calls: a NULL callback or a NULL required argument fails at once and the
      * callback is never called. */
     CHECK_STATUS(mcpmux_tools_list_async(pool, NULL, NULL, 0, NULL, &w, &rid), MCPMUX_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, NULL, NULL, 0, NULL, on_complete, &w, &rid),
+    CHECK_STATUS(mcpmux_tools_call_async(pool, NULL, NULL, NULL, 0, NULL, on_complete, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
     CHECK_STATUS(mcpmux_servers_test_async(pool, NULL, 0, on_complete, &w, &rid),
                  MCPMUX_ERR_NULL_ARGUMENT);
@@ -388,8 +388,8 @@ static void test_invalid_handles(void) {
     CHECK_STATUS(mcpmux_servers_test(pool, "x", 0, &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_servers_disconnect(pool, "x", 0), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_tools_list(pool, NULL, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
-    CHECK_STATUS(mcpmux_tools_call(pool, "t", NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "t", NULL, 0, NULL, on_complete, &w, &rid),
+    CHECK_STATUS(mcpmux_tools_call(pool, "t", NULL, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "t", NULL, NULL, 0, NULL, on_complete, &w, &rid),
                  MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_resources_list(pool, NULL, NULL, 0, &out), MCPMUX_ERR_INVALID_HANDLE);
     CHECK_STATUS(mcpmux_resources_subscribe(pool, "s", "u", 0), MCPMUX_ERR_INVALID_HANDLE);
@@ -455,7 +455,7 @@ static void test_invalid_json_and_utf8(void) {
     CHECK_STATUS(mcpmux_servers_get(pool, "\x80", &out), MCPMUX_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(mcpmux_servers_update(pool, "x", "{\"isActive\": \"yes\"}", &out),
                  MCPMUX_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__x__y", "{oops", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__x__y", "{oops", NULL, 0, &out),
                  MCPMUX_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(mcpmux_prompts_get(pool, "s", "p", "[\"not\", \"an\", \"object\"]", 0, &out),
                  MCPMUX_ERR_INVALID_ARGUMENT);
@@ -606,32 +606,32 @@ static void test_tools(void) {
     waiter_destroy(&w);
     CHECK_STATUS(mcpmux_tools_list(pool, "nobody", NULL, 0, &out), MCPMUX_ERR_NOT_FOUND);
 
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__echo", "{\"text\": \"h\xc3\xa9llo\"}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__echo", "{\"text\": \"h\xc3\xa9llo\"}", NULL, 0, &out),
                  MCPMUX_OK);
     CHECK_CONTAINS(out, "h\xc3\xa9llo");
     mcpmux_string_free(out);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__add", "{\"a\": 2, \"b\": 40}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__add", "{\"a\": 2, \"b\": 40}", NULL, 0, &out),
                  MCPMUX_OK);
     CHECK_CONTAINS(out, "42");
     mcpmux_string_free(out);
     /* A tool result with isError is a result, not a failure. */
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__fail", NULL, 0, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__fail", NULL, NULL, 0, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"isError\":true");
     mcpmux_string_free(out);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__structured", NULL, 0, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__structured", NULL, NULL, 0, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"structuredContent\"");
     mcpmux_string_free(out);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__nope", NULL, 0, &out), MCPMUX_ERR_NOT_FOUND);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__echo", "[1]", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__nope", NULL, NULL, 0, &out), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__echo", "[1]", NULL, 0, &out),
                  MCPMUX_ERR_INVALID_ARGUMENT);
     /* Wrong arguments: rmcp servers answer with a tool error result, not a failure. */
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__add", "{\"a\": \"x\"}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ts__add", "{\"a\": \"x\"}", NULL, 0, &out),
                  MCPMUX_OK);
     CHECK_CONTAINS(out, "\"isError\":true");
     mcpmux_string_free(out);
 
     waiter_init(&w);
-    AWAIT(&w, mcpmux_tools_call_async(pool, "mcp__ts__echo", "{\"text\": \"async\"}", 0, NULL,
+    AWAIT(&w, mcpmux_tools_call_async(pool, "mcp__ts__echo", "{\"text\": \"async\"}", NULL, 0, NULL,
                                       on_complete, &w, NULL));
     CHECK_STATUS(w.status, MCPMUX_OK);
     CHECK_CONTAINS(w.json, "async");
@@ -674,7 +674,7 @@ static void test_progress(void) {
     waiter_init(&l.w);
     atomic_init(&l.progress, 0);
     atomic_init(&l.after_done, 0);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__prog__sleep", "{\"ms\": 600}", 0,
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__prog__sleep", "{\"ms\": 600}", NULL, 0,
                                          on_progress, on_progress_done, &l, NULL),
                  MCPMUX_OK);
     CHECK(waiter_wait(&l.w, 20000));
@@ -696,7 +696,7 @@ static void test_cancel(void) {
     waiter_init(&w);
     mcpmux_request_id id = 0;
     double start = now_s();
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__slow__sleep", "{\"ms\": 20000}", 0, NULL,
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__slow__sleep", "{\"ms\": 20000}", NULL, 0, NULL,
                                          on_complete, &w, &id),
                  MCPMUX_OK);
     CHECK(id != 0);
@@ -715,7 +715,7 @@ static void test_cancel(void) {
     waiter_destroy(&w);
 
     waiter_init(&w);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__slow__echo", "{\"text\": \"done\"}", 0, NULL,
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__slow__echo", "{\"text\": \"done\"}", NULL, 0, NULL,
                                          on_complete, &w, &id),
                  MCPMUX_OK);
     CHECK(waiter_wait(&w, 20000));
@@ -726,7 +726,7 @@ static void test_cancel(void) {
 
     /* The pool still works after a cancel (the server got notifications/cancelled). */
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__slow__echo", "{\"text\": \"after\"}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__slow__echo", "{\"text\": \"after\"}", NULL, 0, &out),
                  MCPMUX_OK);
     CHECK_CONTAINS(out, "after");
     mcpmux_string_free(out);
@@ -778,7 +778,7 @@ static void test_many_concurrent_calls(void) {
         snprintf(calls[i].expect, sizeof calls[i].expect, "message-%03d", i);
         char args[64];
         snprintf(args, sizeof args, "{\"text\": \"%s\"}", calls[i].expect);
-        CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__fan__echo", args, 0, NULL, on_fanout,
+        CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__fan__echo", args, NULL, 0, NULL, on_fanout,
                                              &calls[i], NULL),
                      MCPMUX_OK);
     }
@@ -838,7 +838,7 @@ static void test_blocking_callbacks_do_not_stall(void) {
     pthread_mutex_init(&g.mu, NULL);
     pthread_cond_init(&g.cv, NULL);
     for (int i = 0; i < BLOCKERS; i++) {
-        CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__gate__echo", "{\"text\": \"b\"}", 0, NULL,
+        CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__gate__echo", "{\"text\": \"b\"}", NULL, 0, NULL,
                                              on_complete_block, &g, NULL),
                      MCPMUX_OK);
     }
@@ -855,7 +855,7 @@ static void test_blocking_callbacks_do_not_stall(void) {
 
     waiter w;
     waiter_init(&w);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__gate__echo", "{\"text\": \"free\"}", 0, NULL,
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__gate__echo", "{\"text\": \"free\"}", NULL, 0, NULL,
                                          on_complete, &w, NULL),
                  MCPMUX_OK);
     CHECK(waiter_wait(&w, 10000));
@@ -965,7 +965,7 @@ static void test_events(void) {
 
     add_test_server(pool, "ev", ""); /* servers:changed */
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", NULL, 0, &out),
                  MCPMUX_OK);
     mcpmux_string_free(out);
     CHECK(event_wait(&all, &all.tool_called, 1, 10000));
@@ -979,7 +979,7 @@ static void test_events(void) {
     CHECK_STATUS(mcpmux_events_unsubscribe(s_all), MCPMUX_ERR_NOT_FOUND);
     CHECK_STATUS(mcpmux_events_unsubscribe(0), MCPMUX_ERR_NOT_FOUND);
     int seen = all.events;
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", NULL, 0, &out),
                  MCPMUX_OK);
     mcpmux_string_free(out);
     CHECK(event_wait(&only_tools, &only_tools.tool_called, 2, 10000));
@@ -998,7 +998,7 @@ static void test_events(void) {
     self_ending.unsubscribe_me = s_self;
     pthread_mutex_unlock(&self_ending.mu);
     for (int i = 0; i < 2; i++) {
-        CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", 0, &out),
+        CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev__echo", "{\"text\": \"e\"}", NULL, 0, &out),
                      MCPMUX_OK);
         mcpmux_string_free(out);
     }
@@ -1029,7 +1029,7 @@ static void on_complete_reenter(void *user_data, mcpmux_status status, const cha
                                 size_t len) {
     reentrant *r = user_data;
     char *out = NULL;
-    r->nested_status = mcpmux_tools_call(r->pool, "mcp__re__echo", "{\"text\": \"nested\"}", 0, &out);
+    r->nested_status = mcpmux_tools_call(r->pool, "mcp__re__echo", "{\"text\": \"nested\"}", NULL, 0, &out);
     if (out) {
         snprintf(r->nested, sizeof r->nested, "%s", strstr(out, "nested") ? "nested" : "?");
     }
@@ -1081,7 +1081,7 @@ static int named_events_wait(named_events *e, int want) {
 
 static void call_tool_ok(mcpmux_pool pool, const char *tool, const char *args) {
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_call(pool, tool, args, 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, tool, args, NULL, 20000, &out), MCPMUX_OK);
     mcpmux_string_free(out);
 }
 
@@ -1118,7 +1118,7 @@ static void test_server_changes(void) {
         named_events logs;
         mcpmux_subscription_id s_logs = named_events_on(pool, "log", &logs);
         snprintf(tool, sizeof tool, "mcp__%s__log", era);
-        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{\"message\": \"m\", \"level\": \"error\"}",
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{\"message\": \"m\", \"level\": \"error\"}", NULL,
                                        20000, &out),
                      MCPMUX_OK);
         CHECK_CONTAINS(out, i == 0 ? "not asked for" : "sent");
@@ -1127,7 +1127,7 @@ static void test_server_changes(void) {
                      MCPMUX_OK);
         CHECK_CONTAINS(out, "\"logLevel\":\"warning\"");
         mcpmux_string_free(out);
-        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{\"message\": \"q\", \"level\": \"info\"}",
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{\"message\": \"q\", \"level\": \"info\"}", NULL,
                                        20000, &out),
                      MCPMUX_OK);
         CHECK_CONTAINS(out, "not asked for");
@@ -1168,7 +1168,7 @@ static void test_close_from_callbacks(void) {
     CHECK_STATUS(mcpmux_events_subscribe(r.pool, "servers:changed", on_event, &log,
                                          on_event_free, &sid),
                  MCPMUX_OK);
-    CHECK_STATUS(mcpmux_tools_call_async(r.pool, "mcp__re__echo", "{\"text\": \"outer\"}", 0, NULL,
+    CHECK_STATUS(mcpmux_tools_call_async(r.pool, "mcp__re__echo", "{\"text\": \"outer\"}", NULL, 0, NULL,
                                          on_complete_reenter, &r, NULL),
                  MCPMUX_OK);
     CHECK(waiter_wait(&r.w, 30000));
@@ -1196,11 +1196,11 @@ static void test_close_from_callbacks(void) {
                  MCPMUX_OK);
     waiter slow;
     waiter_init(&slow);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__ev2__sleep", "{\"ms\": 30000}", 0, NULL,
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__ev2__sleep", "{\"ms\": 30000}", NULL, 0, NULL,
                                          on_complete, &slow, NULL),
                  MCPMUX_OK);
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev2__echo", "{\"text\": \"x\"}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__ev2__echo", "{\"text\": \"x\"}", NULL, 0, &out),
                  MCPMUX_OK);
     mcpmux_string_free(out);
     CHECK(event_wait(&closer, &closer.freed, 1, 20000));
@@ -1220,10 +1220,10 @@ static void test_close_drains(void) {
     waiter quick, slow;
     waiter_init(&quick);
     waiter_init(&slow);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__dr__sleep", "{\"ms\": 300}", 0, NULL, on_complete,
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__dr__sleep", "{\"ms\": 300}", NULL, 0, NULL, on_complete,
                                          &quick, NULL),
                  MCPMUX_OK);
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__dr__sleep", "{\"ms\": 30000}", 0, NULL,
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__dr__sleep", "{\"ms\": 30000}", NULL, 0, NULL,
                                          on_complete, &slow, NULL),
                  MCPMUX_OK);
     sleep_ms(100);
@@ -1324,7 +1324,7 @@ static void *hammer_thread(void *arg) {
     /* Until the close refuses this thread (bounded, should the close never come). */
     for (int i = 0; i < 100000; i++) {
         char *out = NULL;
-        mcpmux_status s = mcpmux_tools_call(h->pool, "mcp__ham__echo", "{\"text\": \"x\"}", 0, &out);
+        mcpmux_status s = mcpmux_tools_call(h->pool, "mcp__ham__echo", "{\"text\": \"x\"}", NULL, 0, &out);
         if (s == MCPMUX_OK && out && strstr(out, "\"x\"")) {
             atomic_fetch_add(&h->ok, 1);
         } else if (s == MCPMUX_ERR_INVALID_HANDLE || s == MCPMUX_ERR_SHUTTING_DOWN) {
@@ -1381,7 +1381,7 @@ static void test_server_killed(void) {
         CHECK(kill((pid_t)pid, SIGKILL) == 0);
         sleep_ms(100);
         for (int i = 0; i < 5; i++) {
-            mcpmux_status s = mcpmux_tools_call(pool, "mcp__victim__echo", "{\"text\": \"still\"}",
+            mcpmux_status s = mcpmux_tools_call(pool, "mcp__victim__echo", "{\"text\": \"still\"}", NULL,
                                                 5000, &out);
             CHECK(s == MCPMUX_OK || s == MCPMUX_ERR_CONNECTION);
             mcpmux_string_free(out);
@@ -1420,7 +1420,7 @@ static void test_roots(void) {
 static int everything_sees_root(mcpmux_pool pool, const char *want) {
     for (int i = 0; i < 100; i++) {
         char *out = NULL;
-        mcpmux_status s = mcpmux_tools_call(pool, "mcp__everything__get-roots-list", "{}", 10000, &out);
+        mcpmux_status s = mcpmux_tools_call(pool, "mcp__everything__get-roots-list", "{}", NULL, 10000, &out);
         int found = s == MCPMUX_OK && out && strstr(out, want);
         mcpmux_string_free(out);
         if (found) {
@@ -1571,7 +1571,7 @@ static void test_url_elicitation(void) {
         char tool[64];
         snprintf(tool, sizeof tool, "mcp__%s__connect_account", era);
         char *out = NULL;
-        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", 20000, &out),
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", NULL, 20000, &out),
                      MCPMUX_ERR_URL_ELICITATION_REQUIRED);
         CHECK(mcpmux_last_error_status() == MCPMUX_ERR_URL_ELICITATION_REQUIRED);
         char *data = mcpmux_last_error_data();
@@ -1584,11 +1584,11 @@ static void test_url_elicitation(void) {
         CHECK_CONTAINS(done.last, "\"type\":\"elicitation:complete\"");
         CHECK_CONTAINS(done.last, "\"elicitationId\":\"connect-example-account\"");
         pthread_mutex_unlock(&done.mu);
-        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", 20000, &out), MCPMUX_OK);
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", NULL, 20000, &out), MCPMUX_OK);
         CHECK_CONTAINS(out, "account connected");
         mcpmux_string_free(out);
         /* An error without data leaves none. */
-        CHECK_STATUS(mcpmux_tools_call(pool, "mcp__nobody__x", "{}", 20000, &out),
+        CHECK_STATUS(mcpmux_tools_call(pool, "mcp__nobody__x", "{}", NULL, 20000, &out),
                      MCPMUX_ERR_NOT_FOUND);
         CHECK(mcpmux_last_error_data() == NULL);
         CHECK_STATUS(mcpmux_events_unsubscribe(sub), MCPMUX_OK);
@@ -1601,7 +1601,7 @@ static void test_url_elicitation(void) {
     add_test_server(pool, "later", "");
     waiter w;
     waiter_init(&w);
-    AWAIT(&w, mcpmux_tools_call_async(pool, "mcp__later__connect_account", "{}", 20000, NULL,
+    AWAIT(&w, mcpmux_tools_call_async(pool, "mcp__later__connect_account", "{}", NULL, 20000, NULL,
                                       on_complete, &w, NULL));
     CHECK(w.status == MCPMUX_ERR_URL_ELICITATION_REQUIRED);
     CHECK_CONTAINS(w.json, "\"code\":\"url_elicitation_required\"");
@@ -1638,7 +1638,7 @@ static void test_sampling_with_tools(void) {
                      MCPMUX_OK);
         add_test_server(pool, era, eras[i][1]);
         char *out = NULL;
-        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", 20000, &out), MCPMUX_OK);
+        CHECK_STATUS(mcpmux_tools_call(pool, tool, "{}", NULL, 20000, &out), MCPMUX_OK);
         CHECK_CONTAINS(out, "stop=toolUse tool_use:get_weather({\\\"city\\\":\\\"Lyon\\\"})");
         mcpmux_string_free(out);
         CHECK(atomic_load(&asked.calls) == 1);
@@ -1651,7 +1651,7 @@ static void test_sampling_with_tools(void) {
         CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, NULL, on_sampling_tools, &asked, NULL),
                      MCPMUX_OK);
         add_test_server(pool, era, eras[i][1]);
-        CHECK(mcpmux_tools_call(pool, tool, "{}", 20000, &out) != MCPMUX_OK);
+        CHECK(mcpmux_tools_call(pool, tool, "{}", NULL, 20000, &out) != MCPMUX_OK);
         CHECK(atomic_load(&asked.calls) == 1);
         CHECK_STATUS(mcpmux_pool_set_sampling_handler(pool, "{\"tool\": true}", on_sampling_tools,
                                                       &asked, NULL),
@@ -1660,13 +1660,94 @@ static void test_sampling_with_tools(void) {
     }
 }
 
+/* Methods mcpmux has no call for go through by name: a request and its result, a
+ * notification, and the server's own notification back as a `notification` event. */
+static void test_methods_by_name(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "m", "");
+    named_events got;
+    mcpmux_subscription_id sub = named_events_on(pool, "notification", &got);
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_send_request(pool, "m", "test/echo", "{\"x\": 1}", 20000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"method\":\"test/echo\"");
+    CHECK_CONTAINS(out, "\"params\":{\"x\":1}");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_send_request(pool, "m", "test/nothing", NULL, 20000, &out),
+                 MCPMUX_ERR_PROTOCOL);
+    CHECK_STATUS(mcpmux_send_request(pool, "m", "test/echo", "[1]", 20000, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_send_notification(pool, "m", "test/ping", "{\"y\": 2}", 20000), MCPMUX_OK);
+    CHECK(named_events_wait(&got, 1));
+    pthread_mutex_lock(&got.mu);
+    CHECK_CONTAINS(got.last, "\"method\":\"test/pong\"");
+    CHECK_CONTAINS(got.last, "\"params\":{\"y\":2}");
+    pthread_mutex_unlock(&got.mu);
+    /* The test server offers no completions. */
+    CHECK_STATUS(mcpmux_complete(pool, "m",
+                                 "{\"ref\": {\"type\": \"ref/prompt\", \"name\": \"greet\"}, "
+                                 "\"argument\": {\"name\": \"name\", \"value\": \"A\"}}",
+                                 20000, &out),
+                 MCPMUX_ERR_PROTOCOL);
+    CHECK_STATUS(mcpmux_events_unsubscribe(sub), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    pthread_mutex_destroy(&got.mu);
+    pthread_cond_destroy(&got.cv);
+}
+
+static void on_progress_ignored(void *user_data, const char *json, size_t len) {
+    (void)user_data;
+    (void)json;
+    (void)len;
+}
+
+/* A result that breaks its tool's outputSchema is MCPMUX_ERR_INVALID_RESULT with the
+ * problems as data, unless the call takes results as they are; a caller's _meta reaches the
+ * server; maxTotalMs caps a call that progress would keep alive. */
+static void test_call_options(void) {
+    mcpmux_pool pool = open_pool();
+    add_test_server(pool, "o", "");
+    char *out = NULL;
+    CHECK_STATUS(mcpmux_tools_list(pool, "o", NULL, 20000, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__o__mismatch", "{}", NULL, 20000, &out),
+                 MCPMUX_ERR_INVALID_RESULT);
+    CHECK(strcmp(mcpmux_status_name(MCPMUX_ERR_INVALID_RESULT), "invalid_result") == 0);
+    char *data = mcpmux_last_error_data();
+    CHECK_CONTAINS(data, "{\"problems\":[\"/answer: ");
+    mcpmux_string_free(data);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__o__mismatch", "{}", "{\"validate\": false}", 20000,
+                                   &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"structuredContent\":{\"answer\":42}");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__o__meta", "{}",
+                                   "{\"meta\": {\"traceparent\": \"00-4bf92f3577b34da6a3ce929d0e0e4736-"
+                                   "00f067aa0ba902b7-01\"}}",
+                                   20000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "4bf92f3577b34da6a3ce929d0e0e4736");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__o__meta", "{}", "{\"valdate\": false}", 20000, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    waiter w;
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_tools_call_async(pool, "mcp__o__sleep", "{\"ms\": 5000}",
+                                      "{\"maxTotalMs\": 600}", 300, on_progress_ignored,
+                                      on_complete, &w, NULL));
+    CHECK(w.status == MCPMUX_ERR_TIMEOUT);
+    CHECK_CONTAINS(w.json, "whole call");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
 /* Calls a server-everything tool until its answer contains `want` (some tools appear only
  * once the server has seen the client's capabilities). */
 static int everything_answers(mcpmux_pool pool, const char *tool, const char *args,
                               const char *want) {
     for (int i = 0; i < 100; i++) {
         char *out = NULL;
-        mcpmux_status s = mcpmux_tools_call(pool, tool, args, 10000, &out);
+        mcpmux_status s = mcpmux_tools_call(pool, tool, args, NULL, 10000, &out);
         int found = s == MCPMUX_OK && out && strstr(out, want);
         if (i == 99) {
             fprintf(stderr, "  %s: %s %s\n", tool, mcpmux_status_name(s), out ? out : "");
@@ -1748,12 +1829,23 @@ static void test_server_everything(void) {
     CHECK_CONTAINS(out, "\"name\":\"echo\"");
     CHECK_CONTAINS(out, "\"name\":\"get-sum\"");
     mcpmux_string_free(out);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__everything__echo", "{\"message\": \"from C\"}", 0,
+    /* A prompt's second argument completes from the first (the context). */
+    CHECK_STATUS(mcpmux_complete(pool, "everything",
+                                 "{\"ref\": {\"type\": \"ref/prompt\", \"name\": \"completable-prompt\"}, "
+                                 "\"argument\": {\"name\": \"name\", \"value\": \"\"}, "
+                                 "\"context\": {\"arguments\": {\"department\": \"Sales\"}}}",
+                                 20000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"values\":[\"David\",\"Eve\",\"Frank\"]");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_complete(pool, "everything", "{\"ref\": {}}", 20000, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__everything__echo", "{\"message\": \"from C\"}", NULL, 0,
                                    &out),
                  MCPMUX_OK);
     CHECK_CONTAINS(out, "from C");
     mcpmux_string_free(out);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__everything__get-sum", "{\"a\": 20, \"b\": 22}", 0,
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__everything__get-sum", "{\"a\": 20, \"b\": 22}", NULL, 0,
                                    &out),
                  MCPMUX_OK);
     CHECK_CONTAINS(out, "42");
@@ -1817,7 +1909,7 @@ static void test_message_too_large(void) {
     mcpmux_pool pool = 0;
     CHECK_STATUS(mcpmux_pool_open(opts, &pool), MCPMUX_OK);
     add_test_server(pool, "t", "");
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__t__big", "{\"size\": 100000}", 0, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__t__big", "{\"size\": 100000}", NULL, 0, &out),
                  MCPMUX_ERR_MESSAGE_TOO_LARGE);
     CHECK(out == NULL);
     char *why = mcpmux_last_error();
@@ -1826,7 +1918,7 @@ static void test_message_too_large(void) {
     CHECK_CONTAINS(why, "over the limit of 65536 bytes (64 KiB)");
     CHECK_CONTAINS(why, "maxMessageBytes");
     mcpmux_string_free(why);
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__t__big", "{\"size\": 5}", 0, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__t__big", "{\"size\": 5}", NULL, 0, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "xxxxx");
     mcpmux_string_free(out);
     CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
@@ -1951,6 +2043,69 @@ static void test_agent_on_a_fresh_config(void) {
     }
 }
 
+typedef struct {
+    pthread_mutex_t mu;
+    int count;
+    char asked[2][1024];
+} approvals_log;
+
+static void on_policy_approve(void *user_data, mcpmux_host_request_id request, const char *json,
+                              size_t len) {
+    approvals_log *l = user_data;
+    pthread_mutex_lock(&l->mu);
+    if (l->count < 2) {
+        snprintf(l->asked[l->count], sizeof l->asked[0], "%.*s", (int)len, json);
+    }
+    l->count++;
+    pthread_mutex_unlock(&l->mu);
+    mcpmux_host_request_respond(request, "\"once\"");
+}
+
+/* Under the read-only policy a trusted server's read-only tool runs unasked and its
+ * destructive one is asked about, with the tool's annotations and why. */
+static void test_agent_approval_policy(void) {
+    fake_llm f;
+    CHECK(fake_llm_start(&f, "[{\"tools\": [[\"mcp__t__echo\", {\"text\": \"x\"}],"
+                             " [\"mcp__t__end_streams\", {}]]}, {\"text\": \"done\"}]"));
+    mcpmux_pool pool = open_pool();
+    char input[512], provider_json[512], *out = NULL;
+    snprintf(input, sizeof input,
+             "{\"name\": \"t\", \"isTrusted\": true, \"config\": {\"command\": \"%s\"}}",
+             test_server());
+    CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+    snprintf(provider_json, sizeof provider_json,
+             "{\"type\": \"openai\", \"model\": \"m\", \"baseUrl\": \"%s\"}", f.base_url);
+    mcpmux_provider provider = 0;
+    CHECK_STATUS(mcpmux_provider_create(provider_json, &provider), MCPMUX_OK);
+    mcpmux_agent agent = 0;
+    CHECK_STATUS(mcpmux_agent_new(pool, provider, "{\"approvalPolicy\": \"read_only\"}", &agent),
+                 MCPMUX_OK);
+    static approvals_log l;
+    memset(&l, 0, sizeof l);
+    pthread_mutex_init(&l.mu, NULL);
+    CHECK_STATUS(mcpmux_agent_run_wait(agent, "go", NULL, NULL, on_policy_approve, &l, 60000,
+                                       &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"stop\":\"finished\"");
+    mcpmux_string_free(out);
+    pthread_mutex_lock(&l.mu);
+    CHECK(l.count == 1);
+    CHECK_CONTAINS(l.asked[0], "\"toolId\":\"mcp__t__end_streams\"");
+    CHECK_CONTAINS(l.asked[0], "\"reason\":\"not_read_only\"");
+    CHECK_CONTAINS(l.asked[0], "\"destructiveHint\":true");
+    CHECK_CONTAINS(l.asked[0], "\"trusted\":true");
+    pthread_mutex_unlock(&l.mu);
+    mcpmux_agent bad = 0;
+    CHECK_STATUS(mcpmux_agent_new(pool, provider, "{\"approvalPolicy\": \"sometimes\"}", &bad),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_agent_free(agent), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_provider_free(provider), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+    pthread_mutex_destroy(&l.mu);
+    fake_llm_stop(&f);
+}
+
 static void test_default_options(void) {
     /* NULL options: the config file comes from $MCPMUX_CONFIG. */
     char path[320];
@@ -2056,7 +2211,7 @@ static char *call_echo(mcpmux_pool pool, const char *mode) {
     char args[200];
     snprintf(args, sizeof args, "{\"text\": \"hi\", \"mode\": \"%s\"}", mode);
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_call(pool, "c_echo", args, 10000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, "c_echo", args, NULL, 10000, &out), MCPMUX_OK);
     return out;
 }
 
@@ -2146,7 +2301,7 @@ static void test_host_answer_contract(void) {
         out = NULL;
         if (strcmp(kind, "tool_result") == 0) {
             tool.answer = answer;
-            CHECK_STATUS(mcpmux_tools_call(pool, "c_contract", "{}", 10000, &out), MCPMUX_OK);
+            CHECK_STATUS(mcpmux_tools_call(pool, "c_contract", "{}", NULL, 10000, &out), MCPMUX_OK);
             if (refused) {
                 CHECK(atomic_load(&tool.status) == MCPMUX_ERR_INVALID_ARGUMENT);
                 CHECK_CONTAINS(out, "the answer was refused");
@@ -2251,7 +2406,7 @@ static void test_host_tools(void) {
 
     /* Arguments are checked against the schema before the handler runs. */
     int before = atomic_load(&t.calls);
-    CHECK_STATUS(mcpmux_tools_call(pool, "c_echo", "{\"text\": 5}", 10000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, "c_echo", "{\"text\": 5}", NULL, 10000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"isError\":true");
     CHECK_CONTAINS(out, "invalid arguments");
     mcpmux_string_free(out);
@@ -2262,7 +2417,7 @@ static void test_host_tools(void) {
     waiter w;
     waiter_init(&w);
     mcpmux_request_id rid = 0;
-    CHECK_STATUS(mcpmux_tools_call_async(pool, "c_echo", "{\"text\": \"x\", \"mode\": \"never\"}",
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "c_echo", "{\"text\": \"x\", \"mode\": \"never\"}", NULL,
                                          0, NULL, on_complete, &w, &rid),
                  MCPMUX_OK);
     for (int i = 0; i < 500 && atomic_load(&t.never) == 0; i++) {
@@ -2284,7 +2439,7 @@ static void test_host_tools(void) {
     CHECK_STATUS(mcpmux_tools_unregister(pool, "c_echo"), MCPMUX_OK);
     CHECK(wait_for(&t.freed, 2, 5000));
     CHECK_STATUS(mcpmux_tools_unregister(pool, "c_echo"), MCPMUX_ERR_NOT_FOUND);
-    CHECK_STATUS(mcpmux_tools_call(pool, "c_echo", "{\"text\": \"x\"}", 5000, &out),
+    CHECK_STATUS(mcpmux_tools_call(pool, "c_echo", "{\"text\": \"x\"}", NULL, 5000, &out),
                  MCPMUX_ERR_NOT_FOUND);
     CHECK(out == NULL);
     CHECK_STATUS(mcpmux_tools_unregister(pool, NULL), MCPMUX_ERR_NULL_ARGUMENT);
@@ -2337,7 +2492,7 @@ static void test_recipes(void) {
     mcpmux_string_free(out);
     /* The recipe tools are host tools. */
     CHECK_STATUS(mcpmux_tools_call(pool, "widget_display",
-                                   "{\"name\": \"weather_card\", \"params\": {\"city\": \"Oslo\"}}",
+                                   "{\"name\": \"weather_card\", \"params\": {\"city\": \"Oslo\"}}", NULL,
                                    10000, &out),
                  MCPMUX_OK);
     CHECK_CONTAINS(out, "\"isError\":false");
@@ -2682,7 +2837,7 @@ static void test_agent_handles_sampling(void) {
     run_init(&r, "\"once\"");
     CHECK_STATUS(mcpmux_agent_handle_sampling(agent, on_sampling_approve, &r, NULL), MCPMUX_OK);
     char *out = NULL;
-    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__demo__ask", "{}", 20000, &out), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__demo__ask", "{}", NULL, 20000, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "sample=\\\"hi from C\\\"");
     mcpmux_string_free(out);
     CHECK(atomic_load(&p.saw_sampling) == 1);
@@ -2692,7 +2847,7 @@ static void test_agent_handles_sampling(void) {
     r.approval = "\"deny\"";
     atomic_store(&p.turns, 0);
     out = NULL;
-    CHECK(mcpmux_tools_call(pool, "mcp__demo__ask", "{}", 20000, &out) != MCPMUX_OK);
+    CHECK(mcpmux_tools_call(pool, "mcp__demo__ask", "{}", NULL, 20000, &out) != MCPMUX_OK);
     mcpmux_string_free(out);
     CHECK(atomic_load(&p.turns) == 0);
     CHECK(atomic_load(&r.approvals) == 2);
@@ -3179,12 +3334,15 @@ int main(void) {
         {"list_refresh", test_list_refresh},
         {"url_elicitation", test_url_elicitation},
         {"sampling_with_tools", test_sampling_with_tools},
+        {"methods_by_name", test_methods_by_name},
+        {"call_options", test_call_options},
         {"server_killed", test_server_killed},
         {"roots", test_roots},
         {"host_request_misuse", test_host_request_misuse},
         {"server_everything", test_server_everything},
         {"message_too_large", test_message_too_large},
         {"agent_on_a_fresh_config", test_agent_on_a_fresh_config},
+        {"agent_approval_policy", test_agent_approval_policy},
         {"host_tools", test_host_tools},
         {"host_answer_contract", test_host_answer_contract},
         {"recipes", test_recipes},

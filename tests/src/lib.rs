@@ -161,7 +161,7 @@ pub fn time_server_command() -> Option<PathBuf> {
 
 /// How many tools mcpmux-test-server lists before any `add_tool` (`test_server_smoke`
 /// checks it against the server itself).
-pub const TEST_SERVER_TOOLS: usize = 21;
+pub const TEST_SERVER_TOOLS: usize = 24;
 
 /// Path of the `mcpmux-test-server` binary.
 ///

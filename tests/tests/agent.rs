@@ -411,3 +411,101 @@ async fn malformed_model_replies() {
     assert!(r.is_err(), "{r:?}");
     pool.close().await;
 }
+
+/// The approval policy reads a trusted server's annotations (server-filesystem's): by default
+/// a tool that says it destroys is asked about and shown with its title and hints; under the
+/// read-only policy only read-only tools run without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_follow_the_policy_and_the_tools_annotations() {
+    let Some((node, script)) = mcpmux_tests::filesystem_command() else {
+        mcpmux_tests::skip_or_fail("@modelcontextprotocol/server-filesystem");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_string_lossy().into_owned();
+    let file = format!("{root}/note.txt");
+    std::fs::write(&file, "hello").unwrap();
+    for (policy, asked_for) in [
+        (
+            mcpmux::agent::ApprovalPolicy::Trusted,
+            vec![("write_file", "destructive")],
+        ),
+        (
+            mcpmux::agent::ApprovalPolicy::ReadOnly,
+            vec![
+                ("write_file", "not_read_only"),
+                ("create_directory", "not_read_only"),
+            ],
+        ),
+    ] {
+        let pool = pool().await;
+        #[allow(
+            deprecated,
+            reason = "server-filesystem takes its folders from the roots"
+        )]
+        let roots = vec![mcpmux::model::Root::new(format!("file://{root}"))];
+        pool.set_roots(roots).await;
+        let args: Vec<&str> = script
+            .iter()
+            .map(String::as_str)
+            .chain([root.as_str()])
+            .collect();
+        pool.add_server(stdio("files", node.to_str().unwrap(), &args))
+            .await
+            .unwrap();
+        trust(&pool, "files").await;
+        let fake = FakeOpenAi::start(vec![
+            Turn::Tools(vec![
+                (
+                    "mcp__files__write_file".into(),
+                    json!({"path": file, "content": "bye"}),
+                ),
+                (
+                    "mcp__files__create_directory".into(),
+                    json!({"path": format!("{root}/sub")}),
+                ),
+                ("mcp__files__read_text_file".into(), json!({"path": file})),
+            ]),
+            Turn::Text("done".into()),
+        ])
+        .await;
+        let agent = Agent::new(
+            pool.pool.clone(),
+            openai_provider(&fake, 0),
+            AgentOptions {
+                approval_policy: policy,
+                ..Default::default()
+            },
+        );
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        let options = RunOptions {
+            approve: Some(Arc::new(move |req: mcpmux::agent::ApprovalRequest| {
+                seen.lock().unwrap().push(req);
+                Box::pin(async { Approval::AllowOnce })
+            })),
+            ..Default::default()
+        };
+        agent.run("edit the note", options).await.unwrap();
+        let mut asked = asked.lock().unwrap().clone();
+        asked.sort_by(|a, b| b.tool_id.cmp(&a.tool_id));
+        let got: Vec<(String, String)> = asked
+            .iter()
+            .map(|r| (r.tool_id.replace("mcp__files__", ""), r.reason.clone()))
+            .collect();
+        let want: Vec<(String, String)> = asked_for
+            .iter()
+            .map(|(t, r)| (t.to_string(), r.to_string()))
+            .collect();
+        assert_eq!(got, want, "{policy:?}");
+        let write = &asked[0];
+        assert_eq!(write.title.as_deref(), Some("Write File"), "{write:?}");
+        assert_eq!(write.annotations.as_ref().unwrap()["destructiveHint"], true);
+        assert!(write.trusted && write.server_name == "files");
+        assert_eq!(write.arguments["content"], "bye");
+        let json = serde_json::to_value(write).unwrap();
+        assert_eq!(json["reason"], write.reason.as_str());
+        assert_eq!(json["annotations"]["readOnlyHint"], false);
+        pool.close().await;
+    }
+}

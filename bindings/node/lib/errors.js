@@ -42,8 +42,16 @@ const ERROR_CLASSES = new Map(
     shutting_down: 'ShuttingDownError',
     io: 'IoError',
     url_elicitation_required: 'UrlElicitationRequiredError',
+    invalid_result: 'InvalidResultError',
   }).map(([code, name]) => [code, errorClass(name, code)]),
 );
+
+// What is wrong with a tool's result, from the error's data.
+Object.defineProperty(ERROR_CLASSES.get('invalid_result').prototype, 'problems', {
+  get() {
+    return Array.isArray(this.data?.problems) ? this.data.problems : [];
+  },
+});
 
 // The URLs a server asks the user to open, from the error's data.
 Object.defineProperty(ERROR_CLASSES.get('url_elicitation_required').prototype, 'elicitations', {

@@ -27,6 +27,24 @@ const EVENT_NAMES = Object.freeze(native.eventNames());
 const OPEN = Symbol('mcpmux.open');
 const NO_OPTIONS = Object.freeze({});
 
+/** The data options of a call (`validate`, `meta`, `maxTotalMs`) as core's JSON, or
+ * `undefined` when none is given (the common call pays nothing for them). */
+function callSettings({ validate, meta, maxTotalMs }) {
+  if (validate === undefined && meta === undefined && maxTotalMs === undefined) return undefined;
+  if (validate !== undefined && typeof validate !== 'boolean') {
+    throw new InvalidArgumentError(`validate must be a boolean, not ${describe(validate)}`);
+  }
+  if (meta !== undefined && meta !== null) requireObject('meta', meta);
+  if (maxTotalMs !== undefined && !(typeof maxTotalMs === 'number' && maxTotalMs > 0 && Number.isFinite(maxTotalMs))) {
+    throw new InvalidArgumentError(`maxTotalMs must be a positive number, not ${describe(maxTotalMs)}`);
+  }
+  return toJson('options', {
+    validate,
+    meta: meta ?? undefined,
+    maxTotalMs: maxTotalMs === undefined ? undefined : Math.max(1, Math.round(maxTotalMs)),
+  });
+}
+
 /** The `refresh` flag of a list call's options (`undefined`: from the caches). */
 function refreshOf(options) {
   if (options === undefined || options === null) return undefined;
@@ -247,7 +265,7 @@ class Pool extends EventEmitter {
   callTool(toolId, args, options) {
     // Not `async`: the promise of the native call is returned as it is (its rejections are
     // already McpmuxErrors, made by `fromNative`), which saves a wrapper per call.
-    let argsJson, signal, timeoutMs, progress;
+    let argsJson, signal, timeoutMs, progress, settings;
     try {
       requireString('toolId', toolId);
       if (args !== undefined && args !== null) requireObject('args', args);
@@ -255,6 +273,7 @@ class Pool extends EventEmitter {
       else requireObject('options', options);
       let onProgress;
       ({ signal, timeoutMs, onProgress } = options);
+      settings = callSettings(options);
       if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
         throw new InvalidArgumentError(`timeoutMs must be a positive number, not ${describe(timeoutMs)}`);
       }
@@ -283,12 +302,14 @@ class Pool extends EventEmitter {
     const nativePool = this.#native;
     if (signal === undefined) {
       try {
-        return nativePool.callTool(toolId, argsJson, null, timeoutMs, progress);
+        return nativePool.callTool(toolId, argsJson, null, timeoutMs, progress, settings);
       } catch (err) {
         return Promise.reject(fromNative(err));
       }
     }
-    return withSignal(nativePool, signal, (id) => nativePool.callTool(toolId, argsJson, id, timeoutMs, progress));
+    return withSignal(nativePool, signal, (id) =>
+      nativePool.callTool(toolId, argsJson, id, timeoutMs, progress, settings),
+    );
   }
 
   // --- resources ------------------------------------------------------------------------------
@@ -309,6 +330,43 @@ class Pool extends EventEmitter {
     requireString('server', server);
     requireString('uri', uri);
     return callJson(() => this.#native.readResource(server, uri));
+  }
+
+  async complete(server, request) {
+    requireString('server', server);
+    requireObject('request', request);
+    const { prompt, resource, argument, value, context } = request;
+    if ((prompt === undefined) === (resource === undefined)) {
+      throw new InvalidArgumentError('complete() takes one of prompt and resource');
+    }
+    requireString('argument', argument);
+    if (typeof value !== 'string') {
+      throw new InvalidArgumentError(`value must be a string, not ${describe(value)}`);
+    }
+    const ref =
+      prompt !== undefined
+        ? { type: 'ref/prompt', name: requireString('prompt', prompt) }
+        : { type: 'ref/resource', uri: requireString('resource', resource) };
+    const params = { ref, argument: { name: argument, value } };
+    if (context !== undefined && context !== null) {
+      requireObject('context', context);
+      params.context = { arguments: context };
+    }
+    return callJson(() => this.#native.complete(server, toJson('request', params)));
+  }
+
+  async request(server, method, params) {
+    requireString('server', server);
+    requireString('method', method);
+    if (params !== undefined && params !== null) requireObject('params', params);
+    return callJson(() => this.#native.request(server, method, toJson('params', params ?? null)));
+  }
+
+  async notify(server, method, params) {
+    requireString('server', server);
+    requireString('method', method);
+    if (params !== undefined && params !== null) requireObject('params', params);
+    await call(() => this.#native.notify(server, method, toJson('params', params ?? null)));
   }
 
   async subscribeResource(server, uri) {

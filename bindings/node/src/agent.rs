@@ -256,8 +256,8 @@ impl NativeConversation {
                 timeout: timeout_ms
                     .filter(|ms| ms.is_finite() && *ms > 0.0)
                     .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
-                on_progress: None,
                 cancel,
+                ..Default::default()
             };
             let result = conversation.call(&name, arguments, options).await;
             to_json(&result.map_err(core_error)?)

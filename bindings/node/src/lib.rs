@@ -501,8 +501,12 @@ impl NativePool {
     /// `on_progress` gets each progress as JSON. Resolves with the result object; rejects with
     /// what `makeError` made of the error.
     #[napi(
-        ts_args_type = "toolId: string, arguments: string, cancelId?: number | null, timeoutMs?: number | null, onProgress?: ((json: string) => void) | null",
+        ts_args_type = "toolId: string, arguments: string, cancelId?: number | null, timeoutMs?: number | null, onProgress?: ((json: string) => void) | null, options?: string | null",
         ts_return_type = "Promise<any>"
+    )]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one per option of a call, from JS"
     )]
     pub fn call_tool<'e>(
         &self,
@@ -512,6 +516,7 @@ impl NativePool {
         cancel_id: Option<u32>,
         timeout_ms: Option<f64>,
         on_progress: Option<JsonCallback>,
+        options: Option<String>,
     ) -> Result<Unknown<'e>> {
         let port = self
             .port
@@ -531,6 +536,7 @@ impl NativePool {
                 timeout_ms,
                 on_progress,
                 cancel,
+                options.as_deref(),
             )
             .await;
             drop(guard);
@@ -596,6 +602,62 @@ impl NativePool {
                     .await
                     .map_err(core_error)?,
             )
+        })
+    }
+
+    /// Completion values for a prompt's or resource template's argument: `params` is MCP's
+    /// `completion/complete` params as JSON.
+    #[napi]
+    pub fn complete<'e>(
+        &self,
+        env: &'e Env,
+        server: String,
+        params: String,
+    ) -> Result<PromiseRaw<'e, String>> {
+        let pool = self.pool();
+        let params = parse("completion params", &params)?;
+        promise(env, async move {
+            to_json(&pool.complete(&server, params).await.map_err(core_error)?)
+        })
+    }
+
+    /// Sends a request by method name (`params`: a JSON object or `null`); resolves with its
+    /// result as JSON.
+    #[napi]
+    pub fn request<'e>(
+        &self,
+        env: &'e Env,
+        server: String,
+        method: String,
+        params: String,
+    ) -> Result<PromiseRaw<'e, String>> {
+        let pool = self.pool();
+        let params = parse("params", &params)?;
+        promise(env, async move {
+            to_json(
+                &pool
+                    .request(&server, &method, params)
+                    .await
+                    .map_err(core_error)?,
+            )
+        })
+    }
+
+    /// Sends a notification by method name (`params`: a JSON object or `null`).
+    #[napi]
+    pub fn notify<'e>(
+        &self,
+        env: &'e Env,
+        server: String,
+        method: String,
+        params: String,
+    ) -> Result<PromiseRaw<'e, ()>> {
+        let pool = self.pool();
+        let params = parse("params", &params)?;
+        promise(env, async move {
+            pool.notify(&server, &method, params)
+                .await
+                .map_err(core_error)
         })
     }
 
@@ -692,8 +754,11 @@ async fn call_tool(
     timeout_ms: Option<f64>,
     on_progress: Option<JsonCallback>,
     cancel: Option<CancellationToken>,
+    settings: Option<&str>,
 ) -> Result<impl Serialize + Send + 'static> {
     let arguments: serde_json::Value = parse("tool arguments", arguments)?;
+    let settings: Option<mcpmux::CallSettings> =
+        settings.map(|s| parse("call options", s)).transpose()?;
     let timeout = match timeout_ms {
         None => None,
         Some(ms) if ms.is_finite() && ms > 0.0 => Some(Duration::from_secs_f64(ms / 1000.0)),
@@ -711,11 +776,15 @@ async fn call_tool(
             }
         })
     });
-    let options = CallOptions {
+    let mut options = CallOptions {
         timeout,
         on_progress,
         cancel,
+        ..Default::default()
     };
+    if let Some(settings) = settings {
+        settings.apply(&mut options);
+    }
     // Core watches `cancel` for server and host tools alike.
     pool.call_tool(tool_id, arguments, options)
         .await

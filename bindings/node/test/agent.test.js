@@ -195,7 +195,14 @@ test('OpenAI wire format: an untrusted server asks for approval, and a denial re
   });
   assert.equal(result.stop, 'finished');
   assert.equal(result.text, 'I was not allowed.');
-  assert.deepEqual(asked, [{ toolId: 'mcp__t__echo', serverName: 't', arguments: { text: 'secret' } }]);
+  assert.equal(asked.length, 1);
+  const [request] = asked;
+  assert.deepEqual(
+    [request.toolId, request.serverName, request.arguments, request.trusted, request.reason],
+    ['mcp__t__echo', 't', { text: 'secret' }, false, 'untrusted_server'],
+  );
+  assert.equal(request.description, 'Return the given text unchanged');
+  assert.match(request.serverId, /^mcp_/);
   assert.equal(called.length, 0, 'the tool never ran');
   const denial = fake.requests[1].messages.at(-1);
   assert.equal(denial.role, 'tool');
@@ -277,4 +284,45 @@ test('handleSampling routes servers\' sampling to the agent provider, after appr
 
   agent.handleSampling({ approve: () => 'deny' });
   await assert.rejects(pool.callTool('mcp__t__ask', {}), { message: /declined/ });
+});
+
+test('approvals follow the policy and the tools annotations', async (t) => {
+  const pool = await poolWithServer(t);
+  const calls = [
+    ['mcp__t__echo', { text: 'x' }],
+    ['mcp__t__end_streams', {}],
+  ];
+  const asked = [];
+  const approve = (request) => {
+    asked.push(request);
+    return 'once';
+  };
+  // The default policy asks about a trusted server's destructive tool, not its read-only one.
+  let fake = await startFakeOpenAi(t, [{ tools: calls }, { text: 'done' }]);
+  await pool.agent({ type: 'openai', baseUrl: fake.baseUrl, model: 'm' }).run('go', { approve });
+  assert.deepEqual(
+    asked.map((r) => [r.toolId, r.reason]),
+    [['mcp__t__end_streams', 'destructive']],
+  );
+  assert.equal(asked[0].trusted, true);
+  assert.deepEqual(asked[0].annotations, { destructiveHint: true, readOnlyHint: false });
+
+  // Under the read-only policy everything but read-only tools is asked about.
+  asked.length = 0;
+  fake = await startFakeOpenAi(t, [{ tools: [...calls, ['mcp__t__pid', {}]] }, { text: 'done' }]);
+  const agent = pool.agent({ type: 'openai', baseUrl: fake.baseUrl, model: 'm' }, { approvalPolicy: 'read_only' });
+  await agent.run('go', { approve });
+  assert.deepEqual(asked.map((r) => [r.toolId, r.reason]).sort(), [
+    ['mcp__t__end_streams', 'not_read_only'],
+    ['mcp__t__pid', 'not_read_only'],
+  ]);
+});
+
+test("the system prompt carries each server's instructions", async (t) => {
+  const pool = await poolWithServer(t);
+  await pool.connect('t');
+  const fake = await startFakeOpenAi(t, [{ text: 'hello' }]);
+  await pool.agent({ type: 'openai', baseUrl: fake.baseUrl, model: 'm' }, { serverInstructionsChars: 20 }).run('hi');
+  const system = fake.requests[0].messages[0].content;
+  assert.ok(system.includes('## t\nTest server for mcpm [instructions cut]'), system);
 });

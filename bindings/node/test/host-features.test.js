@@ -4,8 +4,8 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Pool, Agent, McpmuxError, UrlElicitationRequiredError, InvalidArgumentError } = require('..');
-const { testOptions, testServerInput, startFakeLlm, waitEvent } = require('./helpers');
+const { Pool, Agent, McpmuxError, UrlElicitationRequiredError, InvalidArgumentError, InvalidResultError } = require('..');
+const { testOptions, testServerInput, everythingStdioInput, startFakeLlm, waitEvent } = require('./helpers');
 
 const ERAS = [
   ['modern', []],
@@ -97,3 +97,60 @@ for (const [era, args] of ERAS) {
     assert.equal(asked.length, 1);
   });
 }
+
+for (const [era, args] of ERAS) {
+  test(`methods without a call go through by name (${era})`, async (t) => {
+    const pool = await open(t);
+    await pool.addServer(testServerInput(era, args));
+    assert.deepEqual(await pool.request(era, 'test/echo', { x: 1 }), { method: 'test/echo', params: { x: 1 } });
+    await assert.rejects(pool.request(era, 'test/nothing'), { code: 'protocol' });
+    await assert.rejects(pool.request(era, ''), InvalidArgumentError);
+    const pong = waitEvent(pool, 'notification');
+    await pool.notify(era, 'test/ping', { y: 2 });
+    const event = await pong;
+    assert.equal(event.method, 'test/pong');
+    assert.deepEqual(event.params, { y: 2 });
+  });
+}
+
+test('prompt arguments complete, the second from the first', async (t) => {
+  const pool = await open(t);
+  await pool.addServer(everythingStdioInput());
+  const prompt = 'completable-prompt';
+  const departments = await pool.complete('everything', { prompt, argument: 'department', value: 'S' });
+  assert.deepEqual(departments.values, ['Sales', 'Support']);
+  const names = await pool.complete('everything', {
+    prompt,
+    argument: 'name',
+    value: '',
+    context: { department: 'Support' },
+  });
+  assert.deepEqual(names.values, ['John', 'Kim', 'Lee']);
+  await assert.rejects(
+    pool.complete('everything', { prompt, resource: 'x', argument: 'name', value: '' }),
+    InvalidArgumentError,
+  );
+});
+
+test('results are checked against the output schema; meta and maxTotalMs', async (t) => {
+  const pool = await open(t);
+  await pool.addServer(testServerInput('t'));
+  await pool.listTools('t');
+  assert.equal((await pool.callTool('mcp__t__structured')).structuredContent.answer, 42);
+  await assert.rejects(pool.callTool('mcp__t__mismatch'), (err) => {
+    assert.ok(err instanceof InvalidResultError, String(err));
+    assert.equal(err.code, 'invalid_result');
+    assert.match(err.problems[0], /^\/answer: /);
+    return true;
+  });
+  const taken = await pool.callTool('mcp__t__mismatch', {}, { validate: false });
+  assert.deepEqual(taken.structuredContent, { answer: 42 });
+  const trace = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const seen = await pool.callTool('mcp__t__meta', {}, { meta: { traceparent: trace } });
+  assert.equal(JSON.parse(text(seen)).traceparent, trace);
+  await assert.rejects(
+    pool.callTool('mcp__t__sleep', { ms: 5000 }, { timeoutMs: 300, maxTotalMs: 600, onProgress: () => {} }),
+    (err) => err.code === 'timeout' && /whole call/.test(err.message),
+  );
+  await assert.rejects(pool.callTool('mcp__t__echo', { text: 'x' }, { maxTotalMs: -1 }), InvalidArgumentError);
+});

@@ -247,9 +247,10 @@ impl NativePool {
     }
 
     /// Calls a tool. `timeout` is in seconds; `on_progress(progress, total, message)` runs on
-    /// the calling event loop's thread. Cancelling the awaitable cancels the call in core,
-    /// which tells the server (`notifications/cancelled`).
-    #[pyo3(signature = (tool_id, arguments, timeout=None, on_progress=None))]
+    /// the calling event loop's thread; `options_json` is core's `CallSettings` (`validate`,
+    /// `meta`, `maxTotalMs`), `None` for none. Cancelling the awaitable cancels the call in
+    /// core, which tells the server (`notifications/cancelled`).
+    #[pyo3(signature = (tool_id, arguments, timeout=None, on_progress=None, options_json=None))]
     fn call_tool<'py>(
         &self,
         py: Python<'py>,
@@ -257,10 +258,14 @@ impl NativePool {
         arguments: &Bound<'py, PyAny>,
         timeout: Option<f64>,
         on_progress: Option<Py<PyAny>>,
+        options_json: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
         let arguments = crate::convert::arguments(arguments)?;
         let timeout = timeout_of(timeout)?;
+        let settings: Option<mcpmux::CallSettings> = options_json
+            .map(|text| from_json("call options", &text))
+            .transpose()?;
         let with_progress = on_progress.is_some();
         let on_progress = match on_progress {
             None => None,
@@ -283,11 +288,14 @@ impl NativePool {
         // Cancelling the awaitable drops this future, and dropping a call in flight is what
         // sends the server `notifications/cancelled`: no cancellation token is needed.
         let call: crate::runtime::BoxFuture = Box::pin(async move {
-            let options = CallOptions {
+            let mut options = CallOptions {
                 timeout,
                 on_progress,
-                cancel: None,
+                ..Default::default()
             };
+            if let Some(settings) = settings {
+                settings.apply(&mut options);
+            }
             let result = pool.call_tool(&tool_id, arguments, options).await;
             // The Python object is built on the loop thread, which holds the GIL already.
             Box::new(move |py: Python<'_>| match result {
@@ -356,6 +364,53 @@ impl NativePool {
         let pool = self.pool()?;
         awaitable(py, async move {
             json_result(pool.read_resource(&server, &uri).await)
+        })
+    }
+
+    /// Completion values for a prompt's or resource template's argument: `params_json` is
+    /// MCP's `completion/complete` params.
+    fn complete<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        params_json: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let params = from_json("completion params", &params_json)?;
+        awaitable(py, async move {
+            json_result(pool.complete(&server, params).await)
+        })
+    }
+
+    /// Sends a request by method name; answers its result as JSON.
+    #[pyo3(signature = (server, method, params_json=None))]
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        method: String,
+        params_json: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let params = params_json.map(|p| from_json("params", &p)).transpose()?;
+        awaitable(py, async move {
+            json_result(pool.request(&server, &method, params).await)
+        })
+    }
+
+    /// Sends a notification by method name.
+    #[pyo3(signature = (server, method, params_json=None))]
+    fn notify<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        method: String,
+        params_json: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let params = params_json.map(|p| from_json("params", &p)).transpose()?;
+        awaitable(py, async move {
+            pool.notify(&server, &method, params).await.map_err(to_py)
         })
     }
 
@@ -818,8 +873,8 @@ impl NativeConversation {
             let _guard = guard;
             let options = CallOptions {
                 timeout,
-                on_progress: None,
                 cancel: Some(cancel),
+                ..Default::default()
             };
             json_result(inner.call(&name, arguments, options).await)
         })

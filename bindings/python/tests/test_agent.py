@@ -394,3 +394,56 @@ async def test_sampling_through_the_agents_provider(tpool: mcpmux.Pool) -> None:
     r = await tpool.call_tool("mcp__t__ask")
     assert 'sample="hi from the agent\'s model"' in r.text
     assert asked[0].tool_id == "sampling/createMessage" and asked[0].server_name == "t"
+
+
+async def test_approvals_follow_the_policy_and_the_tools_annotations(
+    tpool: mcpmux.Pool, fake_llm: Any
+) -> None:
+    await tpool.update_server("t", is_trusted=True)
+    calls = [("mcp__t__echo", {"text": "x"}), ("mcp__t__end_streams", {})]
+    asked: list[mcpmux.ApprovalRequest] = []
+
+    def allow(request: mcpmux.ApprovalRequest) -> str:
+        asked.append(request)
+        return "once"
+
+    # The default policy asks about a trusted server's destructive tool, not its read-only one.
+    llm = fake_llm([calls, "done"])
+    agent = mcpmux.Agent(tpool, {"type": "openai", "model": "m", "base_url": llm.base_url})
+    await agent.run("go", approve=allow)
+    assert [(r.tool_id, r.reason) for r in asked] == [("mcp__t__end_streams", "destructive")]
+    request = asked[0]
+    assert request.trusted and request.annotations == {
+        "destructiveHint": True,
+        "readOnlyHint": False,
+    }
+    assert request.description and request.server_id
+
+    # Under the read-only policy everything but read-only tools is asked about.
+    asked.clear()
+    llm = fake_llm([[*calls, ("mcp__t__pid", {})], "done"])
+    agent = mcpmux.Agent(
+        tpool,
+        {"type": "openai", "model": "m", "base_url": llm.base_url},
+        approval_policy="read_only",
+    )
+    await agent.run("go", approve=allow)
+    assert sorted((r.tool_id, r.reason) for r in asked) == [
+        ("mcp__t__end_streams", "not_read_only"),
+        ("mcp__t__pid", "not_read_only"),
+    ]
+
+
+async def test_the_system_prompt_carries_each_servers_instructions(
+    tpool: mcpmux.Pool, fake_llm: Any
+) -> None:
+    llm = fake_llm(["hello"])
+    agent = mcpmux.Agent(
+        tpool,
+        {"type": "openai", "model": "m", "base_url": llm.base_url},
+        server_instructions_chars=20,
+    )
+    await tpool.connect("t")
+    await agent.run("hi")
+    system = llm.requests[0]["messages"][0]["content"]
+    assert "## t\nTest server for mcpm [instructions cut]" in system, system

@@ -4,6 +4,7 @@ with tools: against the test server, in both protocol eras (2026-07-28 and ``--l
 from __future__ import annotations
 
 import asyncio
+import json
 import pickle
 from typing import Any
 
@@ -102,3 +103,69 @@ async def test_a_host_sampling_handler_declares_tools_only_when_it_says(
     with pytest.raises(mcpmux.Error, match="sampling"):
         await pool.call_tool(f"mcp__{era}__sample_with_tools")
     assert len(asked) == 1
+
+
+@pytest.mark.parametrize(("era", "args"), ERAS)
+async def test_methods_without_a_verb_go_through_by_name(
+    pool: mcpmux.Pool, test_server: str, era: str, args: list[str]
+) -> None:
+    got: list[mcpmux.Event] = []
+    pool.on("notification", got.append)
+    await pool.add_server(era, command=test_server, args=args)
+    answer = await pool.request(era, "test/echo", {"x": 1})
+    assert answer == {"method": "test/echo", "params": {"x": 1}}
+    with pytest.raises(mcpmux.ProtocolError, match="test/nothing"):
+        await pool.request(era, "test/nothing")
+    await pool.notify(era, "test/ping", {"y": 2})
+    for _ in range(250):
+        if got:
+            break
+        await asyncio.sleep(0.02)
+    assert got[0]["method"] == "test/pong" and got[0]["params"] == {"y": 2}
+    assert got[0].server_id
+
+
+async def test_prompt_arguments_complete(pool: mcpmux.Pool, everything_js: str) -> None:
+    await pool.add_server("everything", command="node", args=[everything_js, "stdio"])
+    found = await pool.complete("everything", "department", "S", prompt="completable-prompt")
+    assert isinstance(found, mcpmux.Completion) and found.values == ["Sales", "Support"]
+    names = await pool.complete(
+        "everything",
+        "name",
+        "",
+        prompt="completable-prompt",
+        context={"department": "Marketing"},
+    )
+    assert names.values == ["Grace", "Henry", "Iris"]
+    with pytest.raises(mcpmux.InvalidArgumentError, match="one of prompt= and resource="):
+        await pool.complete("everything", "name", "", prompt="p", resource="r")
+
+
+async def test_results_are_checked_against_the_output_schema(tpool: mcpmux.Pool) -> None:
+    await tpool.list_tools("t")
+    kept = await tpool.call_tool("mcp__t__structured")
+    assert kept.structured_content and kept.structured_content["answer"] == 42
+    with pytest.raises(mcpmux.InvalidResultError) as raised:
+        await tpool.call_tool("mcp__t__mismatch")
+    assert raised.value.code == "invalid_result"
+    assert raised.value.problems[0].startswith("/answer: ")
+    taken = await tpool.call_tool("mcp__t__mismatch", validate=False)
+    assert taken.structured_content == {"answer": 42}
+
+
+async def test_a_callers_meta_reaches_the_server_and_max_total_caps_a_call(
+    tpool: mcpmux.Pool,
+) -> None:
+    trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    seen = await tpool.call_tool("mcp__t__meta", meta={"traceparent": trace})
+    assert json.loads(seen.text)["traceparent"] == trace
+    with pytest.raises(mcpmux.TimeoutError, match="whole call"):
+        await tpool.call_tool(
+            "mcp__t__sleep",
+            {"ms": 5000},
+            timeout=0.3,
+            max_total=0.6,
+            on_progress=lambda p: None,
+        )
+    with pytest.raises(mcpmux.InvalidArgumentError):
+        await tpool.call_tool("mcp__t__echo", {"text": "x"}, max_total=0)

@@ -14,8 +14,8 @@ pub use providers::ollama::{OllamaConfig, OllamaProvider};
 pub use providers::openai::{OpenAiConfig, OpenAiProvider};
 pub use providers::{ChatRequest, Provider, ProviderConfig, TokenFn, ToolChoice, create_provider};
 pub use run::{
-    Agent, AgentOptions, AgentResult, Approval, ApprovalRequest, ApproveFn, Attachment, RunOptions,
-    RunParams, Stop,
+    Agent, AgentOptions, AgentResult, Approval, ApprovalPolicy, ApprovalRequest, ApproveFn,
+    Attachment, RunOptions, RunParams, Stop,
 };
 pub use sampling::{SAMPLING_SUPPORT, sampling_handler};
 pub use textcalls::{ParsedReply, TextToolCall, parse_tool_calls};

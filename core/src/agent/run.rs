@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
@@ -29,13 +30,49 @@ pub enum Approval {
     Deny,
 }
 
-/// What the approval callback is asked about.
-#[derive(Debug, Clone, Serialize)]
+/// What the approval callback is asked about: the call, and what a host shows to decide
+/// (the tool's title, description and annotations, whether its server is trusted, and why the
+/// policy asks).
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequest {
     pub tool_id: String,
     pub server_name: String,
     pub arguments: Value,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub server_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The tool's annotations (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+    /// `openWorldHint`): hints from the server, which an untrusted server may get wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// Whether the user marked the tool's server trusted.
+    pub trusted: bool,
+    /// Why the policy asks: `untrusted_server`, `not_auto_approved` (the server's
+    /// `disabledAutoApproveTools`), `destructive` (the tool says `destructiveHint`),
+    /// `not_read_only` (the `read_only` policy), `always` (the `always` policy), or
+    /// `sampling` for a server's sampling request.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+/// Which tools an agent asks the host about before running them. Annotations are hints from
+/// the server: only a trusted server's are a reason to run a tool without asking.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    /// Ask for tools of untrusted servers, tools in a server's `disabledAutoApproveTools`,
+    /// and tools that say they destroy (`destructiveHint: true`) unless `askDestructive` is
+    /// off.
+    #[default]
+    Trusted,
+    /// Only read-only tools (`readOnlyHint: true`) of trusted servers run without asking.
+    ReadOnly,
+    /// Ask for every server tool.
+    Always,
 }
 
 /// Decides whether a tool that needs approval may run.
@@ -63,6 +100,17 @@ pub struct AgentOptions {
     /// The most of each server's `instructions` the system prompt takes (cut with a marker);
     /// 0 leaves them out.
     pub server_instructions_chars: usize,
+    /// Which tools are asked about before they run.
+    pub approval_policy: ApprovalPolicy,
+    /// Under the `trusted` policy, ask before tools of trusted servers that say they destroy
+    /// (`destructiveHint: true`); `false` lets them run.
+    pub ask_destructive: bool,
+    /// How long a tool call may go without progress, in milliseconds (unset: the server
+    /// record's, else the pool's request timeout).
+    pub tool_timeout_ms: Option<u64>,
+    /// The most a tool call may take in all, in milliseconds, however much progress it
+    /// reports; past it the call is cancelled and the model told.
+    pub tool_max_total_ms: Option<u64>,
 }
 
 impl Default for AgentOptions {
@@ -77,6 +125,10 @@ impl Default for AgentOptions {
             preview_chars: 200,
             context_budget_tokens: 100_000,
             server_instructions_chars: crate::pool::INSTRUCTIONS_CHARS,
+            approval_policy: ApprovalPolicy::Trusted,
+            ask_destructive: true,
+            tool_timeout_ms: None,
+            tool_max_total_ms: None,
         }
     }
 }
@@ -440,17 +492,52 @@ impl Agent {
         }
     }
 
-    /// Whether a tool needs the host's yes: tools of untrusted servers, and tools listed in
-    /// `disabledAutoApproveTools`; discovery and host tools never do. A tool the pool has
-    /// not seen yet is located first, so it cannot slip through unchecked.
-    async fn needs_approval(&self, tool_id: &str) -> Option<String> {
+    /// What to ask the host before a tool runs, when the approval policy wants its yes;
+    /// discovery and host tools never do. A tool the pool has not seen yet is located first,
+    /// so it cannot slip through unchecked.
+    async fn needs_approval(&self, tool_id: &str, arguments: &Value) -> Option<ApprovalRequest> {
         let (server_id, name) = self.pool.locate_tool(tool_id).await.ok()?;
         if server_id == HOST_TOOLS_SERVER {
             return None;
         }
         let record = self.pool.get_server(&server_id).await.ok()?;
-        (!record.is_trusted || record.disabled_auto_approve_tools.contains(&name))
-            .then_some(record.name)
+        let tool = self.pool.tool_info(tool_id).await.ok();
+        let hint = |key: &str| {
+            tool.as_ref()
+                .and_then(|t| t.annotations.as_ref())
+                .and_then(|a| a.get(key))
+                .and_then(Value::as_bool)
+        };
+        let reason = if !record.is_trusted {
+            "untrusted_server"
+        } else if record.disabled_auto_approve_tools.contains(&name) {
+            "not_auto_approved"
+        } else {
+            match self.options.approval_policy {
+                ApprovalPolicy::Always => "always",
+                ApprovalPolicy::ReadOnly if hint("readOnlyHint") != Some(true) => "not_read_only",
+                ApprovalPolicy::Trusted
+                    if self.options.ask_destructive
+                        && hint("destructiveHint") == Some(true)
+                        && hint("readOnlyHint") != Some(true) =>
+                {
+                    "destructive"
+                }
+                _ => return None,
+            }
+        };
+        let tool = tool.unwrap_or_default();
+        Some(ApprovalRequest {
+            tool_id: tool_id.to_string(),
+            server_name: record.name,
+            arguments: arguments.clone(),
+            server_id,
+            title: tool.title,
+            description: tool.description,
+            annotations: tool.annotations,
+            trusted: record.is_trusted,
+            reason: reason.into(),
+        })
     }
 
     async fn dispatch(&self, run: &Run<'_>, id: String, name: String, input: Value) -> Block {
@@ -513,18 +600,11 @@ impl Agent {
                 None => result(format!("no tool result has the id '{wanted}'"), true),
             };
         }
-        if let Some(server_name) = self.needs_approval(name).await
+        if let Some(request) = self.needs_approval(name, &input).await
             && !self.always_allowed.lock().unwrap().contains(name)
         {
             let answer = match &options.approve {
-                Some(approve) => {
-                    approve(ApprovalRequest {
-                        tool_id: name.to_string(),
-                        server_name,
-                        arguments: input.clone(),
-                    })
-                    .await
-                }
+                Some(approve) => approve(request).await,
                 None => Approval::Deny,
             };
             match answer {
@@ -539,6 +619,8 @@ impl Agent {
         }
         let call = CallOptions {
             cancel: Some(cancel.child_token()),
+            timeout: self.options.tool_timeout_ms.map(Duration::from_millis),
+            max_total: self.options.tool_max_total_ms.map(Duration::from_millis),
             ..Default::default()
         };
         match conversation.call(name, input, call).await {

@@ -43,7 +43,10 @@ pub fn sampling_handler(
                 let answer = approve(ApprovalRequest {
                     tool_id: SAMPLING_APPROVAL.into(),
                     server_name: req.server_name.clone(),
+                    server_id: req.server_id.clone(),
                     arguments: params.clone(),
+                    reason: "sampling".into(),
+                    ..Default::default()
                 })
                 .await;
                 if answer == Approval::Deny {

@@ -122,9 +122,7 @@ pub fn redact_url(url: &str) -> String {
 }
 
 /// Per-server time limits; unset fields fall back to the pool's defaults.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeouts {
     /// Connect and handshake, in milliseconds.
@@ -133,17 +131,27 @@ pub struct Timeouts {
     /// Each request, in milliseconds (reset by progress notifications).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_ms: Option<u64>,
+    /// A call of one of the server's tools (by its own name), in milliseconds, instead of
+    /// `requestMs` (reset by progress notifications), e.g. for a slow build or search tool.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tools: std::collections::BTreeMap<String, u64>,
 }
 
 impl Timeouts {
     fn is_unset(&self) -> bool {
-        self.connect_ms.is_none() && self.request_ms.is_none()
+        self.connect_ms.is_none() && self.request_ms.is_none() && self.tools.is_empty()
+    }
+
+    /// The time a call of `tool` may take between progress reports, if the record says.
+    pub(crate) fn tool(&self, tool: &str) -> Option<Duration> {
+        self.tools
+            .get(tool)
+            .copied()
+            .or(self.request_ms)
+            .map(Duration::from_millis)
     }
     pub(crate) fn connect(&self) -> Option<Duration> {
         self.connect_ms.map(Duration::from_millis)
-    }
-    pub(crate) fn request(&self) -> Option<Duration> {
-        self.request_ms.map(Duration::from_millis)
     }
 }
 

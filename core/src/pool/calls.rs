@@ -35,6 +35,45 @@ pub struct CallOptions {
     pub on_progress: Option<ProgressFn>,
     /// Cancelling it cancels the call (the server gets `notifications/cancelled`).
     pub cancel: Option<CancellationToken>,
+    /// Whether a result is checked against the tool's `outputSchema` (unset: it is); one that
+    /// does not match is an `invalid_result` error.
+    pub validate: Option<bool>,
+    /// Keys merged into the request's `_meta` (trace context, keys of the host's own); the
+    /// pool's own keys (progress token, protocol context) win.
+    pub meta: Option<JsonObject>,
+    /// The most the whole call may take, however much progress the server reports (the
+    /// `timeout` starts again with each report); past it the call is cancelled with a
+    /// `timeout` error.
+    pub max_total: Option<Duration>,
+}
+
+/// The part of [`CallOptions`] that is data, as the bindings take it (camelCase JSON, every
+/// field optional, unknown ones refused): `{"validate": false, "meta": {...}, "maxTotalMs":
+/// 60000}`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallSettings {
+    #[serde(default)]
+    pub validate: Option<bool>,
+    #[serde(default)]
+    pub meta: Option<JsonObject>,
+    #[serde(default)]
+    pub max_total_ms: Option<u64>,
+}
+
+impl CallSettings {
+    /// Sets these on `options`.
+    pub fn apply(self, options: &mut CallOptions) {
+        if self.validate.is_some() {
+            options.validate = self.validate;
+        }
+        if self.meta.is_some() {
+            options.meta = self.meta;
+        }
+        if let Some(ms) = self.max_total_ms {
+            options.max_total = Some(Duration::from_millis(ms));
+        }
+    }
 }
 
 /// A server's -32042 error as the error a host acts on; `None` for any other error, and for
@@ -230,11 +269,27 @@ impl Pool {
         };
         let span = tracing::info_span!("mcpmux.call_tool", server = %server_name, tool = %tool);
         let started = self.inner.events.listening().then(Instant::now);
-        let result = self
+        let validate = options.validate != Some(false);
+        let max_total = options.max_total;
+        let call = self
             .inner
-            .call_on(&slot, server_name, &tool, arguments, options)
-            .instrument(span)
-            .await;
+            .call_on(&slot, server_name.clone(), &tool, arguments, options)
+            .instrument(span);
+        let result = match max_total {
+            None => call.await,
+            // Dropping the call cancels it at the server.
+            Some(limit) => match tokio::time::timeout(limit, call).await {
+                Ok(r) => r,
+                Err(_) => Err(Error::Timeout {
+                    what: format!("tool '{tool}' on server '{server_name}' (its whole call)"),
+                    after: limit,
+                }),
+            },
+        };
+        let result = match result {
+            Ok(r) if validate => slot.checked_output(&tool, r),
+            other => other,
+        };
         self.inner.events.emit_with(|| Event::ToolCalled {
             server_id: slot.id.clone(),
             tool_name: tool.clone(),
@@ -260,7 +315,9 @@ impl Pool {
         // Host tools get the same limits as server tools: dropping the handler's
         // future is how the binding learns it was cancelled.
         let cancel = options.cancel.clone().unwrap_or_default();
+        // No progress resets a host tool's time: its cap is the shorter of the two.
         let limit = options.timeout.unwrap_or(self.inner.opts.request_timeout());
+        let limit = options.max_total.map_or(limit, |cap| cap.min(limit));
         let result = tokio::select! {
             r = call => r,
             _ = cancel.cancelled() => Err(Error::Cancelled),
@@ -439,11 +496,17 @@ impl Inner {
         };
         let timeout = options
             .timeout
-            .or(slot.record.read().unwrap().timeouts.request())
+            .or(slot.record.read().unwrap().timeouts.tool(tool))
             .unwrap_or(self.opts.request_timeout());
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(args) = arguments {
             params = params.with_arguments(args);
+        }
+        if let Some(meta) = options.meta {
+            let mine = params.meta.get_or_insert_default();
+            for (k, v) in meta {
+                mine.insert(k, v);
+            }
         }
         let call = ToolCall {
             slot,

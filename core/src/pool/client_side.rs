@@ -455,7 +455,14 @@ impl ClientHandler for ClientSide {
                 server_id: self.shared.server_id.to_string(),
                 elicitation_id: id.to_string(),
             });
+            return;
         }
+        // Anything else is the host's to interpret (an extension's notification).
+        self.shared.events.emit(Event::Notification {
+            server_id: self.shared.server_id.to_string(),
+            method: notification.method,
+            params: notification.params,
+        });
     }
 }
 

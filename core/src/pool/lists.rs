@@ -126,6 +126,8 @@ impl Pool {
                     .index_group(&group, Some(&slot.id), asked_since)
                     .await?;
                 tools.retain(|t| t.server_id == slot.id);
+                // In the order of a listing of every server.
+                tools.sort_by(|a, b| a.id.cmp(&b.id));
                 Ok(tools)
             }
             None => {

@@ -13,7 +13,9 @@ mod lists;
 mod logs;
 mod oauth;
 mod options;
+mod output_schema;
 mod reply;
+mod requests;
 mod search;
 mod server_info;
 mod servers;
@@ -29,7 +31,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-pub use calls::CallOptions;
+pub use calls::{CallOptions, CallSettings};
 pub use client_side::{Progress, ProgressFn};
 pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use listing::Unlisted;

@@ -44,6 +44,34 @@ impl Pool {
         Ok((slot.id.clone(), tool))
     }
 
+    /// One tool by its pool id: what a host shows before it runs (title, description,
+    /// annotations). Located as a call would be (its server listed when the pool does not know
+    /// the id yet).
+    pub async fn tool_info(&self, tool_id: &str) -> Result<ToolInfo> {
+        if self.inner.local.contains(tool_id) {
+            return self
+                .inner
+                .local
+                .list()
+                .into_iter()
+                .find(|t| t.id == tool_id)
+                .ok_or_else(|| crate::error::Error::NotFound {
+                    kind: "tool",
+                    name: tool_id.to_string(),
+                });
+        }
+        let (slot, name) = self.inner.resolve_tool(tool_id).await?;
+        let listed = slot.tools.lock().unwrap().as_ref().map(|c| c.tools.clone());
+        let tools = listed.or_else(|| self.inner.catalog.get(&slot.id, &slot.config_key()));
+        tools
+            .and_then(|list| list.iter().find(|t| t.name() == name).cloned())
+            .map(|t| t.info(tool_id.to_string(), &slot.id, &slot.name()))
+            .ok_or_else(|| crate::error::Error::NotFound {
+                kind: "tool",
+                name: tool_id.to_string(),
+            })
+    }
+
     /// Every tool known without connecting anything: fresh lists of connected servers, and the
     /// catalog's last known lists for the others (made from their current config: a list
     /// made from another config is not known). Disabled servers and tools are left out.

@@ -82,6 +82,8 @@ pub(crate) struct Slot {
     /// What the server said of itself at its last connection (from the catalog until it
     /// connects in this pool).
     about: RwLock<Option<Arc<ServerInfo>>>,
+    /// Its tools' output schemas, compiled once per listing.
+    pub validators: super::output_schema::OutputValidators,
 }
 
 /// A snapshot of one server's connection, as `server_states` reports it, with what the server
@@ -139,6 +141,7 @@ impl Slot {
             removed: AtomicBool::new(false),
             default_log_level: inner.opts.log_level,
             about: RwLock::new(None),
+            validators: Default::default(),
         });
         *slot.about.write().unwrap() = inner.catalog.about(&slot.id);
         slot.shared

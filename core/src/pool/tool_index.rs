@@ -140,6 +140,7 @@ impl Inner {
             connection: conn.generation,
         });
         if previous.is_some_and(|p| p.tools != tools) {
+            slot.validators.clear();
             slot.shared.tools_changed();
         }
         Ok(tools)

@@ -55,6 +55,18 @@ impl StoredTool {
         &self.name
     }
 
+    /// The tool's `outputSchema`, if it declares one.
+    pub fn output_schema(&self) -> Option<serde_json::Value> {
+        #[derive(Deserialize)]
+        struct Output {
+            #[serde(default, rename = "outputSchema")]
+            output_schema: Option<serde_json::Value>,
+        }
+        serde_json::from_str::<Output>(self.json.get())
+            .ok()
+            .and_then(|o| o.output_schema)
+    }
+
     /// The tool under its pool id.
     pub fn info(&self, id: String, server_id: &str, server_name: &str) -> ToolInfo {
         // The text was written by `new` from a valid tool (or checked the same way when read

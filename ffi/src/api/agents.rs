@@ -33,9 +33,16 @@ static AGENTS: Table<AgentEntry> = Table::new(Tag::Agent, "agent");
 /// Makes an agent over an open pool's servers and host tools and a provider.
 /// `options_json` (NULL for the defaults): `{"maxIterations": 10, "instructions": "...",
 /// "maxTokens": n, "temperature": t, "keepRecentTurns": 2, "compressOverChars": 2000,
-/// "previewChars": 200, "contextBudgetTokens": 100000, "serverInstructionsChars": 2000}`
-/// (each server's `instructions` go into the system prompt, cut to that many characters;
-/// every field optional, unknown fields rejected). The agent keeps its own reference to the
+/// "previewChars": 200, "contextBudgetTokens": 100000, "serverInstructionsChars": 2000,
+/// "approvalPolicy": "trusted", "askDestructive": true, "toolTimeoutMs": n, "toolMaxTotalMs":
+/// n}` (each server's `instructions` go
+/// into the system prompt, cut to that many characters; `approvalPolicy` says which tools the
+/// run's approval callback is asked about: "trusted" asks for untrusted servers' tools,
+/// tools in `disabledAutoApproveTools` and tools that say they destroy unless
+/// `askDestructive` is false, "read_only" lets only trusted servers' read-only tools run
+/// unasked, "always" asks for every tool; `toolTimeoutMs` is how long a tool call may go
+/// without progress, `toolMaxTotalMs` the most it may take in all; every field optional,
+/// unknown fields rejected). The agent keeps its own reference to the
 /// provider. Free it with mcpmux_agent_free(); closing the pool ends its runs.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_agent_new(
@@ -187,9 +194,11 @@ fn run_work(
 /// and the transcript so far.
 ///
 /// `on_token` (may be NULL) receives streamed text of the model. `on_approve` (may be NULL)
-/// is asked before a tool of an untrusted server (or one listed in the server's
-/// disabledAutoApproveTools) runs: it receives `{"toolId": ..., "serverName": ...,
-/// "arguments": {...}}` and the answer is given with mcpmux_host_request_respond(request,
+/// is asked before a tool the agent's approval policy names runs (by default: a tool of an
+/// untrusted server, one listed in the server's disabledAutoApproveTools, or one that says
+/// it destroys): it receives `{"toolId": ..., "serverName": ..., "serverId": ...,
+/// "arguments": {...}, "title": ..., "description": ..., "annotations": {...}, "trusted":
+/// true, "reason": "destructive"}` and the answer is given with mcpmux_host_request_respond(request,
 /// "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
 /// denial is told to the model. Without `on_approve` such tools are denied. Both get
 /// `user_data` and are never called once `callback` is due.

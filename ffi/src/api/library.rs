@@ -99,7 +99,8 @@ pub extern "C" fn mcpmux_last_error() -> *mut c_char {
 /// What the last failure on the calling thread carries besides its message, as JSON (free it
 /// with mcpmux_string_free()); NULL when nothing failed yet on this thread or its error
 /// carries nothing more. Errors with data: MCPMUX_ERR_URL_ELICITATION_REQUIRED,
-/// {"elicitations": [{"elicitationId": "...", "url": "https://...", "message": "..."}]}.
+/// {"elicitations": [{"elicitationId": "...", "url": "https://...", "message": "..."}]};
+/// MCPMUX_ERR_INVALID_RESULT, {"problems": ["/path: what is wrong"]}.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpmux_last_error_data() -> *mut c_char {
     catch_unwind(|| {

@@ -15,6 +15,8 @@ pub mod resources;
 
 pub mod prompts;
 
+pub mod requests;
+
 pub mod roots;
 
 pub mod events;

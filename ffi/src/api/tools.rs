@@ -3,7 +3,7 @@
 use std::ffi::{CString, c_char, c_void};
 use std::sync::Arc;
 
-use mcpmux_core::{CallOptions, ListOptions, ProgressFn};
+use mcpmux_core::{CallOptions, CallSettings, ListOptions, ProgressFn};
 
 use crate::bodies::{asynchronous, blocking, work};
 use crate::calls::{Gate, PoolEntry, UserData, Work, pool_entry, run_async, timeout_of};
@@ -84,24 +84,32 @@ pub unsafe extern "C" fn mcpmux_tools_search(
     })
 }
 
+/// What a tool call takes besides the tool: its arguments and options.
+struct CallInput {
+    arguments_json: *const c_char,
+    options_json: *const c_char,
+    timeout_ms: u32,
+}
+
 fn tools_call_work(
     e: &Arc<PoolEntry>,
     tool_id: *const c_char,
-    arguments_json: *const c_char,
-    timeout_ms: u32,
+    input: CallInput,
     on_progress: Option<ProgressFn>,
 ) -> FfiResult<Work> {
     let tool_id = unsafe { str_arg(tool_id, "tool_id") }?.to_owned();
     let arguments: serde_json::Value =
-        match unsafe { opt_str_arg(arguments_json, "arguments_json") }? {
+        match unsafe { opt_str_arg(input.arguments_json, "arguments_json") }? {
             Some(text) => json_arg(text, "arguments_json")?,
             None => serde_json::Value::Null,
         };
-    let options = CallOptions {
-        timeout: timeout_of(timeout_ms),
+    let settings: CallSettings = unsafe { opt_json_arg(input.options_json, "options_json") }?;
+    let mut options = CallOptions {
+        timeout: timeout_of(input.timeout_ms),
         on_progress,
         ..CallOptions::default()
     };
+    settings.apply(&mut options);
     let p = e.pool.clone();
     Ok(work(async move {
         p.call_tool(&tool_id, arguments, options).await
@@ -112,18 +120,27 @@ fn tools_call_work(
 /// object (NULL for none). Answers MCP's CallToolResult: `{"content": [...],
 /// "structuredContent": {...}, "isError": false}`; a result with isError true is still
 /// MCPMUX_OK, a JSON-RPC error from the server is MCPMUX_ERR_TOOL or
-/// MCPMUX_ERR_PROTOCOL. `timeout_ms` (0: the server's or pool's request timeout) restarts
-/// with each progress notification of the server.
+/// MCPMUX_ERR_PROTOCOL, and a result that does not match the tool's outputSchema is
+/// MCPMUX_ERR_INVALID_RESULT. `options_json` (NULL for none): `{"validate": false}` takes
+/// results as they are, `"meta": {...}` adds keys to the request's `_meta` (e.g. a W3C
+/// `traceparent`), `"maxTotalMs": n` caps the whole call. `timeout_ms` (0: the server's or
+/// pool's request timeout) restarts with each progress notification of the server.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_tools_call(
     pool: mcpmux_pool,
     tool_id: *const c_char,
     arguments_json: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
     blocking(pool, 0, out_json, |e| {
-        tools_call_work(e, tool_id, arguments_json, timeout_ms, None)
+        let input = CallInput {
+            arguments_json,
+            options_json,
+            timeout_ms,
+        };
+        tools_call_work(e, tool_id, input, None)
     })
 }
 
@@ -136,6 +153,7 @@ pub unsafe extern "C" fn mcpmux_tools_call_async(
     pool: mcpmux_pool,
     tool_id: *const c_char,
     arguments_json: *const c_char,
+    options_json: *const c_char,
     timeout_ms: u32,
     on_progress: mcpmux_progress_fn,
     callback: mcpmux_completion_fn,
@@ -158,7 +176,12 @@ pub unsafe extern "C" fn mcpmux_tools_call_async(
                 gate.run(|| call_out(|| unsafe { f(user.0, c.as_ptr(), c.as_bytes().len()) }));
             }) as ProgressFn
         });
-        let work = tools_call_work(&entry, tool_id, arguments_json, timeout_ms, progress)?;
+        let input = CallInput {
+            arguments_json,
+            options_json,
+            timeout_ms,
+        };
+        let work = tools_call_work(&entry, tool_id, input, progress)?;
         run_async(
             &entry,
             work,

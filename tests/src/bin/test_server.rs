@@ -29,7 +29,7 @@
 //!   (`ttlMs`, `cacheScope: private`; the `ttlMs` of its resource lists too); `tools_listed`
 //!   says how many lists it answered.
 //!
-//! Tools: `echo {text}`, `add {a, b}`, `sleep {ms}`, `pid`, `spawn_grandchild
+//! Tools: `echo {text}`, `add {a, b}`, `meta` (the request's `_meta`), `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
 //! `test://hello`, `test://info`, template `test://echo/{text}`. Prompt: `greet {name}`.
 //!
@@ -47,9 +47,15 @@
 //! once; prompt `ask` and `test://ask` ask for a name; `test://wait` answers two rounds with
 //! only its state (still working) before its text; `test://ask-forever` never stops asking.
 //!
+//! Annotations: `echo` is read-only, `end_streams` destructive (for approval policies).
+//!
+//! Output schemas: `structured` keeps its promise; `mismatch` and `unstructured` declare one
+//! their results break.
+//!
 //! Host features: `connect_account` answers the error -32042 (a URL elicitation) and then
 //! reports it complete; `sample_with_tools` asks the client's model with a tool, through
-//! sampling in either era.
+//! sampling in either era. Methods of its own: the request `test/echo` answers its method and
+//! params; the notification `test/ping` is answered with the notification `test/pong`.
 
 #![allow(
     deprecated,
@@ -373,7 +379,10 @@ impl TestServer {
 
 #[tool_router]
 impl TestServer {
-    #[tool(description = "Return the given text unchanged")]
+    #[tool(
+        description = "Return the given text unchanged",
+        annotations(read_only_hint = true)
+    )]
     fn echo(&self, Parameters(EchoArgs { text }): Parameters<EchoArgs>) -> String {
         text
     }
@@ -465,6 +474,11 @@ impl TestServer {
         CANCELLED
             .load(std::sync::atomic::Ordering::SeqCst)
             .to_string()
+    }
+
+    #[tool(description = "Return the request's _meta as JSON text (what the client put there)")]
+    fn meta(&self, context: RequestContext<RoleServer>) -> String {
+        serde_json::to_string(&context.meta).unwrap_or_default()
     }
 
     #[tool(description = "Return this server's process id")]
@@ -708,7 +722,10 @@ impl TestServer {
         n.to_string()
     }
 
-    #[tool(description = "End every open subscriptions/listen stream, as a server going away does")]
+    #[tool(
+        description = "End every open subscriptions/listen stream, as a server going away does",
+        annotations(destructive_hint = true, read_only_hint = false)
+    )]
     async fn end_streams(&self) -> String {
         let open = self.changes.streams().await.len();
         self.changes.end_streams.notify_waiters();
@@ -800,6 +817,42 @@ impl TestServer {
             Role::User,
             format!("Hello, {name}!"),
         )]
+    }
+}
+
+/// Tools that declare an output schema their results do not keep: `mismatch` answers
+/// `{"answer": 42}` where the schema wants a string, `unstructured` answers text alone.
+fn broken_promises() -> Vec<Tool> {
+    let object = |v: serde_json::Value| -> Arc<rmcp::model::JsonObject> {
+        Arc::new(serde_json::from_value(v).expect("an object"))
+    };
+    let promise = object(serde_json::json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"]
+    }));
+    let input = object(serde_json::json!({"type": "object", "properties": {}}));
+    ["mismatch", "unstructured"]
+        .into_iter()
+        .map(|name| {
+            Tool::new(
+                name,
+                "Breaks the promise of its output schema",
+                input.clone(),
+            )
+            .with_raw_output_schema(promise.clone())
+        })
+        .collect()
+}
+
+/// The result of a tool of [`broken_promises`].
+fn broken_promise(name: &str) -> Option<CallToolResult> {
+    match name {
+        "mismatch" => Some(CallToolResult::structured(
+            serde_json::json!({"answer": 42}),
+        )),
+        "unstructured" => Some(CallToolResult::success(vec![ContentBlock::text("42")])),
+        _ => None,
     }
 }
 
@@ -945,6 +998,7 @@ impl ServerHandler for TestServer {
             .tools_listed
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut tools = self.tool_router.list_all();
+        tools.extend(broken_promises());
         for name in self.changes.added.lock().unwrap().iter() {
             let schema = serde_json::json!({"type": "object", "properties": {}});
             let schema = serde_json::from_value(schema).expect("an object schema");
@@ -970,6 +1024,9 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        if let Some(result) = broken_promise(&name) {
+            return Ok(result.into());
+        }
         if self.changes.added.lock().unwrap().contains(&name) {
             let text = format!("{name} was added later");
             return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
@@ -1015,6 +1072,38 @@ impl ServerHandler for TestServer {
             .unwrap()
             .retain(|s| *s.id() != id);
         Ok(())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        if request.method != "test/echo" {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("no method {}", request.method),
+                None,
+            ));
+        }
+        Ok(rmcp::model::CustomResult::new(serde_json::json!({
+            "method": request.method,
+            "params": request.params,
+        })))
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        if notification.method == "test/ping" {
+            let pong = rmcp::model::CustomNotification::new("test/pong", notification.params);
+            let _ = context
+                .peer
+                .send_notification(ServerNotification::CustomNotification(pong))
+                .await;
+        }
     }
 
     async fn set_level(

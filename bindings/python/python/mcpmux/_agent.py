@@ -235,6 +235,10 @@ AGENT_OPTIONS = {
     "preview_chars": "previewChars",
     "context_budget_tokens": "contextBudgetTokens",
     "server_instructions_chars": "serverInstructionsChars",
+    "approval_policy": "approvalPolicy",
+    "ask_destructive": "askDestructive",
+    "tool_timeout_ms": "toolTimeoutMs",
+    "tool_max_total_ms": "toolMaxTotalMs",
 }
 
 
@@ -255,7 +259,13 @@ class Agent:
     ``options``: ``max_iterations`` (10), ``instructions``, ``max_tokens``, ``temperature``,
     ``keep_recent_turns``, ``compress_over_chars``, ``preview_chars``,
     ``context_budget_tokens``, ``server_instructions_chars`` (the most of each server's
-    ``instructions`` the system prompt takes, 2000; 0 leaves them out).
+    ``instructions`` the system prompt takes, 2000; 0 leaves them out), ``approval_policy``
+    (which tools ``approve`` is asked about: ``"trusted"``, the default, asks for untrusted
+    servers' tools, tools in ``disabledAutoApproveTools`` and tools that say they destroy;
+    ``"read_only"`` lets only trusted servers' read-only tools run unasked; ``"always"``) and
+    ``ask_destructive`` (``False``: under ``"trusted"``, destructive tools run unasked),
+    ``tool_timeout_ms`` (how long a tool call may go without progress) and
+    ``tool_max_total_ms`` (the most a tool call may take in all).
     """
 
     def __init__(self, pool: Pool, provider: ProviderLike, **options: Any) -> None:

@@ -27,6 +27,7 @@ from .errors import InvalidArgumentError
 from .types import (
     AuthorizationPrompt,
     CallToolResult,
+    Completion,
     DiscoverResult,
     Event,
     GetPromptResult,
@@ -502,13 +503,32 @@ class Pool:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        validate: bool = True,
+        meta: Mapping[str, Any] | None = None,
+        max_total: float | None = None,
     ) -> CallToolResult:
         """Calls a tool by its pool id (see :meth:`list_tools`).
 
         ``timeout`` (seconds) overrides the server's and pool's request timeout; progress
-        notifications reset it. ``on_progress`` gets each :class:`Progress` on this event
-        loop's thread. Cancelling the task cancels the call (the server is notified).
+        notifications reset it. ``max_total`` (seconds) caps the whole call however much
+        progress comes. ``on_progress`` gets each :class:`Progress` on this event loop's
+        thread. A result that does not match the tool's ``outputSchema`` raises
+        :class:`InvalidResultError` unless ``validate=False``. ``meta`` adds keys to the
+        request's ``_meta`` (a W3C ``traceparent``, keys of your own). Cancelling the task
+        cancels the call (the server is notified).
         """
+        options: str | None = None
+        if not validate or meta is not None or max_total is not None:
+            settings: dict[str, Any] = {}
+            if not validate:
+                settings["validate"] = False
+            if meta is not None:
+                settings["meta"] = dict(meta)
+            if max_total is not None:
+                if not max_total > 0:
+                    raise InvalidArgumentError(f"max_total must be positive, not {max_total!r}")
+                settings["maxTotalMs"] = max(1, round(max_total * 1000))
+            options = json.dumps(settings)
         callback: Callable[..., None] | None = None
         if on_progress is not None:
             loop = asyncio.get_running_loop()
@@ -525,7 +545,9 @@ class Pool:
                 args = {}
             elif isinstance(args, Mapping):
                 args = dict(args)
-        result: CallToolResult = await self._native.call_tool(tool_id, args, timeout, callback)
+        result: CallToolResult = await self._native.call_tool(
+            tool_id, args, timeout, callback, options
+        )
         return result
 
     # --- resources ---------------------------------------------------------------------
@@ -548,6 +570,49 @@ class Pool:
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         """Reads one resource of one server."""
         return _one(ReadResourceResult, await self._native.read_resource(server, uri))
+
+    async def complete(
+        self,
+        server: str,
+        argument: str,
+        value: str,
+        *,
+        prompt: str | None = None,
+        resource: str | None = None,
+        context: Mapping[str, str] | None = None,
+    ) -> Completion:
+        """Completion values for ``argument`` of a ``prompt`` (its name) or of a ``resource``
+        template (its URI template), given what was typed so far (``value``) and the
+        arguments already chosen (``context``), as a form autocompletes. A server without
+        completions raises :class:`ProtocolError`."""
+        if (prompt is None) == (resource is None):
+            raise InvalidArgumentError("complete() takes one of prompt= and resource=")
+        ref = (
+            {"type": "ref/prompt", "name": prompt}
+            if prompt is not None
+            else {"type": "ref/resource", "uri": resource}
+        )
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        return _one(Completion, await self._native.complete(server, json.dumps(params)))
+
+    async def request(
+        self, server: str, method: str, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        """Sends the request ``method`` (one mcpmux has no verb for, e.g. an extension's) to
+        one server and returns its result (JSON as Python values). An error the server answers
+        raises :class:`ProtocolError`."""
+        text = json.dumps(dict(params)) if params is not None else None
+        return json.loads(await self._native.request(server, method, text))
+
+    async def notify(
+        self, server: str, method: str, params: Mapping[str, Any] | None = None
+    ) -> None:
+        """Sends the notification ``method`` to one server. Notifications a server sends that
+        mcpmux has no meaning for arrive as ``notification`` events."""
+        text = json.dumps(dict(params)) if params is not None else None
+        await self._native.notify(server, method, text)
 
     async def subscribe_resource(self, server: str, uri: str) -> None:
         """Subscribes to a resource; changes arrive as ``resource:updated`` events.

@@ -20,6 +20,7 @@ __all__ = [
     "ConnectionError",
     "Error",
     "InvalidArgumentError",
+    "InvalidResultError",
     "IoError",
     "MessageTooLargeError",
     "NotFoundError",
@@ -120,6 +121,20 @@ class UrlElicitationRequiredError(Error):
         """The URLs the server asks the user to open."""
         entries = self.data.get("elicitations", []) if isinstance(self.data, dict) else []
         return [UrlElicitation.from_dict(e) for e in entries]
+
+
+class InvalidResultError(Error):
+    """A tool's result does not match the tool's ``outputSchema``: its structured content is
+    missing or does not validate. :attr:`problems` says what is wrong, each led by the JSON
+    pointer of the value at fault; ``call_tool(..., validate=False)`` takes such results."""
+
+    code = "invalid_result"
+
+    @property
+    def problems(self) -> list[str]:
+        """What is wrong, one entry a problem."""
+        found = self.data.get("problems", []) if isinstance(self.data, dict) else []
+        return [str(p) for p in found]
 
 
 class ShuttingDownError(Error):

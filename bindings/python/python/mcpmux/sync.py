@@ -20,6 +20,7 @@ from .errors import InvalidArgumentError, ShuttingDownError
 from .types import (
     AgentResult,
     CallToolResult,
+    Completion,
     DiscoverResult,
     Event,
     GetPromptResult,
@@ -433,10 +434,22 @@ class Pool:
         *,
         timeout: float | None = None,
         on_progress: _pool.ProgressCallback | None = None,
+        validate: bool = True,
+        meta: Mapping[str, Any] | None = None,
+        max_total: float | None = None,
     ) -> CallToolResult:
-        """Calls a tool; ``on_progress`` runs on the background loop's thread."""
+        """Calls a tool (see :meth:`mcpmux.Pool.call_tool`); ``on_progress`` runs on the
+        background loop's thread."""
         return self._call(
-            self._pool.call_tool(tool_id, args, timeout=timeout, on_progress=on_progress)
+            self._pool.call_tool(
+                tool_id,
+                args,
+                timeout=timeout,
+                on_progress=on_progress,
+                validate=validate,
+                meta=meta,
+                max_total=max_total,
+            )
         )
 
     def list_resources(
@@ -456,6 +469,31 @@ class Pool:
     def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         """Reads one resource of one server."""
         return self._call(self._pool.read_resource(server, uri))
+
+    def complete(
+        self,
+        server: str,
+        argument: str,
+        value: str,
+        *,
+        prompt: str | None = None,
+        resource: str | None = None,
+        context: Mapping[str, str] | None = None,
+    ) -> Completion:
+        """See :meth:`mcpmux.Pool.complete`."""
+        return self._call(
+            self._pool.complete(
+                server, argument, value, prompt=prompt, resource=resource, context=context
+            )
+        )
+
+    def request(self, server: str, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """See :meth:`mcpmux.Pool.request`."""
+        return self._call(self._pool.request(server, method, params))
+
+    def notify(self, server: str, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """See :meth:`mcpmux.Pool.notify`."""
+        return self._call(self._pool.notify(server, method, params))
 
     def subscribe_resource(self, server: str, uri: str) -> None:
         """Subscribes to a resource's changes (``resource:updated`` events)."""

@@ -21,6 +21,7 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "ChatUsage",
+    "Completion",
     "ContentBlock",
     "DiscoverResult",
     "Event",
@@ -180,10 +181,13 @@ class ServerConfig(Model):
 
 @dataclass(frozen=True, kw_only=True)
 class Timeouts(Model):
-    """Per-server time limits in milliseconds; ``None`` uses the pool's."""
+    """Per-server time limits in milliseconds; ``None`` uses the pool's. ``tools`` gives
+    some of the server's tools (by their own names) a limit of their own instead of
+    ``request_ms`` (both restart with each progress report)."""
 
     connect_ms: int | None = None
     request_ms: int | None = None
+    tools: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -383,6 +387,7 @@ class Event(Model):
     ``type`` is the event name (``"server:connected"``, ``"connection:state"``,
     ``"servers:changed"``, ``"tool:called"``, ``"tools:changed"``, ``"prompts:changed"``,
     ``"resources:changed"``, ``"resource:updated"``, ``"elicitation:complete"``,
+    ``"notification"`` (one mcpmux has no meaning for: ``method``, ``params``),
     ``"progress"``, ``"log"``, and the rest of ``EVENT_NAMES``); ``data`` holds its other
     fields with snake_case keys.
     """
@@ -401,6 +406,16 @@ class Event(Model):
     def __getitem__(self, key: str) -> Any:
         """A field of ``data``: ``event["tool_id"]``."""
         return self.data[key]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completion(Model):
+    """Completion values for an argument (:meth:`mcpmux.Pool.complete`): at most 100 values,
+    with the ``total`` the server has and whether there are more (``has_more``)."""
+
+    values: list[str] = field(default_factory=list)
+    total: int | None = None
+    has_more: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -427,11 +442,22 @@ class HostRequest(Model):
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRequest(Model):
     """What an agent asks before running a tool that needs approval (or, with
-    ``tool_id == "sampling/createMessage"``, before answering a server's sampling request)."""
+    ``tool_id == "sampling/createMessage"``, before answering a server's sampling request):
+    the call, and what to show the user: the tool's ``title``, ``description`` and
+    ``annotations`` (hints from the server: ``readOnlyHint``, ``destructiveHint``, ...),
+    whether its server is ``trusted``, and the ``reason`` the policy asks
+    (``untrusted_server``, ``not_auto_approved``, ``destructive``, ``not_read_only``,
+    ``always``, ``sampling``)."""
 
     tool_id: str = ""
     server_name: str = ""
     arguments: Any = None
+    server_id: str = ""
+    title: str | None = None
+    description: str | None = None
+    annotations: dict[str, Any] | None = None
+    trusted: bool = False
+    reason: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
