@@ -23,7 +23,8 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 # pip only reaches the registry when a requirement is not yet met.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "maturin>=1.9.4,<2" "pytest>=8" "pytest-asyncio>=0.24" "mypy>=1.10" "ruff==0.17.6"
+    "maturin>=1.9.4,<2" "pytest>=8" "pytest-asyncio>=0.24" "mypy>=1.10" "ruff==0.17.6" \
+    "opentelemetry-api>=1.30"
 
 echo "== ruff check, ruff format --check (every Python file, ruff.toml)"
 # ruff is pinned: its rules and formatting change between releases.

@@ -44,9 +44,9 @@ git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck
 step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "cargo test"
+# One build for every test: the test crate turns on core's `mimalloc` (the bindings'
+# allocator, whose own tests are core's alloc::) and `otel` features for the whole workspace.
 cargo test --workspace
-step "cargo test: the bindings' allocator (core's mimalloc feature)"
-cargo test -p mcpmux --features mimalloc --lib alloc::
 step "MCP conformance suite (tests/conformance)"
 bash scripts/test-conformance.sh
 step "C API (ffi/, include/mcpmux.h, tests/c)"

@@ -17,6 +17,7 @@ mod memory;
 pub mod mirror;
 mod pool;
 pub mod tools;
+mod trace_context;
 pub mod transport;
 pub mod widgets;
 

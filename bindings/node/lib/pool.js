@@ -27,9 +27,33 @@ const EVENT_NAMES = Object.freeze(native.eventNames());
 const OPEN = Symbol('mcpmux.open');
 const NO_OPTIONS = Object.freeze({});
 
-/** The data options of a call (`validate`, `meta`, `maxTotalMs`) as core's JSON, or
- * `undefined` when none is given (the common call pays nothing for them). */
+// OpenTelemetry is optional: with its API installed, tool calls join the current trace.
+let otel;
+try {
+  otel = require('@opentelemetry/api');
+} catch {
+  otel = undefined;
+}
+
+/** The W3C trace context (`traceparent`, `tracestate`) of the active OpenTelemetry span, for
+ * a request's `_meta`; `undefined` outside a trace or without OpenTelemetry. */
+function traceMeta() {
+  const span = otel?.trace.getActiveSpan();
+  if (!span) return undefined;
+  const c = span.spanContext();
+  if (!otel.isSpanContextValid(c)) return undefined;
+  const flags = (c.traceFlags & 0xff).toString(16).padStart(2, '0');
+  const meta = { traceparent: `00-${c.traceId}-${c.spanId}-${flags}` };
+  const state = c.traceState?.serialize();
+  if (state) meta.tracestate = state;
+  return meta;
+}
+
+/** The data options of a call (`validate`, `meta`, `maxTotalMs`, and the active trace) as
+ * core's JSON, or `undefined` when there is none (the common call pays nothing for them). */
 function callSettings({ validate, meta, maxTotalMs }) {
+  const trace = traceMeta();
+  if (trace) meta = { ...trace, ...(meta ?? {}) };
   if (validate === undefined && meta === undefined && maxTotalMs === undefined) return undefined;
   if (validate !== undefined && typeof validate !== 'boolean') {
     throw new InvalidArgumentError(`validate must be a boolean, not ${describe(validate)}`);

@@ -154,3 +154,26 @@ test('results are checked against the output schema; meta and maxTotalMs', async
   );
   await assert.rejects(pool.callTool('mcp__t__echo', { text: 'x' }, { maxTotalMs: -1 }), InvalidArgumentError);
 });
+
+test('a tool call joins the active OpenTelemetry trace', async (t) => {
+  const otel = require('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
+  otel.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  t.after(() => otel.context.disable());
+  const pool = await open(t);
+  await pool.addServer(testServerInput('t'));
+  const span = otel.trace.wrapSpanContext({
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    spanId: '00f067aa0ba902b7',
+    traceFlags: otel.TraceFlags.SAMPLED,
+  });
+  const inTrace = otel.trace.setSpan(otel.context.active(), span);
+  const seen = await otel.context.with(inTrace, () => pool.callTool('mcp__t__meta'));
+  assert.equal(JSON.parse(text(seen)).traceparent, '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+  const mine = await otel.context.with(inTrace, () =>
+    pool.callTool('mcp__t__meta', {}, { meta: { traceparent: '00-ab-cd-00' } }),
+  );
+  assert.equal(JSON.parse(text(mine)).traceparent, '00-ab-cd-00');
+  const outside = await pool.callTool('mcp__t__meta');
+  assert.equal(JSON.parse(text(outside)).traceparent, undefined);
+});

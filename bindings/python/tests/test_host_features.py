@@ -169,3 +169,22 @@ async def test_a_callers_meta_reaches_the_server_and_max_total_caps_a_call(
         )
     with pytest.raises(mcpmux.InvalidArgumentError):
         await tpool.call_tool("mcp__t__echo", {"text": "x"}, max_total=0)
+
+
+async def test_a_tool_call_joins_the_current_opentelemetry_trace(tpool: mcpmux.Pool) -> None:
+    from opentelemetry import trace
+
+    context = trace.SpanContext(
+        trace_id=0x4BF92F3577B34DA6A3CE929D0E0E4736,
+        span_id=0x00F067AA0BA902B7,
+        is_remote=False,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+    )
+    with trace.use_span(trace.NonRecordingSpan(context)):
+        seen = json.loads((await tpool.call_tool("mcp__t__meta")).text)
+        assert seen["traceparent"] == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        # A caller's own keys win.
+        mine = await tpool.call_tool("mcp__t__meta", meta={"traceparent": "00-ab-cd-00"})
+        assert json.loads(mine.text)["traceparent"] == "00-ab-cd-00"
+    outside = json.loads((await tpool.call_tool("mcp__t__meta")).text)
+    assert "traceparent" not in outside

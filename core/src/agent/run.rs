@@ -11,6 +11,7 @@ use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::message::{Block, Image, Message, Role, Usage};
 use super::providers::{ChatRequest, Provider, TokenFn};
@@ -326,7 +327,9 @@ impl Agent {
             }
             compress(&mut transcript, &self.options);
             let request = self.request(&conversation, &transcript, &system, &cancel, &options);
-            let response = match self.provider.chat(request).await {
+            // One span a turn: the model request and the tool calls it asked for.
+            let turn = tracing::info_span!("mcpmux.agent.turn", run = %run_id, iteration);
+            let response = match self.provider.chat(request).instrument(turn.clone()).await {
                 Ok(r) => r,
                 Err(Error::Cancelled) => {
                     return Ok(self.finish(transcript, usage, Stop::Cancelled, iteration));
@@ -357,7 +360,7 @@ impl Agent {
                 options: &options,
                 cancel: &cancel,
             };
-            let results = self.run_tools(&run, uses).await;
+            let results = self.run_tools(&run, uses).instrument(turn).await;
             if cancel.is_cancelled() {
                 return Ok(self.finish(transcript, usage, Stop::Cancelled, iteration));
             }

@@ -341,11 +341,17 @@ impl Pool {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
         let conn = slot.connection(&self.inner).await?;
-        let params = ReadResourceRequestParams::new(uri);
+        let mut params = ReadResourceRequestParams::new(uri);
+        let span = tracing::info_span!("mcpmux.read_resource", server = %slot.name(), %uri);
         let peer = &conn.peer;
-        self.in_rounds(&slot, &conn, "resources/read", params, |p| async move {
-            peer.read_resource_once(p).await.map(Round::from)
-        })
+        async {
+            crate::trace_context::stamp(&mut params.meta);
+            self.in_rounds(&slot, &conn, "resources/read", params, |p| async move {
+                peer.read_resource_once(p).await.map(Round::from)
+            })
+            .await
+        }
+        .instrument(span)
         .await
     }
 
@@ -443,10 +449,16 @@ impl Pool {
         if let Some(args) = arguments {
             params = params.with_arguments(args);
         }
+        let span = tracing::info_span!("mcpmux.get_prompt", server = %slot.name(), prompt = %name);
         let peer = &conn.peer;
-        self.in_rounds(&slot, &conn, "prompts/get", params, |p| async move {
-            peer.get_prompt_once(p).await.map(Round::from)
-        })
+        async {
+            crate::trace_context::stamp(&mut params.meta);
+            self.in_rounds(&slot, &conn, "prompts/get", params, |p| async move {
+                peer.get_prompt_once(p).await.map(Round::from)
+            })
+            .await
+        }
+        .instrument(span)
         .await
     }
 
@@ -508,6 +520,7 @@ impl Inner {
                 mine.insert(k, v);
             }
         }
+        crate::trace_context::stamp(&mut params.meta);
         let call = ToolCall {
             slot,
             conn: &conn,

@@ -8,6 +8,8 @@ use rmcp::model::{
     CustomRequest, JsonObject, ServerResult,
 };
 
+use tracing::Instrument;
+
 use super::Pool;
 use super::calls::service_error;
 use crate::error::{Error, Result};
@@ -19,28 +21,34 @@ impl Pool {
     pub async fn complete(
         &self,
         server: &str,
-        params: CompleteRequestParams,
+        mut params: CompleteRequestParams,
     ) -> Result<CompletionInfo> {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
-        let conn = slot.connection(&self.inner).await?;
-        let offered = conn
-            .peer
-            .peer_info()
-            .is_some_and(|i| i.capabilities.completions.is_some());
-        if !offered {
-            return Err(Error::Protocol {
-                server: slot.name(),
-                message: "completion/complete: the server does not offer completions \
-                          (capability completions)"
-                    .into(),
-            });
+        let span = tracing::info_span!("mcpmux.complete", server = %slot.name());
+        async {
+            crate::trace_context::stamp(&mut params.meta);
+            let conn = slot.connection(&self.inner).await?;
+            let offered = conn
+                .peer
+                .peer_info()
+                .is_some_and(|i| i.capabilities.completions.is_some());
+            if !offered {
+                return Err(Error::Protocol {
+                    server: slot.name(),
+                    message: "completion/complete: the server does not offer completions \
+                              (capability completions)"
+                        .into(),
+                });
+            }
+            let answer = conn.peer.complete(params).await.map_err(|e| {
+                slot.connection_failed(&self.inner, &conn);
+                conn.failure(&slot.name(), "completion/complete", e)
+            })?;
+            Ok(answer.completion)
         }
-        let answer = conn.peer.complete(params).await.map_err(|e| {
-            slot.connection_failed(&self.inner, &conn);
-            conn.failure(&slot.name(), "completion/complete", e)
-        })?;
-        Ok(answer.completion)
+        .instrument(span)
+        .await
     }
 
     /// Sends `method` with `params` to one server and answers its result as JSON: for a
@@ -50,30 +58,37 @@ impl Pool {
         &self,
         server: &str,
         method: &str,
-        params: Option<JsonObject>,
+        mut params: Option<JsonObject>,
     ) -> Result<serde_json::Value> {
         let _flight = self.inner.begin()?;
         check_method(method)?;
         let slot = self.inner.slot(server)?;
-        let conn = slot.connection(&self.inner).await?;
-        let request = CustomRequest::new(method, params.map(serde_json::Value::Object));
-        let answer = conn
-            .peer
-            .send_request(ClientRequest::CustomRequest(request))
-            .await
-            .map_err(|e| {
-                slot.connection_failed(&self.inner, &conn);
-                conn.failure(&slot.name(), method, e)
-            })?;
-        conn.touch();
-        Ok(match answer {
-            ServerResult::CustomResult(r) => r.0,
-            // rmcp reads a result into the first of its types it fits; as JSON it is the same.
-            other => serde_json::to_value(other).map_err(|e| Error::Protocol {
-                server: slot.name(),
-                message: format!("{method}: an unreadable result: {e}"),
-            })?,
-        })
+        let span = tracing::info_span!("mcpmux.request", server = %slot.name(), %method);
+        async {
+            crate::trace_context::stamp_params(&mut params);
+            let conn = slot.connection(&self.inner).await?;
+            let request = CustomRequest::new(method, params.map(serde_json::Value::Object));
+            let answer = conn
+                .peer
+                .send_request(ClientRequest::CustomRequest(request))
+                .await
+                .map_err(|e| {
+                    slot.connection_failed(&self.inner, &conn);
+                    conn.failure(&slot.name(), method, e)
+                })?;
+            conn.touch();
+            Ok(match answer {
+                ServerResult::CustomResult(r) => r.0,
+                // rmcp reads a result into the first of its types it fits; as JSON it is the
+                // same.
+                other => serde_json::to_value(other).map_err(|e| Error::Protocol {
+                    server: slot.name(),
+                    message: format!("{method}: an unreadable result: {e}"),
+                })?,
+            })
+        }
+        .instrument(span)
+        .await
     }
 
     /// Sends the notification `method` with `params` to one server.

@@ -79,6 +79,27 @@ _native._register_result_types(CallToolResult)
 OPTION_NAMES: dict[str, str] = {snake(k): k for k in _DEFAULT_OPTIONS if k != "configPath"}
 
 
+try:  # OpenTelemetry is optional: with its API installed, tool calls join the current trace.
+    from opentelemetry import trace as _otel_trace
+except ImportError:  # pragma: no cover - depends on what the host installed
+    _otel_trace = None  # type: ignore[assignment]
+
+
+def _trace_meta() -> dict[str, str] | None:
+    """The W3C trace context (``traceparent``, ``tracestate``) of the current OpenTelemetry
+    span, for a request's ``_meta``; ``None`` outside a trace or without OpenTelemetry."""
+    if _otel_trace is None:
+        return None
+    span = _otel_trace.get_current_span().get_span_context()
+    if not span.is_valid:
+        return None
+    meta = {"traceparent": f"00-{span.trace_id:032x}-{span.span_id:016x}-{span.trace_flags:02x}"}
+    state = span.trace_state.to_header()
+    if state:
+        meta["tracestate"] = state
+    return meta
+
+
 def _one(cls: type[_M], text: str) -> _M:
     return cls.from_dict(json.loads(text))
 
@@ -514,9 +535,13 @@ class Pool:
         progress comes. ``on_progress`` gets each :class:`Progress` on this event loop's
         thread. A result that does not match the tool's ``outputSchema`` raises
         :class:`InvalidResultError` unless ``validate=False``. ``meta`` adds keys to the
-        request's ``_meta`` (a W3C ``traceparent``, keys of your own). Cancelling the task
-        cancels the call (the server is notified).
+        request's ``_meta`` (keys of your own); with the OpenTelemetry API installed, the
+        current span's W3C ``traceparent`` and ``tracestate`` go there too, so the server's
+        spans join the trace. Cancelling the task cancels the call (the server is notified).
         """
+        trace = _trace_meta()
+        if trace is not None:
+            meta = {**trace, **meta} if meta is not None else trace
         options: str | None = None
         if not validate or meta is not None or max_total is not None:
             settings: dict[str, Any] = {}
