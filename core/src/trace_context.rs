@@ -3,7 +3,8 @@
 //! context of the current `tracing` span is taken through `tracing-opentelemetry` (a host
 //! that exports its spans with that layer gets one trace across mcpmux and its servers);
 //! without the feature, or outside an OpenTelemetry span, nothing is added. Keys a caller
-//! put in the `_meta` itself win.
+//! put in the `_meta` itself win. List requests are not stamped: one fill of a shared list
+//! cache serves every caller waiting on it, so no one caller's trace owns it.
 
 use rmcp::model::RequestMetaObject;
 use serde_json::Value;
