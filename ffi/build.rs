@@ -11,6 +11,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=MCPMUX_UPDATE_HEADER");
+    set_soname();
     let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("ffi/cbindgen.toml is readable");
     config.after_includes = Some(version_macros());
@@ -23,6 +24,27 @@ fn main() {
     if std::env::var_os("MCPMUX_UPDATE_HEADER").is_some_and(|v| v == "1") {
         bindings.write_to_file(crate_dir.join("../include/mcpmux.h"));
     }
+}
+
+/// Names the shared library the way cargo-c does, so programs record a name that only a
+/// compatible release answers to: `libmcpmux.so.0.MINOR` while the version is 0.x (each 0.x
+/// minor release may break the ABI), `libmcpmux.so.MAJOR` from 1.0 on.
+/// `scripts/install-c.sh` installs the file under that name with its two links.
+fn set_soname() {
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    let part = |name: &str| std::env::var(name).expect("cargo sets the package version");
+    let (major, minor) = (
+        part("CARGO_PKG_VERSION_MAJOR"),
+        part("CARGO_PKG_VERSION_MINOR"),
+    );
+    let soname = if major == "0" {
+        format!("libmcpmux.so.0.{minor}")
+    } else {
+        format!("libmcpmux.so.{major}")
+    };
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
 }
 
 /// The version of the header, from the crate's (the workspace's one version): a program can
