@@ -25,8 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # Manifests that state a version and a license of their own; every other crate inherits both
 # from the root workspace (`version.workspace = true`).
 OWN_VERSION = [
-    "bindings/python/Cargo.toml",
-    "bindings/node/Cargo.toml",
     "bindings/node/package.json",
 ]
 # The design documents were numbered 000, 002, 003 where they were kept; issues by number.
