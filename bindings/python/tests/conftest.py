@@ -18,12 +18,27 @@ import pytest
 
 import mcpmux
 
-REPO = Path(__file__).resolve().parents[3]
+# The repository, for the test servers and data files: named by scripts/test-python.sh,
+# which runs a copy of this suite outside the tree against the installed wheel.
+REPO = Path(os.environ.get("MCPMUX_REPO") or Path(__file__).resolve().parents[3])
 DEPS = Path(os.environ.get("MCPMUX_DEPS_DIR", REPO / ".deps"))
 if not DEPS.is_absolute():
     DEPS = REPO / DEPS
 # Set by scripts/test-python.sh, which installs every server: a missing one is then a failure.
 REQUIRE = os.environ.get("MCPMUX_REQUIRE_SERVERS") == "1"
+
+
+def pytest_report_header() -> str:
+    return f"mcpmux {mcpmux.__version__} from {Path(mcpmux.__file__).parent}"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With MCPMUX_TEST_INSTALLED set, the package under test must be the installed one:
+    a suite that imported the source tree would test what no user gets."""
+    if os.environ.get("MCPMUX_TEST_INSTALLED") == "1":
+        where = Path(mcpmux.__file__).resolve()
+        if not where.is_relative_to(Path(sys.prefix).resolve()):
+            pytest.exit(f"mcpmux was imported from {where}, not from the venv {sys.prefix}", 2)
 
 
 def _need(path: Path, how: str) -> str:

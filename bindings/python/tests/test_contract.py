@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import mcpmux
+from conftest import REPO
 from mcpmux import _host, _native
 
-TABLE: list[dict[str, Any]] = json.loads(
-    (Path(__file__).resolve().parents[3] / "tests/contract/host_answers.json").read_text()
-)["cases"]
+TABLE: list[dict[str, Any]] = json.loads((REPO / "tests/contract/host_answers.json").read_text())[
+    "cases"
+]
 
 
 def _id(case: dict[str, Any]) -> str:
