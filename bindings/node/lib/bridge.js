@@ -2,7 +2,7 @@
 // Calling JS from the core: the native side sends `{id, payload}` and waits for
 // `hostReply(id, ok, json)`, or sends `{abort: id}` when it stops waiting (see src/bridge.rs).
 
-const native = require('../native.js');
+const native = require('./addon');
 const { CancelledError, InvalidArgumentError } = require('./errors');
 const { describe, errorMessage, warn } = require('./validate');
 

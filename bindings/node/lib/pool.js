@@ -3,7 +3,7 @@
 
 const { EventEmitter } = require('node:events');
 const path = require('node:path');
-const native = require('../native.js');
+const native = require('./addon');
 const { CancelledError, InvalidArgumentError, fromNative } = require('./errors');
 const { bridge, optionalLimit } = require('./bridge');
 const { Agent } = require('./agent');

@@ -82,6 +82,13 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Handle {
     })
 }
 
+/// The release this addon was built from. The package compares it with its own version when
+/// it loads the addon, so a platform package of another release is refused, not half-used.
+#[napi]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
 /// Every event name core emits (core's `EVENT_NAMES`), so JS never keeps its own copy.
 #[napi]
 pub fn event_names() -> Vec<String> {

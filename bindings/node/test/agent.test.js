@@ -4,7 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Pool, Agent, ConnectionError, InvalidArgumentError } = require('..');
+const { Pool, Agent, ConnectionError, InvalidArgumentError } = require('mcpmux');
 const { testOptions, testServerInput, text } = require('./helpers');
 const { startFakeOpenAi, toolsOffered } = require('./fake-llm');
 

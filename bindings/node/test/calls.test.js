@@ -6,8 +6,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { Pool, CancelledError, TimeoutError, NotFoundError } = require('..');
-const { testOptions, testServerInput, waitEvent, text } = require('./helpers');
+const { Pool, CancelledError, TimeoutError, NotFoundError } = require('mcpmux');
+const { nativeAddon, testOptions, testServerInput, waitEvent, text } = require('./helpers');
 
 async function poolWithServer(t, extra) {
   const pool = await Pool.open(testOptions(t, extra));
@@ -50,7 +50,7 @@ test('listTools and callTool keep every part of a result', async (t) => {
 });
 
 test('errors of the addon carry their code as a property, not in the text', async (t) => {
-  const native = require('../native.js');
+  const native = nativeAddon();
   const plain = (err) => {
     // A JS Error with the code set, whose message is core's message alone.
     assert.ok(err instanceof Error);

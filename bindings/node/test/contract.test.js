@@ -7,9 +7,10 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { Pool } = require('..');
-const native = require('../native.js');
-const { repoRoot, testOptions } = require('./helpers');
+const { Pool } = require('mcpmux');
+const { nativeAddon, repoRoot, testOptions } = require('./helpers');
+
+const native = nativeAddon();
 
 const TABLE = JSON.parse(fs.readFileSync(path.join(repoRoot, 'tests/contract/host_answers.json'), 'utf8')).cases;
 

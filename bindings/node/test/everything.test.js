@@ -3,7 +3,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Pool } = require('..');
+const { Pool } = require('mcpmux');
 const { testOptions, everythingStdioInput, startEverythingHttp, waitEvent, text } = require('./helpers');
 
 async function exercise(pool) {

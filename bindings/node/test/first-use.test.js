@@ -5,7 +5,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Pool, Agent, MessageTooLargeError } = require('..');
+const { Pool, Agent, MessageTooLargeError } = require('mcpmux');
 const { tempConfig, testServerInput, everythingStdioInput, startFakeLlm, text } = require('./helpers');
 
 const SCRIPT = [

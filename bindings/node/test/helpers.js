@@ -6,8 +6,22 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 
-const packageDir = path.resolve(__dirname, '..');
-const repoRoot = path.resolve(packageDir, '..', '..');
+/** The package under test, as the tests' own `require('mcpmux')` finds it: the tarballs
+ * installed in an app (scripts/test-node.sh), or bindings/node itself through its package.json
+ * "exports" (self-reference) when the tests run in the source tree. */
+const packageDir = path.dirname(require.resolve('mcpmux/package.json'));
+/** The repository (test servers, contract tables, sources). The installed tests are copied out
+ * of it, so scripts/test-node.sh says where it is. */
+const repoRoot = process.env.MCPMUX_REPO_ROOT
+  ? path.resolve(process.env.MCPMUX_REPO_ROOT)
+  : path.resolve(__dirname, '..', '..', '..');
+/** Whether the package under test is an installed copy (in node_modules), not the source tree. */
+const installed = packageDir.split(path.sep).includes('node_modules');
+
+/** napi's loader of the package under test, for the tests of the addon's own functions. */
+function nativeAddon() {
+  return require(path.join(packageDir, 'native.js'));
+}
 
 /** The `mcpmux-test-server` binary; built by scripts/test-node.sh. */
 const testServer =
@@ -175,6 +189,8 @@ const text = (result) => result.content.filter((c) => c.type === 'text').map((c)
 module.exports = {
   packageDir,
   repoRoot,
+  installed,
+  nativeAddon,
   testServer,
   everything,
   tempDir,

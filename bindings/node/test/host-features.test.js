@@ -4,7 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Pool, Agent, McpmuxError, UrlElicitationRequiredError, InvalidArgumentError, InvalidResultError } = require('..');
+const { Pool, Agent, McpmuxError, UrlElicitationRequiredError, InvalidArgumentError, InvalidResultError } = require('mcpmux');
 const { testOptions, testServerInput, everythingStdioInput, startFakeLlm, waitEvent } = require('./helpers');
 
 const ERAS = [

@@ -4,7 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 
-const { Pool, EVENT_NAMES, InvalidArgumentError, ShuttingDownError } = require('..');
+const { Pool, EVENT_NAMES, InvalidArgumentError, ShuttingDownError } = require('mcpmux');
 const { testOptions, testServerInput, everythingStdioInput, waitEvent, text } = require('./helpers');
 
 async function openPool(t, extra) {

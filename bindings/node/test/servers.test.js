@@ -4,7 +4,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 
-const mcpmux = require('..');
+const mcpmux = require('mcpmux');
 const { Pool, McpmuxError, InvalidArgumentError, InvalidConfigError, NotFoundError, ShuttingDownError } = mcpmux;
 const { testOptions, testServerInput, tempConfig, waitEvent, testServer } = require('./helpers');
 

@@ -1,5 +1,6 @@
-// The ES module entry has the same types.
-import { Pool, TimeoutError } from 'mcpmux';
+// The ES module entry has the same types (index.d.mts re-exports index.d.ts), and a default
+// export: the CommonJS entry's exports object.
+import { Pool, TimeoutError, version } from 'mcpmux';
 import mcpmux from 'mcpmux';
 
 const pool: Pool = await mcpmux.Pool.open({});
@@ -9,3 +10,5 @@ import { Agent, EVENT_NAMES, type AgentResult } from 'mcpmux';
 const agent = new Agent(pool, { chat: async () => 'hi' });
 const result: AgentResult = await agent.run('x');
 console.log(result.stop, EVENT_NAMES.length);
+const release: string = mcpmux.version;
+console.log(release === version);

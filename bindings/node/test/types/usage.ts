@@ -25,6 +25,7 @@ import {
   type CoreEventName,
   type JsProvider,
   type Recipe,
+  version,
   type Root,
 } from 'mcpmux';
 
@@ -237,3 +238,5 @@ async function hostAndAgent(pool: Pool): Promise<void> {
 
 void main();
 void hostAndAgent;
+const release: string = version;
+console.log(release);
