@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Builds libmcpmux (ffi/) and runs its C tests: the header alone as C11 and C++, the C test
-# program linked dynamically, statically, under AddressSanitizer + UndefinedBehaviorSanitizer,
-# and under valgrind, all against real MCP servers (mcpmux-test-server, server-everything),
-# plus an OAuth round trip (tests/c/oauth_client.c) under the official conformance suite and
-# the example programs built through pkg-config. Ends with one "N passed, N failed" line
-# that sums every run.
+# Runs libmcpmux's C tests against real MCP servers (mcpmux-test-server, server-everything):
+# - against what users install: the release library from scripts/dist.sh c, its tarball
+#   unpacked elsewhere (it must be relocatable), the C test program built through pkg-config
+#   (shared and static) and through CMake find_package (tests/c/CMakeLists.txt), run with
+#   the library found by its SONAME, and the example programs, with no Rust on PATH;
+# - against the debug build of the tree: the header alone as C11 and C++, the test program
+#   under AddressSanitizer + UndefinedBehaviorSanitizer and under valgrind (the debug build
+#   keeps Rust's overflow and debug assertions on), and an OAuth round trip
+#   (tests/c/oauth_client.c) under the official conformance suite.
+# Ends with one "N passed, N failed" line that sums every run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
 
 # --- tools -----------------------------------------------------------------------------
-bash scripts/apt-install.sh gcc g++ valgrind pkg-config
+bash scripts/apt-install.sh gcc g++ valgrind pkg-config cmake
 if ! command -v cargo >/dev/null 2>&1 && [[ -f "$HOME/.cargo/env" ]]; then
     # shellcheck disable=SC1091
     . "$HOME/.cargo/env"
@@ -29,9 +33,31 @@ cargo test --quiet -p mcpmux-ffi
 
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 lib_dir="$target_dir/debug"
+# Programs linked to the debug library ask for it by its SONAME (ffi/build.rs sets one).
+soname="$(readelf -d "$lib_dir/libmcpmux.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+ln -sfn libmcpmux.so "$lib_dir/$soname"
 out="$target_dir/c-tests"
 rm -rf "$out"
 mkdir -p "$out"
+
+echo "== the installed library (scripts/dist.sh c), unpacked away from where it was built"
+dist="${MCPMUX_DIST_DIR:-$root/dist}"
+MCPMUX_DIST_DIR="$dist" bash scripts/dist.sh c
+tarball="$(ls "$dist"/c/libmcpmux-*.tar.gz)"
+mkdir -p "$out/unpacked"
+tar -C "$out/unpacked" -xzf "$tarball"
+prefix="$(echo "$out"/unpacked/libmcpmux-*)"
+# From here on no Rust toolchain: the programs are built from the installed prefix or from
+# the libraries already built above.
+# shellcheck source=scripts/without-rust.sh
+. scripts/without-rust.sh
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+echo "pkg-config mcpmux: $(pkg-config --modversion mcpmux), $(pkg-config --cflags --libs mcpmux)"
+header_version="$(sed -n 's/^#define MCPMUX_VERSION "\(.*\)"$/\1/p' "$prefix/include/mcpmux.h")"
+if [[ "$(pkg-config --modversion mcpmux)" != "$header_version" ]]; then
+    echo "test-c: mcpmux.pc says $(pkg-config --modversion mcpmux), the header $header_version" >&2
+    exit 1
+fi
 
 cflags=(-std=c11 -Wall -Wextra -Werror -g -pthread)
 # What the Rust standard library needs from the system when libmcpmux.a is linked.
@@ -48,11 +74,36 @@ g++ -std=c++11 -Wall -Wextra -Werror -Iinclude "$out/header_check.cpp" \
     -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" -o "$out/header_check_cpp"
 "$out/header_check_cpp"
 
-echo "== compiling the C tests"
+echo "== compiling the C tests against the installed library: pkg-config, CMake"
+# shellcheck disable=SC2046
+gcc "${cflags[@]}" "$test_src" $(pkg-config --cflags --libs mcpmux) -o "$out/test_installed"
+# pkg-config cannot ask for the archive by itself (-lmcpmux finds the .so first): the archive
+# by path, then the system libraries it needs.
+# shellcheck disable=SC2046
+gcc "${cflags[@]}" "$test_src" $(pkg-config --cflags mcpmux) "$prefix/lib/libmcpmux.a" \
+    $(pkg-config --static --libs-only-l mcpmux | sed 's/-lmcpmux//') -o "$out/test_installed_static"
+cmake -S tests/c -B "$out/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Debug >"$out/cmake.log"
+cmake --build "$out/cmake" >>"$out/cmake.log"
+grep -F -- "-- mcpmux " "$out/cmake.log"
+# Each dynamically linked program asks for the library by its SONAME, and finds that file
+# in the prefix (pkg-config's through LD_LIBRARY_PATH, CMake's through its build RPATH).
+for program in "$out/test_installed" "$out/cmake/test_mcpmux"; do
+    needed="$(readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(libmcpmux[^]]*\)\]/\1/p')"
+    found="$(LD_LIBRARY_PATH="$prefix/lib" ldd "$program" | awk -v n="$needed" '$1 == n {print $3}')"
+    if [[ "$needed" != "$soname" || "$found" != "$prefix/lib/$soname" ]]; then
+        echo "test-c: $program needs '${needed:-no libmcpmux}', found at '${found:-nowhere}'" >&2
+        echo "  (expected $soname in $prefix/lib)" >&2
+        exit 1
+    fi
+done
+if readelf -d "$out/cmake/test_mcpmux_static" | grep -q 'NEEDED.*libmcpmux'; then
+    echo "test-c: the CMake static build links libmcpmux.so" >&2
+    exit 1
+fi
+
+echo "== compiling the C tests against the debug build"
 gcc "${cflags[@]}" -Iinclude "$test_src" -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" \
     -o "$out/test_dynamic"
-gcc "${cflags[@]}" -Iinclude "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" \
-    -o "$out/test_static"
 # The Rust side is not instrumented (that needs a nightly compiler), but ASan still checks
 # every C access and every allocation crossing the boundary (malloc/free are intercepted).
 gcc "${cflags[@]}" -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
@@ -109,8 +160,10 @@ run() {
     fi
 }
 
-run dynamic "$out/test_dynamic"
-run static "$out/test_static"
+LD_LIBRARY_PATH="$prefix/lib" run installed-pkg-config "$out/test_installed"
+run installed-pkg-config-static "$out/test_installed_static"
+run installed-cmake "$out/cmake/test_mcpmux"
+run installed-cmake-static "$out/cmake/test_mcpmux_static"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run asan-ubsan "$out/test_asan"
 run valgrind valgrind --quiet --error-exitcode=1 --leak-check=full \
@@ -165,15 +218,7 @@ oauth_round_trip dynamic "$out/oauth_client"
 oauth_round_trip asan-ubsan "$out/oauth_client_asan"
 oauth_round_trip valgrind "$out/oauth_client_valgrind"
 
-echo "== example through pkg-config"
-prefix="$out/prefix"
-mkdir -p "$prefix/lib/pkgconfig" "$prefix/include"
-cp include/mcpmux.h "$prefix/include/"
-# Links, not copies: the two libraries take about 900 MB in a debug build.
-ln -sf "$lib_dir/libmcpmux.so" "$lib_dir/libmcpmux.a" "$prefix/lib/"
-version="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print([p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="mcpmux-ffi"][0])')"
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" ffi/mcpmux.pc.in >"$prefix/lib/pkgconfig/mcpmux.pc"
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+echo "== examples through pkg-config (the installed library)"
 # shellcheck disable=SC2046
 gcc -std=c11 -Wall -Wextra -Werror examples/c/list_tools.c $(pkg-config --cflags --libs mcpmux) \
     -Wl,-rpath,"$prefix/lib" -o "$out/list_tools"

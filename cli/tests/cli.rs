@@ -21,6 +21,25 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The repository's one version, which the wheel, the npm packages and `mcpmux_version()`
+/// also carry (each binding's tests check its own against the workspace's).
+#[test]
+fn version_is_the_workspace_version() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpmux"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml"));
+    let workspace_version = manifest
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .map(|v| v.trim_end_matches('"').to_owned())
+        .expect("the root Cargo.toml states the version");
+    assert_eq!(stdout(&out).trim(), format!("mcpmux {workspace_version}"));
+}
+
 #[test]
 fn demo_runs_with_nothing_installed() {
     let out = Command::new(env!("CARGO_BIN_EXE_mcpmux"))
