@@ -28,8 +28,10 @@ export MCPMUX_REQUIRE_SERVERS=1
 echo "== cargo build (libmcpmux, mcpmux-test-server, mcpmux-fake-llm)"
 cargo build --quiet -p mcpmux-ffi
 cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server --bin mcpmux-fake-llm
-echo "== cargo test -p mcpmux-ffi (unit tests, header drift)"
-cargo test --quiet -p mcpmux-ffi
+if [[ "${MCPMUX_CARGO_TESTED:-}" != 1 ]]; then  # scripts/test.sh's cargo test ran them
+    echo "== cargo test -p mcpmux-ffi (unit tests, header drift)"
+    cargo test --quiet -p mcpmux-ffi
+fi
 
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 lib_dir="$target_dir/debug"
