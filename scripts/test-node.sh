@@ -4,7 +4,8 @@
 # the root package in dist/npm), lints the crate and the JS, type-checks index.d.ts, then
 # installs the two tarballs into a fresh app and runs `node --test` there, with no Rust on
 # PATH, against real MCP servers (the test server binary, server-everything) and the official
-# conformance suite's OAuth-protected mock servers; on Node 20 (this machine's), 18 and 22.
+# conformance suite's OAuth-protected mock servers; on Node 20 (this machine's), 18 and 22,
+# and once more on Node 20 through the ES module entry.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo_root="$(pwd)"
@@ -97,18 +98,24 @@ resolved="$(in_app "${node_bin[20]}" -p "require.resolve('mcpmux')")"
     || { echo "test-node: require('mcpmux') resolves to $resolved, not the app's node_modules" >&2; exit 1; }
 
 # One file at a time: the tests start real servers and child processes on a 2-core machine.
-# The whole suite runs on Node 20 (about 60 s here). On 18 and 22 it would add about 130 s to
-# CI's 45 minutes, so they run what differs between Node versions (about 20 s each): loading
-# and installing the package (package, esm, electron), first use with the agent, and one
-# real-server file (lifecycle: exits, environments torn down, worker_threads). Node 18 also
-# lacks the global `crypto` that server-everything's HTTP mode uses (everything.test.js).
+# The whole suite (about 40 s) runs on Node 20, 18 and 22 through `require('mcpmux')`, then on
+# Node 20 once more through the ES module entry: test/as-esm.mjs, preloaded, makes every
+# file's `require('mcpmux')` return the `import * as mcpmux` namespace (esm.test.mjs compares
+# the two entries itself, so it runs in the first pass only).
 mapfile -t all_tests < <(cd "$app" && ls test/*.test.js test/*.test.mjs)
-node_subset=(test/package.test.js test/esm.test.mjs test/electron.test.js test/first-use.test.js
-    test/lifecycle.test.js)
-for major in 20 18 22; do
-    if [[ "$major" == 20 ]]; then files=("${all_tests[@]}"); else files=("${node_subset[@]}"); fi
-    echo "== node --test on Node $("${node_bin[$major]}" --version) (${#files[@]} files)"
-    started=$SECONDS
-    in_app "${node_bin[$major]}" --test --test-concurrency=1 "${files[@]}"
-    echo "== Node $major: $((SECONDS - started)) s"
-done
+mapfile -t cjs_tests < <(cd "$app" && ls test/*.test.js)
+run_suite() {
+    local major="$1" entry="$2"
+    shift 2
+    echo "== node --test on Node $("${node_bin[$major]}" --version), mcpmux by $entry ($# files)"
+    local started=$SECONDS
+    MCPMUX_TEST_ENTRY="$entry" in_app "${node_bin[$major]}" "$@"
+    echo "== Node $major by $entry: $((SECONDS - started)) s"
+}
+# server-everything's HTTP mode needs Node 19's global `crypto`: on Node 18 the third-party
+# server runs on Node 20 (test/helpers.js), the code under test on Node 18.
+export MCPMUX_SERVER_NODE="${node_bin[20]}"
+run_suite 20 require --test --test-concurrency=1 "${all_tests[@]}"
+run_suite 20 import --import ./test/as-esm.mjs --test --test-concurrency=1 "${cjs_tests[@]}"
+run_suite 18 require --test --test-concurrency=1 "${all_tests[@]}"
+run_suite 22 require --test --test-concurrency=1 "${all_tests[@]}"

@@ -5,7 +5,7 @@
 # then checked as an installer or an auditor would: auditwheel (the platform tag the wheel
 # really meets), abi3audit (only the stable ABI is used), twine --strict (the metadata and
 # README render on PyPI), check-wheel-contents (no stray or duplicate files), and the typing
-# files present (py.typed, the native module's stub).
+# files present (py.typed, the native module's stub), and the sdist self-contained and locked.
 # Run through scripts/dist.sh, which puts maturin and the checkers on PATH.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -54,6 +54,23 @@ done
 sdist_files="$(tar -tzf "$sdist")"
 grep -q '/core/src/lib.rs$' <<<"$sdist_files" || {
     echo "dist python: the sdist lacks the core crate (core/src/lib.rs)" >&2
+    exit 1
+}
+# ...and resolves with the lock file's versions: maturin trims the workspace to the core and
+# the binding, so cargo drops the other members' packages from Cargo.lock; it must add or
+# change none (that would mean a build from the sdist compiles other code than the wheel's).
+sdist_dir="$(mktemp -d)"
+trap 'rm -rf "$sdist_dir"' EXIT
+tar -xzf "$sdist" -C "$sdist_dir"
+sdist_root="$(echo "$sdist_dir"/mcpmux-*)"
+lock_packages() { awk '/^name = /{n=$3} /^version = /{print n, $3}' "$1" | sort -u; }
+lock_packages "$sdist_root/Cargo.lock" >"$sdist_dir/shipped"
+cargo metadata --quiet --offline --format-version 1 \
+    --manifest-path "$sdist_root/bindings/python/Cargo.toml" >/dev/null
+changed="$(comm -13 "$sdist_dir/shipped" <(lock_packages "$sdist_root/Cargo.lock"))"
+[[ -z "$changed" ]] || {
+    echo "dist python: the sdist does not build with its Cargo.lock; cargo would add:" >&2
+    echo "$changed" >&2
     exit 1
 }
 echo "dist python: $(basename "$wheel"), $(basename "$sdist")"

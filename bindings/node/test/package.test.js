@@ -36,6 +36,12 @@ test('the package, its export and its addon are the same release', () => {
   assert.equal(nativeAddon().version(), pkg.version, 'the addon was built from another release');
 });
 
+test('the suite runs through the entry it says (MCPMUX_TEST_ENTRY=import: index.mjs)', () => {
+  // scripts/test-node.sh runs every file once more with test/as-esm.mjs preloaded.
+  const viaImport = process.env.MCPMUX_TEST_ENTRY === 'import';
+  assert.equal(Object.prototype.toString.call(mcpmux) === '[object Module]', viaImport);
+});
+
 test('installed: JS and types in mcpmux, the addon only in its platform package', { skip: !installed && 'runs on the installed tarballs (scripts/test-node.sh)' }, () => {
   assert.deepEqual(pkg.optionalDependencies, { [PLATFORM_PACKAGE]: pkg.version });
   const files = filesUnder(packageDir);
