@@ -53,8 +53,9 @@ bash scripts/dist.sh python
 echo "== a fresh venv, the wheel installed from dist/python only"
 venv="$repo_root/.deps/py-installed-venv"
 python3 -m venv --clear "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index \
-    --find-links "$dist/python" mcpmux
+# PIP_FIND_LINKS (this machine's wheel cache) is left out: dist/python is the only source.
+env -u PIP_FIND_LINKS "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-index --find-links "$dist/python" mcpmux
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${test_requirements[@]}"
 
 # From here on no Rust toolchain: what is tested is what was installed.
