@@ -74,11 +74,16 @@ fn parse_object(text: Option<&str>, what: &str) -> Result<serde_json::Value> {
 }
 
 async fn open(cli: &Cli) -> Result<Pool> {
+    let defaults = PoolOptions::default();
     let options = PoolOptions {
         config_path: cli.config.clone(),
         project_path: cli.project.clone(),
-        health_check_interval_ms: 0,
-        ..PoolOptions::default()
+        // A one-shot command needs no health checks; a server keeps its fleet healthy.
+        health_check_interval_ms: match cli.command {
+            Command::Serve(_) => defaults.health_check_interval_ms,
+            _ => 0,
+        },
+        ..defaults
     };
     Ok(Pool::open(options).await?)
 }
@@ -288,6 +293,7 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
             Ok(())
         }
         Command::Chat(args) => crate::chat::run(args, pool, json).await,
+        Command::Serve(args) => crate::serve::run(args, pool).await,
         Command::Demo | Command::DemoServer => unreachable!("handled before the pool opens"),
     }
 }

@@ -4,6 +4,7 @@ mod chat;
 mod commands;
 mod demo;
 mod demo_server;
+mod serve;
 mod spinner;
 
 use std::path::PathBuf;
@@ -105,6 +106,8 @@ enum Command {
     /// Ask an LLM agent that uses the servers' tools; the answer streams to stdout, tool
     /// calls show on stderr. Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
     Chat(chat::ChatArgs),
+    /// Serve every server as one MCP server (tools `server__tool`), over stdio or HTTP.
+    Serve(serve::ServeArgs),
     /// Start the built-in demo server in a temporary config, list and call its tools.
     Demo,
     /// Serve the built-in demo MCP server over stdio.

@@ -16,6 +16,7 @@ pub mod host;
 mod memory;
 pub mod mirror;
 mod pool;
+pub mod serve;
 pub mod tools;
 mod trace_context;
 pub mod transport;

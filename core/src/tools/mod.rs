@@ -103,23 +103,23 @@ pub(crate) fn stable_hash(s: &str) -> u64 {
     h
 }
 
-/// Cuts an over-long id and appends a hash of the whole, so distinct long ids stay distinct.
-fn fit(id: String) -> String {
-    if id.len() <= MAX_TOOL_ID_LEN {
+/// Cuts an over-long id to `max` and appends a hash of the whole, so distinct long ids stay
+/// distinct.
+fn fit(id: String, max: usize) -> String {
+    if id.len() <= max {
         return id;
     }
     let suffix = format!("_{:08x}", stable_hash(&id) as u32);
     // Sanitized ids are ASCII, so any byte index is a char boundary.
-    format!("{}{suffix}", &id[..MAX_TOOL_ID_LEN - suffix.len()])
+    format!("{}{suffix}", &id[..max - suffix.len()])
 }
 
 /// The id a tool gets when nothing conflicts with it.
 pub fn tool_id(server_name: &str, tool_name: &str) -> String {
-    fit(format!(
-        "{}{}",
-        server_prefix(server_name),
-        sanitize(tool_name)
-    ))
+    fit(
+        format!("{}{}", server_prefix(server_name), sanitize(tool_name)),
+        MAX_TOOL_ID_LEN,
+    )
 }
 
 /// Assigns ids to `(server_id, server_name, tool_name)` entries, in order. An entry whose plain
@@ -129,18 +129,28 @@ pub fn tool_id(server_name: &str, tool_name: &str) -> String {
 pub(crate) fn assign_ids<'a>(
     entries: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
 ) -> Vec<String> {
+    assign_names(entries, "mcp__", MAX_TOOL_ID_LEN)
+}
+
+/// [`assign_ids`] with another lead than `mcp__` and another length limit: the names
+/// `lead{server}__{tool}`, each at most `max` bytes (at least 16).
+pub(crate) fn assign_names<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    lead: &str,
+    max: usize,
+) -> Vec<String> {
     let mut taken = HashSet::new();
     let mut out = Vec::new();
     for (server_id, server_name, tool_name) in entries {
         // Sanitized ids are ASCII, so byte truncation below is safe.
-        let base = format!("{}{}", server_prefix(server_name), sanitize(tool_name));
-        let mut id = fit(base.clone());
+        let base = format!("{lead}{}__{}", sanitize(server_name), sanitize(tool_name));
+        let mut id = fit(base.clone(), max);
         let mut salt = 0u32;
         while taken.contains(&id) {
             let key = format!("{server_id}/{tool_name}/{salt}");
             let tag = format!("_{:06x}", stable_hash(&key) & 0xff_ffff);
             let mut stem = base.clone();
-            stem.truncate(MAX_TOOL_ID_LEN - tag.len());
+            stem.truncate(max - tag.len());
             id = format!("{stem}{tag}");
             salt += 1;
         }

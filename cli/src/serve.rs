@@ -1,0 +1,100 @@
+//! `mcpmux serve`: the pool's servers as one MCP server, over stdio (for a client that starts
+//! it, like Claude Desktop) or Streamable HTTP (for clients that connect, like browser UIs).
+
+use std::net::SocketAddr;
+
+use clap::Args;
+use mcpmux::Pool;
+use mcpmux::serve::{HttpAuth, HttpOptions, ServeOptions};
+
+use crate::commands::{CliError, Result};
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("front").required(true).args(["stdio", "http"])))]
+pub struct ServeArgs {
+    /// Serve one client over this process's stdin and stdout.
+    #[arg(long)]
+    stdio: bool,
+    /// Serve Streamable HTTP at ADDR (e.g. 127.0.0.1:8808; port 0 picks a free one); the URL
+    /// goes to stdout, the token to stderr.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// The bearer token HTTP clients must send (default: a new random one, printed).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "http",
+        conflicts_with = "no_auth",
+        env = "MCPMUX_SERVE_TOKEN"
+    )]
+    token: Option<String>,
+    /// Serve HTTP without a token: anyone who can reach the address may use every server.
+    #[arg(long, requires = "http")]
+    no_auth: bool,
+    /// A browser origin allowed to call (repeat for several); others are refused.
+    #[arg(long = "cors", value_name = "ORIGIN", requires = "http")]
+    origins: Vec<String>,
+    /// Characters your client puts before each tool name (Claude Code: 13 for
+    /// `mcp__mcpmux__`); names are cut so the whole stays within 64.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    name_budget: usize,
+}
+
+pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
+    let serve = ServeOptions {
+        name_budget: args.name_budget,
+        ..ServeOptions::default()
+    };
+    let Some(addr) = args.http else {
+        return Ok(pool.serve_stdio(serve).await?);
+    };
+    if !addr.ip().is_loopback() && args.no_auth {
+        return Err(CliError::usage(format!(
+            "--no-auth on {addr} would let anyone on the network use every server: \
+             bind 127.0.0.1, or keep the token"
+        )));
+    }
+    let auth = match (&args.token, args.no_auth) {
+        (Some(token), _) if token.trim().is_empty() => {
+            return Err(CliError::usage("--token is empty"));
+        }
+        (Some(token), _) => HttpAuth::Bearer(token.clone()),
+        (None, true) => HttpAuth::None,
+        (None, false) => HttpAuth::generate(),
+    };
+    let generated = args.token.is_none() && !args.no_auth;
+    let options = HttpOptions {
+        addr,
+        auth,
+        allowed_origins: args.origins.clone(),
+        allowed_hosts: Vec::new(),
+    };
+    let server = pool.serve_http(serve, options).await?;
+    // The URL alone on stdout, so that a script (or a test) can read it; port 0 then has no
+    // race between choosing a port and listening on it.
+    println!("{}", server.url());
+    match server.token() {
+        Some(token) if generated => eprintln!(
+            "mcpmux serve: clients send `Authorization: Bearer {token}` \
+             (set it with --token or MCPMUX_SERVE_TOKEN)"
+        ),
+        Some(_) => eprintln!("mcpmux serve: clients send the token given"),
+        None => eprintln!("mcpmux serve: no token (--no-auth)"),
+    }
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminated() => {}
+    }
+    server.stop().await;
+    Ok(())
+}
+
+/// SIGTERM, as a supervisor or a test stops a server.
+async fn terminated() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut s) => {
+            s.recv().await;
+        }
+        Err(_) => std::future::pending().await,
+    }
+}

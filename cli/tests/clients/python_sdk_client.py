@@ -1,0 +1,102 @@
+"""A user of `mcpmux serve` on the Python SDK 2.3 client: lists and calls tools of three
+upstream servers, reads a resource, gets a prompt, completes an argument, and follows a
+call's progress; every check fails the script with what it saw.
+
+    python_sdk_client.py stdio MCPMUX_BINARY CONFIG
+    python_sdk_client.py http URL TOKEN
+"""
+
+import asyncio
+import sys
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import httpx2
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+@asynccontextmanager
+async def session(argv: list[str]) -> AsyncIterator[ClientSession]:
+    mode = argv[0]
+    if mode == "stdio":
+        binary, config = argv[1], argv[2]
+        params = StdioServerParameters(command=binary, args=["--config", config, "serve", "--stdio"])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                yield s
+    elif mode == "http":
+        url, token = argv[1], argv[2]
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            async with streamable_http_client(url, http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as s:
+                    yield s
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def check(condition: bool, what: str, seen: Any) -> None:
+    if not condition:
+        raise SystemExit(f"FAILED: {what}; saw {seen!r}")
+
+
+async def main(argv: list[str]) -> None:
+    async with session(argv) as s:
+        init = await s.initialize()
+        check(init.server_info.name == "mcpmux", "serverInfo.name is mcpmux", init.server_info)
+
+        names = [t.name for t in (await s.list_tools()).tools]
+        for expected in ["demo__echo", "demo__countdown", "everything__echo", "everything__get-sum", "py__say"]:
+            check(expected in names, f"tool {expected} listed", names)
+        check(not any(n.startswith("broken__") for n in names), "the broken server drops out", names)
+        check(all(len(n) <= 64 for n in names), "names within 64 characters", names)
+
+        echoed = await s.call_tool("demo__echo", {"text": "through mcpmux"})
+        check(text_of(echoed) == "through mcpmux", "demo__echo answers", echoed)
+        summed = await s.call_tool("everything__get-sum", {"a": 2, "b": 3})
+        check("5" in text_of(summed), "everything__get-sum answers", summed)
+        said = await s.call_tool("py__say", {"message": "hi"})
+        check(not said.is_error, "py__say answers", said)
+
+        progress: list[float] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append(value)
+
+        done = await s.call_tool("demo__countdown", {"steps": 3}, progress_callback=on_progress)
+        check(text_of(done) == "liftoff", "demo__countdown answers", done)
+        check(progress == [1.0, 2.0, 3.0], "progress arrives in order", progress)
+
+        unknown = None
+        try:
+            await s.call_tool("nope__nothing", {})
+        except Exception as e:  # the SDK raises the JSON-RPC error
+            unknown = str(e)
+        check(unknown is not None and "tools/list" in unknown, "an unknown tool names tools/list", unknown)
+
+        resources = (await s.list_resources()).resources
+        uris = [str(r.uri) for r in resources]
+        check("mcpmux:demo/demo://readme" in uris, "demo's resource is listed, wrapped", uris)
+        read = await s.read_resource("mcpmux:demo/demo://readme")
+        check("demo server" in read.contents[0].text, "the resource reads", read)
+        check(str(read.contents[0].uri) == "mcpmux:demo/demo://readme", "contents name the wrapped URI", read)
+
+        prompts = [p.name for p in (await s.list_prompts()).prompts]
+        check("demo__greet" in prompts, "demo's prompt is listed", prompts)
+        got = await s.get_prompt("demo__greet", {"name": "Ada"})
+        check("Ada" in got.messages[0].content.text, "the prompt is filled", got)
+
+        from mcp.types import PromptReference
+
+        completion = await s.complete(PromptReference(type="ref/prompt", name="demo__greet"), {"name": "name", "value": "Gr"})
+        check(completion.completion.values == ["Grace"], "the prompt argument completes", completion)
+    print("python sdk client: ok")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))

@@ -1,0 +1,460 @@
+//! `mcpmux serve`: a fleet of real servers (the built-in demo server, server-everything, a
+//! Python SDK 2.3 `MCPServer`, the test server, and one that cannot start) as one MCP server,
+//! driven by real clients: the Python SDK 2.3 client over stdio and HTTP, and mcpmux's own
+//! pool (a 2026-07-28 client) over HTTP. Configs start empty and are filled with `mcpmux
+//! servers add`, as a user would.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcpmux::{CallOptions, Pool, PoolOptions, ServerConfig, ServerInput};
+use mcpmux_tests::{
+    ChildGuard, deps_dir, everything_command, python_sdk_server_command, test_server_bin,
+};
+use serde_json::json;
+
+const MCPMUX: &str = env!("CARGO_BIN_EXE_mcpmux");
+
+fn mcpmux(config: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(MCPMUX)
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .env_remove("MCPMUX_CONFIG")
+        .output()
+        .expect("run mcpmux")
+}
+
+fn add_stdio(config: &Path, name: &str, command: &Path, args: &[String]) {
+    let mut argv = vec![
+        "servers".to_string(),
+        "add".into(),
+        name.into(),
+        "--command".into(),
+        command.to_string_lossy().into_owned(),
+    ];
+    for a in args {
+        argv.push(format!("--arg={a}"));
+    }
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let out = mcpmux(config, &argv);
+    assert!(
+        out.status.success(),
+        "servers add {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A config in a fresh folder with the fleet: `demo`, `test`, `broken`, and `everything` and
+/// `py` when `third_party` (None when those are not installed and may be skipped).
+fn fleet(third_party: bool) -> Option<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    add_stdio(&config, "demo", Path::new(MCPMUX), &["demo-server".into()]);
+    add_stdio(&config, "test", &test_server_bin(), &[]);
+    add_stdio(&config, "broken", Path::new("/nonexistent/mcp-server"), &[]);
+    if third_party {
+        let Some((node, args)) = everything_command() else {
+            mcpmux_tests::skip_or_fail("server-everything");
+            return None;
+        };
+        let mut args = args;
+        args.push("stdio".into());
+        add_stdio(&config, "everything", &node, &args);
+        let Some((python, args)) = python_sdk_server_command() else {
+            mcpmux_tests::skip_or_fail(
+                "the Python SDK server (tests/servers/python_sdk_server.py)",
+            );
+            return None;
+        };
+        add_stdio(&config, "py", &python, &args);
+    }
+    Some((dir, config))
+}
+
+/// `mcpmux serve --http 127.0.0.1:0` with `extra` flags; its URL (read from stdout).
+fn serve_http(config: &Path, extra: &[&str]) -> (ChildGuard, String) {
+    let mut command = Command::new(MCPMUX);
+    command
+        .arg("--config")
+        .arg(config)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .env_remove("MCPMUX_CONFIG")
+        .env_remove("MCPMUX_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut server = ChildGuard::spawn(&mut command).expect("start mcpmux serve");
+    let mut url = String::new();
+    BufReader::new(server.child_mut().stdout.take().unwrap())
+        .read_line(&mut url)
+        .expect("read the URL mcpmux serve prints");
+    assert!(url.starts_with("http://127.0.0.1:"), "{url:?}");
+    (server, url.trim().to_string())
+}
+
+fn python_client() -> Option<PathBuf> {
+    let python = deps_dir().join("venv/bin/python");
+    if python.is_file() {
+        Some(python)
+    } else {
+        mcpmux_tests::skip_or_fail("the Python SDK venv (.deps/venv)");
+        None
+    }
+}
+
+fn run_python_client(python: &Path, args: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_sdk_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run the Python SDK client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("python sdk client: ok"),
+        "{args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_python_sdk_client_uses_the_fleet_over_stdio() {
+    let Some(python) = python_client() else {
+        return;
+    };
+    let Some((_dir, config)) = fleet(true) else {
+        return;
+    };
+    run_python_client(&python, &["stdio", MCPMUX, config.to_str().unwrap()]);
+}
+
+#[test]
+fn the_python_sdk_client_uses_the_fleet_over_http() {
+    let Some(python) = python_client() else {
+        return;
+    };
+    let Some((_dir, config)) = fleet(true) else {
+        return;
+    };
+    let (_server, url) = serve_http(&config, &["--token", "sesame"]);
+    run_python_client(&python, &["http", &url, "sesame"]);
+}
+
+/// A pool of mcpmux's own, in a config of its own, with the served fleet as its one remote
+/// server `fleet` (the token in its headers).
+async fn client_pool(dir: &Path, url: &str, token: &str) -> Pool {
+    let pool = Pool::open(PoolOptions {
+        config_path: Some(dir.join("client.json")),
+        health_check_interval_ms: 0,
+        ..PoolOptions::default()
+    })
+    .await
+    .unwrap();
+    let config: ServerConfig = serde_json::from_value(json!({
+        "url": url,
+        "headers": {"Authorization": format!("Bearer {token}")},
+    }))
+    .unwrap();
+    pool.add_server(ServerInput {
+        name: "fleet".into(),
+        config,
+        ..ServerInput::default()
+    })
+    .await
+    .unwrap();
+    pool
+}
+
+fn text(result: &mcpmux::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let tools = pool.list_tools(Some("fleet")).await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["demo__echo", "test__echo", "test__pid"] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let info = pool.server_info("fleet").unwrap().unwrap();
+    assert_eq!(info.protocol_version, "2026-07-28");
+    let echoed = pool
+        .call_tool(
+            "mcp__fleet__test__echo",
+            json!({"text": "hi"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "hi");
+
+    // Once the servers are known, a client is told each one's instructions under its name.
+    let sub = dir.path().join("second");
+    std::fs::create_dir(&sub).unwrap();
+    let second = client_pool(&sub, &url, "t0ken").await;
+    second.connect("fleet").await.unwrap();
+    let instructions = second
+        .server_info("fleet")
+        .unwrap()
+        .and_then(|i| i.instructions)
+        .unwrap_or_default();
+    assert!(
+        instructions.contains("## test\n\nTest server for mcpmux"),
+        "{instructions:?}"
+    );
+    second.close().await;
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let pid_of_test = |pool: Pool| async move {
+        let r = pool
+            .call_tool("mcp__fleet__test__pid", json!({}), CallOptions::default())
+            .await
+            .unwrap();
+        text(&r).trim().parse::<i32>().expect("a pid")
+    };
+    let first = pid_of_test(pool.clone()).await;
+
+    let hanging = {
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            pool.call_tool(
+                "mcp__fleet__test__hang",
+                json!({"ms": 30_000}),
+                CallOptions::default(),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // SAFETY: kill(2) on a pid the test server reported; no memory is involved.
+    assert_eq!(unsafe { libc::kill(first, libc::SIGKILL) }, 0);
+    let killed = Instant::now();
+    let result = tokio::time::timeout(Duration::from_secs(5), hanging)
+        .await
+        .expect("the call of the killed server ended")
+        .unwrap()
+        .expect("answered as a result");
+    let took = killed.elapsed();
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert!(text(&result).contains("test"), "{}", text(&result));
+    assert!(
+        took < Duration::from_secs(1),
+        "the failed call took {took:?}"
+    );
+
+    // The other servers never noticed; the killed one is started again on its next call.
+    let echoed = pool
+        .call_tool(
+            "mcp__fleet__demo__echo",
+            json!({"text": "still here"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "still here");
+    let second = pid_of_test(pool.clone()).await;
+    assert_ne!(first, second);
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_clients_share_one_upstream_process() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
+    let mut pools = Vec::new();
+    for i in 0..20 {
+        let sub = dir.path().join(format!("client{i}"));
+        std::fs::create_dir(&sub).unwrap();
+        pools.push(client_pool(&sub, &url, "t0ken").await);
+    }
+    let calls = pools.iter().map(|pool| async move {
+        let r = pool
+            .call_tool("mcp__fleet__test__pid", json!({}), CallOptions::default())
+            .await
+            .unwrap();
+        text(&r)
+    });
+    let pids = futures::future::join_all(calls).await;
+    assert!(pids.iter().all(|p| p == &pids[0]), "{pids:?}");
+    for pool in pools {
+        pool.close().await;
+    }
+}
+
+/// One raw HTTP/1.1 request to `url`'s host; the status code and the body.
+fn http_request(
+    url: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let authority = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap();
+    let mut stream = TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, response)
+}
+
+#[test]
+fn http_asks_for_the_token_and_refuses_other_origins() {
+    let (_dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken", "--cors", "http://localhost:5173"],
+    );
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}
+    })
+    .to_string();
+    let mcp = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (status, body) = http_request(&url, "POST", "/mcp", &mcp, &initialize);
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body.contains("WWW-Authenticate: Bearer") || body.contains("www-authenticate: Bearer"),
+        "{body}"
+    );
+
+    let (status, body) = http_request(
+        &url,
+        "POST",
+        "/mcp",
+        &[mcp[0], mcp[1], ("Authorization", "Bearer wrong")],
+        &initialize,
+    );
+    assert_eq!(status, 401, "{body}");
+
+    let authorized = [mcp[0], mcp[1], ("Authorization", "Bearer t0ken")];
+    let (status, body) = http_request(&url, "POST", "/mcp", &authorized, &initialize);
+    assert_eq!(status, 200, "{body}");
+
+    let evil = [
+        mcp[0],
+        mcp[1],
+        authorized[2],
+        ("Origin", "http://evil.example"),
+    ];
+    let (status, body) = http_request(&url, "POST", "/mcp", &evil, &initialize);
+    assert_eq!(status, 403, "{body}");
+    let allowed = [
+        mcp[0],
+        mcp[1],
+        authorized[2],
+        ("Origin", "http://localhost:5173"),
+    ];
+    let (status, body) = http_request(&url, "POST", "/mcp", &allowed, &initialize);
+    assert_eq!(status, 200, "{body}");
+
+    let (status, body) = http_request(&url, "GET", "/healthz", &[], "");
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = http_request(&url, "GET", "/elsewhere", &[], "");
+    assert_eq!(status, 404, "{body}");
+}
+
+#[test]
+fn serving_without_a_token_off_loopback_is_refused() {
+    let (_dir, config) = fleet(false).unwrap();
+    let out = mcpmux(&config, &["serve", "--http", "0.0.0.0:0", "--no-auth"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--no-auth") && err.contains("127.0.0.1"),
+        "{err}"
+    );
+
+    let out = mcpmux(&config, &["serve"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_generated_token_is_printed_and_required() {
+    let (_dir, config) = fleet(false).unwrap();
+    let mut command = Command::new(MCPMUX);
+    command
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env_remove("MCPMUX_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut server = ChildGuard::spawn(&mut command).unwrap();
+    let mut url = String::new();
+    BufReader::new(server.child_mut().stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let mut notice = String::new();
+    BufReader::new(server.child_mut().stderr.take().unwrap())
+        .read_line(&mut notice)
+        .unwrap();
+    let token = notice
+        .split("Bearer ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no token in {notice:?}"));
+    assert_eq!(token.len(), 64, "{notice}");
+    let (status, _) = http_request(url.trim(), "POST", "/mcp", &[], "{}");
+    assert_eq!(status, 401);
+    let auth = format!("Bearer {token}");
+    let (status, body) = http_request(
+        url.trim(),
+        "POST",
+        "/mcp",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "raw", "version": "1"}}})
+        .to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+}

@@ -1,0 +1,418 @@
+//! The MCP server a served pool is: rmcp's `ServerHandler` over [`Pool`]. Every request is the
+//! pool's own verb (lists from its caches and catalog, calls on its shared connections), under
+//! the names of [`super::names`]; a server that cannot be reached drops out of the lists, and
+//! a call of its tools answers `isError` saying so, so one broken server never takes the others
+//! down.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, Resource, ResourceTemplate, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use super::ServeOptions;
+use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
+use crate::error::Error;
+use crate::pool::{CallOptions, Pool, Progress};
+use crate::tools::ToolInfo;
+
+/// How long a call's last progress notifications may take to go out before its result does.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
+
+/// A pool as one MCP server (what `mcpmux serve` runs, one per front; cheap to clone).
+#[derive(Clone)]
+pub struct Gateway {
+    pool: Pool,
+    options: Arc<ServeOptions>,
+    /// Served tool name → the pool's tool id, as of the last listing.
+    tools: Arc<Mutex<HashMap<String, String>>>,
+}
+
+impl Gateway {
+    /// A gateway over `pool`.
+    pub fn new(pool: Pool, options: ServeOptions) -> Gateway {
+        Gateway {
+            pool,
+            options: Arc::new(options),
+            tools: Arc::default(),
+        }
+    }
+
+    fn max_name_len(&self) -> usize {
+        max_name_len(self.options.name_budget)
+    }
+
+    /// The pool's tools under their served names; remembers the names for calls.
+    async fn served_tools(&self) -> Result<Vec<(String, ToolInfo)>, ErrorData> {
+        let tools = self.pool.list_tools(None).await.map_err(to_error_data)?;
+        let names = tool_names(&tools, self.max_name_len());
+        *self.tools.lock().unwrap() = names
+            .iter()
+            .zip(&tools)
+            .map(|(name, t)| (name.clone(), t.id.clone()))
+            .collect();
+        Ok(names.into_iter().zip(tools).collect())
+    }
+
+    /// The pool id of the served tool `name`, listing again when it is not known yet (a client
+    /// may call without listing: a 2026-07-28 client on another replica listed, or a client
+    /// that remembers names across restarts).
+    async fn pool_tool_id(&self, name: &str, fresh: bool) -> Result<Option<String>, ErrorData> {
+        if !fresh && let Some(id) = self.tools.lock().unwrap().get(name) {
+            return Ok(Some(id.clone()));
+        }
+        self.served_tools().await?;
+        Ok(self.tools.lock().unwrap().get(name).cloned())
+    }
+
+    /// The served prompt `name`: its server's id and its own name.
+    async fn find_prompt(&self, name: &str) -> Result<(String, String), ErrorData> {
+        let prompts = self.pool.list_prompts(None).await.map_err(to_error_data)?;
+        let names = prompt_names(&prompts, self.max_name_len());
+        names
+            .iter()
+            .zip(&prompts)
+            .find(|(n, _)| *n == name)
+            .map(|(_, p)| (p.server_id.clone(), p.prompt.name.clone()))
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!("no prompt named '{name}': prompts/list gives the names"),
+                    None,
+                )
+            })
+    }
+
+    /// Resource keys of the servers, by server id.
+    fn resource_keys(&self) -> HashMap<String, String> {
+        let states = self.pool.server_states();
+        resource_keys(states.iter().map(|s| (s.id.as_str(), s.name.as_str())))
+    }
+
+    /// The server id and the server's own URI of a wrapped URI.
+    fn unwrap(&self, wrapped: &str) -> Result<(String, String), ErrorData> {
+        let not_found = || {
+            ErrorData::resource_not_found(
+                format!(
+                    "no resource {wrapped}: resources/list gives URIs of the form \
+                     mcpmux:SERVER/URI"
+                ),
+                None,
+            )
+        };
+        let (key, uri) = unwrap_uri(wrapped).ok_or_else(not_found)?;
+        let server = self
+            .resource_keys()
+            .into_iter()
+            .find(|(_, k)| k == key)
+            .map(|(id, _)| id)
+            .ok_or_else(not_found)?;
+        Ok((server, uri.to_string()))
+    }
+
+    /// Every server's instructions, one section each under its name.
+    fn instructions(&self) -> Option<String> {
+        let sections: Vec<String> = self
+            .pool
+            .server_states()
+            .into_iter()
+            .filter_map(|s| {
+                let text = s.instructions?;
+                let text = text.trim();
+                (!text.is_empty()).then(|| format!("## {}\n\n{text}", s.name))
+            })
+            .collect();
+        (!sections.is_empty()).then(|| sections.join("\n\n"))
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let name = request.name.to_string();
+        let arguments = request
+            .arguments
+            .map(serde_json::Value::Object)
+            .unwrap_or(serde_json::Value::Null);
+        let mut fresh = false;
+        loop {
+            let Some(tool_id) = self.pool_tool_id(&name, fresh).await? else {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool '{name}': tools/list gives the names"),
+                    None,
+                ));
+            };
+            let (options, forwarder) = call_options(&context);
+            let result = self
+                .pool
+                .call_tool(&tool_id, arguments.clone(), options)
+                .await;
+            if let Some(forwarder) = forwarder {
+                let _ = tokio::time::timeout(PROGRESS_FLUSH, forwarder).await;
+            }
+            return match result {
+                Ok(result) => Ok(result),
+                // The pool's tools changed since the names were taken: once more, by name.
+                Err(Error::NotFound { kind: "tool", .. }) if !fresh => {
+                    fresh = true;
+                    continue;
+                }
+                Err(Error::Cancelled) => Err(ErrorData::internal_error("cancelled", None)),
+                Err(e @ Error::InvalidArgument(_)) => Err(to_error_data(e)),
+                // The tool or its server failed: the client's user reads why.
+                Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(
+                    e.to_string(),
+                )])),
+            };
+        }
+    }
+}
+
+/// The pool's options for a call made by `context`: its cancellation, and its progress sent
+/// on to the client in order (the returned task ends once the call's options are dropped).
+fn call_options(
+    context: &RequestContext<RoleServer>,
+) -> (CallOptions, Option<tokio::task::JoinHandle<()>>) {
+    let mut options = CallOptions {
+        cancel: Some(context.ct.clone()),
+        ..CallOptions::default()
+    };
+    let Some(token) = context.meta.get_progress_token() else {
+        return (options, None);
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    let peer = context.peer.clone();
+    let forwarder = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+            param.total = p.total;
+            param.message = p.message;
+            // A client that went away misses its progress; the call goes on.
+            let _ = peer.notify_progress(param).await;
+        }
+    });
+    options.on_progress = Some(Arc::new(move |p| {
+        let _ = tx.send(p);
+    }));
+    (options, Some(forwarder))
+}
+
+/// The pool's error as a JSON-RPC error, for requests that have no `isError` form.
+fn to_error_data(e: Error) -> ErrorData {
+    match &e {
+        Error::InvalidArgument(_) => ErrorData::invalid_params(e.to_string(), None),
+        Error::NotFound { .. } => ErrorData::invalid_params(e.to_string(), None),
+        _ => ErrorData::internal_error(e.to_string(), None),
+    }
+}
+
+/// Converts between mcpmux's and rmcp's forms of the same JSON.
+fn convert<T: serde::Serialize, U: serde::de::DeserializeOwned>(value: &T) -> Result<U, ErrorData> {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .map_err(|e| ErrorData::internal_error(format!("an unreadable listing: {e}"), None))
+}
+
+fn served_tool(name: String, tool: ToolInfo) -> Result<Tool, ErrorData> {
+    let mut value =
+        serde_json::to_value(&tool).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let object = value.as_object_mut().expect("a tool is an object");
+    for key in ["id", "serverId", "serverName"] {
+        object.remove(key);
+    }
+    object.insert("name".into(), name.into());
+    convert(&value)
+}
+
+/// A result whose contents name `uri` wherever the server's own URI stood.
+fn rewrap_contents(result: ReadResourceResult, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let mut value = serde_json::to_value(&result)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    if let Some(contents) = value.get_mut("contents").and_then(|c| c.as_array_mut()) {
+        for item in contents {
+            if let Some(object) = item.as_object_mut() {
+                object.insert("uri".into(), uri.into());
+            }
+        }
+    }
+    convert(&value)
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_completions()
+            .build();
+        let mut info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.options.server_name.clone(),
+            env!("CARGO_PKG_VERSION"),
+        ));
+        if let Some(text) = self.instructions() {
+            info = info.with_instructions(text);
+        }
+        info
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        super::changes::watch(self.pool.clone(), context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self
+            .served_tools()
+            .await?
+            .into_iter()
+            .map(|(name, tool)| served_tool(name, tool))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await.map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let keys = self.resource_keys();
+        let resources = self
+            .pool
+            .list_resources(None)
+            .await
+            .map_err(to_error_data)?
+            .into_iter()
+            .filter_map(|r| {
+                let key = keys.get(&r.server_id)?;
+                let mut resource: Resource = r.resource;
+                resource.uri = wrap_uri(key, &resource.uri);
+                Some(resource)
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let keys = self.resource_keys();
+        let templates = self
+            .pool
+            .list_resource_templates(None)
+            .await
+            .map_err(to_error_data)?
+            .into_iter()
+            .filter_map(|t| {
+                let key = keys.get(&t.server_id)?;
+                let mut template: ResourceTemplate = t.template;
+                template.uri_template = wrap_uri(key, &template.uri_template);
+                Some(template)
+            })
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let (server, uri) = self.unwrap(&request.uri)?;
+        let result = self
+            .pool
+            .read_resource(&server, &uri)
+            .await
+            .map_err(to_error_data)?;
+        Ok(rewrap_contents(result, &request.uri)?.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self.pool.list_prompts(None).await.map_err(to_error_data)?;
+        let names = prompt_names(&prompts, self.max_name_len());
+        let served = names
+            .into_iter()
+            .zip(prompts)
+            .map(|(name, p)| {
+                let mut prompt: Prompt = p.prompt;
+                prompt.name = name;
+                prompt
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(served))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let (server, prompt) = self.find_prompt(&request.name).await?;
+        let result = self
+            .pool
+            .get_prompt(&server, &prompt, request.arguments)
+            .await
+            .map_err(to_error_data)?;
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        mut request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let server = match &mut request.r#ref {
+            Reference::Prompt(p) => {
+                let (server, name) = self.find_prompt(&p.name).await?;
+                p.name = name;
+                server
+            }
+            Reference::Resource(r) => {
+                let (server, uri) = self.unwrap(&r.uri)?;
+                r.uri = uri;
+                server
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("a completion reference mcpmux does not know: {other:?}"),
+                    None,
+                ));
+            }
+        };
+        let completion = self
+            .pool
+            .complete(&server, request)
+            .await
+            .map_err(to_error_data)?;
+        Ok(CompleteResult::new(completion))
+    }
+}

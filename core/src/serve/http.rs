@@ -1,0 +1,256 @@
+//! The Streamable HTTP front of a served pool: rmcp's Streamable HTTP service at `/mcp` (a
+//! 2026-07-28 client is served statelessly, per request; an older one gets a session), behind
+//! a bearer token and rmcp's Host and Origin checks (DNS rebinding), with `/healthz` for a
+//! process supervisor or a load balancer.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::{Gateway, ServeOptions};
+use crate::error::{Error, Result};
+use crate::pool::Pool;
+
+/// The path MCP requests go to.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Who may call a served pool over HTTP.
+#[derive(Clone, PartialEq, Eq)]
+pub enum HttpAuth {
+    /// Requests carry `Authorization: Bearer TOKEN`.
+    Bearer(String),
+    /// Anyone who can reach the address (said explicitly: never the default).
+    None,
+}
+
+impl std::fmt::Debug for HttpAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpAuth::Bearer(_) => f.write_str("Bearer(..)"),
+            HttpAuth::None => f.write_str("None"),
+        }
+    }
+}
+
+impl HttpAuth {
+    /// A bearer token of 32 random bytes, hex-encoded.
+    pub fn generate() -> HttpAuth {
+        use rand::RngCore;
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        HttpAuth::Bearer(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    fn admits(&self, request: &hyper::Request<hyper::body::Incoming>) -> bool {
+        let HttpAuth::Bearer(token) = self else {
+            return true;
+        };
+        let given = request
+            .headers()
+            .get(hyper::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes()))
+    }
+}
+
+/// Compares without stopping at the first difference, so timing tells nothing of the token.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Where and to whom a pool is served over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// The address to listen on (port 0: any free port).
+    pub addr: SocketAddr,
+    pub auth: HttpAuth,
+    /// Browser origins allowed to call (e.g. `http://localhost:8080`); a request from any
+    /// other origin is refused. Requests without `Origin` (every non-browser client) pass.
+    pub allowed_origins: Vec<String>,
+    /// Host names the server answers to besides the loopback names, for a server reached by
+    /// another name than localhost.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl HttpOptions {
+    /// Loopback on `port`, with a generated token.
+    pub fn loopback(port: u16) -> HttpOptions {
+        HttpOptions {
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            auth: HttpAuth::generate(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+        }
+    }
+}
+
+/// A pool being served over HTTP; stops when [`HttpServer::stop`] is called or it is dropped.
+pub struct HttpServer {
+    addr: SocketAddr,
+    auth: HttpAuth,
+    stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl HttpServer {
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL clients connect to.
+    pub fn url(&self) -> String {
+        format!("http://{}{MCP_PATH}", self.addr)
+    }
+
+    /// The bearer token clients send, if there is one.
+    pub fn token(&self) -> Option<&str> {
+        match &self.auth {
+            HttpAuth::Bearer(t) => Some(t),
+            HttpAuth::None => None,
+        }
+    }
+
+    /// Runs until stopped (or until the listener fails).
+    pub async fn wait(mut self) {
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    /// Stops accepting, ends open sessions and waits for the listener to close.
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn plain(status: hyper::StatusCode, text: &'static str) -> hyper::Response<Body> {
+    let mut response = hyper::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+impl Pool {
+    /// Serves the pool over Streamable HTTP at `options.addr` (path `/mcp`), until the
+    /// returned server is stopped or dropped.
+    pub async fn serve_http(
+        &self,
+        serve: ServeOptions,
+        options: HttpOptions,
+    ) -> Result<HttpServer> {
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .map_err(|e| Error::io(format!("listening on {}", options.addr), e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::io("reading the listening address", e))?;
+        let stop = CancellationToken::new();
+        let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+        hosts.extend(options.allowed_hosts.iter().cloned());
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(stop.child_token())
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation();
+        let gateway = Gateway::new(self.clone(), serve);
+        let service = StreamableHttpService::new(
+            move || Ok(gateway.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let auth = options.auth.clone();
+        let task = tokio::spawn(accept_loop(listener, service, auth.clone(), stop.clone()));
+        Ok(HttpServer {
+            addr,
+            auth,
+            stop,
+            task: Some(task),
+        })
+    }
+}
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    service: StreamableHttpService<Gateway, LocalSessionManager>,
+    auth: HttpAuth,
+    stop: CancellationToken,
+) {
+    loop {
+        let stream = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of descriptors or the like: try again rather than stop serving.
+                Err(e) => {
+                    tracing::warn!("serve: accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let service = service.clone();
+        let auth = auth.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let handler = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let service = service.clone();
+                let auth = auth.clone();
+                async move { Ok::<_, Infallible>(route(&service, &auth, request).await) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler);
+            tokio::pin!(connection);
+            tokio::select! {
+                // A client hanging up mid-stream is normal here; nothing to report.
+                _ = connection.as_mut() => {}
+                _ = stop.cancelled() => connection.as_mut().graceful_shutdown(),
+            }
+        });
+    }
+}
+
+async fn route(
+    service: &StreamableHttpService<Gateway, LocalSessionManager>,
+    auth: &HttpAuth,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Body> {
+    match request.uri().path() {
+        MCP_PATH if auth.admits(&request) => service.handle(request).await,
+        MCP_PATH => {
+            let mut response = plain(
+                hyper::StatusCode::UNAUTHORIZED,
+                "a bearer token is required (Authorization: Bearer TOKEN; mcpmux serve printed it)\n",
+            );
+            response.headers_mut().insert(
+                hyper::header::WWW_AUTHENTICATE,
+                hyper::header::HeaderValue::from_static("Bearer"),
+            );
+            response
+        }
+        "/healthz" => plain(hyper::StatusCode::OK, "ok\n"),
+        _ => plain(
+            hyper::StatusCode::NOT_FOUND,
+            "not found: MCP is served at /mcp\n",
+        ),
+    }
+}

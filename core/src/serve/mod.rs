@@ -1,0 +1,63 @@
+//! A pool served as one MCP server (`mcpmux serve`), for MCP clients that want a single
+//! server in front of a fleet: Claude Desktop, Cursor, VS Code, browser UIs. The pool does the
+//! hard half (one shared connection per server, started on first use, lists from the catalog,
+//! reconnects); this module is the server face: [`Gateway`] answers MCP requests with the
+//! pool's verbs under stable names ([`names`]), over stdio or Streamable HTTP ([`http`]).
+
+mod changes;
+mod gateway;
+pub mod http;
+pub mod names;
+
+pub use gateway::Gateway;
+pub use http::{HttpAuth, HttpOptions, HttpServer};
+
+use rmcp::ServiceExt;
+
+use crate::error::{Error, Result};
+use crate::pool::Pool;
+
+/// How a pool presents itself as a server, whatever the front.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The `serverInfo.name` clients see.
+    pub server_name: String,
+    /// Characters the client puts in front of every tool name (Claude Code's
+    /// `mcp__mcpmux__` is 13): names are cut so that the whole stays within 64.
+    pub name_budget: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            server_name: "mcpmux".into(),
+            name_budget: 0,
+        }
+    }
+}
+
+impl Pool {
+    /// Serves the pool over this process's stdin and stdout until the client closes stdin.
+    pub async fn serve_stdio(&self, options: ServeOptions) -> Result<()> {
+        self.serve_transport(options, (tokio::io::stdin(), tokio::io::stdout()))
+            .await
+    }
+
+    /// Serves the pool to one client over any rmcp transport (a pipe, a socket pair), until
+    /// the client goes away.
+    pub async fn serve_transport<T, E, A>(&self, options: ServeOptions, transport: T) -> Result<()>
+    where
+        T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running = Gateway::new(self.clone(), options)
+            .serve(transport)
+            .await
+            .map_err(|e| Error::io("serving a client", std::io::Error::other(e.to_string())))?;
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| Error::io("serving a client", std::io::Error::other(e.to_string())))
+    }
+}
