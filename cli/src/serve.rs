@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 use mcpmux::Pool;
-use mcpmux::serve::{HttpAuth, HttpOptions, ServeOptions};
+use mcpmux::serve::{Exposure, HttpAuth, HttpOptions, ServeOptions};
 
 use crate::commands::{CliError, Result};
 
@@ -38,11 +38,20 @@ pub struct ServeArgs {
     /// `mcp__mcpmux__`); names are cut so the whole stays within 64.
     #[arg(long, value_name = "N", default_value_t = 0)]
     name_budget: usize,
+    /// Which tools clients see: direct (every tool), search (search_tools, describe_tools,
+    /// call_tool), or auto (direct up to --auto-limit tools, search past it).
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    mode: Exposure,
+    /// The most tools `--mode auto` lists before it shows the search tools instead.
+    #[arg(long, value_name = "N", default_value_t = mcpmux::serve::exposure::AUTO_LIMIT)]
+    auto_limit: usize,
 }
 
 pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
     let serve = ServeOptions {
         name_budget: args.name_budget,
+        exposure: args.mode,
+        auto_limit: args.auto_limit,
         ..ServeOptions::default()
     };
     let Some(addr) = args.http else {

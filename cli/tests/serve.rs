@@ -140,7 +140,7 @@ fn the_python_sdk_client_uses_the_fleet_over_http() {
     let Some((_dir, config)) = fleet(true) else {
         return;
     };
-    let (_server, url) = serve_http(&config, &["--token", "sesame"]);
+    let (_server, url) = serve_http(&config, &["--token", "sesame", "--mode", "direct"]);
     run_python_client(&python, &["http", &url, "sesame"]);
 }
 
@@ -180,7 +180,7 @@ fn text(result: &mcpmux::model::CallToolResult) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
     let pool = client_pool(dir.path(), &url, "t0ken").await;
     let tools = pool.list_tools(Some("fleet")).await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -457,4 +457,90 @@ fn a_generated_token_is_printed_and_required() {
         .to_string(),
     );
     assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_listing_them() {
+    let (dir, config) = fleet(false).unwrap();
+    for k in 1..=5 {
+        let name = format!("gen{k}");
+        let args = [
+            "--name".to_string(),
+            name.clone(),
+            "--generated-tools".into(),
+            "100".into(),
+        ];
+        add_stdio(&config, &name, &test_server_bin(), &args);
+    }
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "search"]);
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let listed: Vec<String> = pool
+        .list_tools(Some("fleet"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(listed, ["call_tool", "describe_tools", "search_tools"]);
+
+    let call = |tool: &'static str, args: serde_json::Value| {
+        let pool = pool.clone();
+        async move {
+            let r = pool
+                .call_tool(&format!("mcp__fleet__{tool}"), args, CallOptions::default())
+                .await
+                .unwrap();
+            assert_ne!(r.is_error, Some(true), "{tool}: {r:?}");
+            r.structured_content.expect("structuredContent")
+        }
+    };
+    let found = call(
+        "search_tools",
+        json!({"query": "count down reporting progress"}),
+    )
+    .await;
+    let hits = found["tools"].as_array().unwrap();
+    assert_eq!(hits[0]["name"], "demo__countdown", "{found:#}");
+    assert_eq!(
+        hits[0]["inputSchema"]["properties"]["steps"]["type"],
+        "integer"
+    );
+    assert!(hits.len() <= 10 && hits.iter().skip(3).all(|h| h.get("inputSchema").is_none()));
+
+    let r = pool
+        .call_tool(
+            "mcp__fleet__call_tool",
+            json!({"name": "demo__countdown", "arguments": {"steps": 2}}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "liftoff");
+
+    let some_generated = call("search_tools", json!({"query": "invoice", "limit": 50})).await;
+    let generated = some_generated["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap().to_string())
+        .find(|n| n.starts_with("gen"))
+        .expect("a generated tool about invoices");
+    let described = call(
+        "describe_tools",
+        json!({"names": [generated.clone(), "nope__nothing"]}),
+    )
+    .await;
+    assert_eq!(described["tools"][0]["name"], generated.as_str());
+    assert!(described["tools"][0]["inputSchema"].is_object());
+    assert_eq!(described["unknown"], json!(["nope__nothing"]));
+    let r = pool
+        .call_tool(
+            "mcp__fleet__call_tool",
+            json!({"name": generated, "arguments": {}}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(text(&r).ends_with("answered"), "{r:?}");
+    pool.close().await;
 }

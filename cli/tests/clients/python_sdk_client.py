@@ -22,7 +22,7 @@ async def session(argv: list[str]) -> AsyncIterator[ClientSession]:
     mode = argv[0]
     if mode == "stdio":
         binary, config = argv[1], argv[2]
-        params = StdioServerParameters(command=binary, args=["--config", config, "serve", "--stdio"])
+        params = StdioServerParameters(command=binary, args=["--config", config, "serve", "--stdio", "--mode", "direct"])
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 yield s

@@ -20,6 +20,10 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::ServeOptions;
+use super::exposure::{
+    CALL_TOOL, CallArgs, DESCRIBE_TOOLS, DescribeArgs, Exposure, SCHEMAS_IN_SEARCH, SEARCH_TOOLS,
+    SearchArgs, answer, arguments, search_surface,
+};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
 use crate::error::Error;
 use crate::pool::{CallOptions, Pool, Progress};
@@ -133,25 +137,111 @@ impl Gateway {
         (!sections.is_empty()).then(|| sections.join("\n\n"))
     }
 
+    /// Whether the client sees the search surface, for a fleet of `tools` tools.
+    fn searching(&self, tools: usize) -> bool {
+        match self.options.exposure {
+            Exposure::Direct => false,
+            Exposure::Search => true,
+            Exposure::Auto => tools > self.options.auto_limit,
+        }
+    }
+
+    /// A call of one of the search surface's tools.
+    async fn call_meta(
+        &self,
+        tool: &str,
+        args: Option<serde_json::Map<String, serde_json::Value>>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match tool {
+            SEARCH_TOOLS => {
+                let SearchArgs { query, limit } = arguments(tool, args)?;
+                self.search(&query, limit).await
+            }
+            DESCRIBE_TOOLS => {
+                let DescribeArgs { names } = arguments(tool, args)?;
+                self.describe(&names).await
+            }
+            _ => {
+                let CallArgs { name, arguments: a } = arguments(tool, args)?;
+                Box::pin(self.call(&name, a, context)).await
+            }
+        }
+    }
+
+    async fn search(&self, query: &str, limit: Option<usize>) -> Result<CallToolResult, ErrorData> {
+        let hits = self
+            .pool
+            .search_tools(query, limit)
+            .await
+            .map_err(to_error_data)?;
+        let served = self.served_tools().await?;
+        let by_id: HashMap<&str, (&String, &ToolInfo)> = served
+            .iter()
+            .map(|(name, t)| (t.id.as_str(), (name, t)))
+            .collect();
+        let tools: Vec<serde_json::Value> = hits
+            .iter()
+            .filter_map(|hit| by_id.get(hit.id.as_str()))
+            .enumerate()
+            .map(|(rank, (name, tool))| {
+                let mut hit = serde_json::json!({
+                    "name": name,
+                    "server": tool.server_name,
+                    "description": tool.description.clone().unwrap_or_default(),
+                });
+                if rank < SCHEMAS_IN_SEARCH {
+                    hit["inputSchema"] = tool.input_schema.clone();
+                }
+                hit
+            })
+            .collect();
+        Ok(answer(serde_json::json!({ "tools": tools })))
+    }
+
+    async fn describe(&self, names: &[String]) -> Result<CallToolResult, ErrorData> {
+        let served = self.served_tools().await?;
+        let mut tools = Vec::new();
+        let mut unknown = Vec::new();
+        for name in names {
+            match served.iter().find(|(n, _)| n == name) {
+                Some((n, t)) => tools.push(
+                    serde_json::to_value(served_tool(n.clone(), t.clone())?)
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                ),
+                None => unknown.push(name.clone()),
+            }
+        }
+        let mut value = serde_json::json!({ "tools": tools });
+        if !unknown.is_empty() {
+            value["unknown"] = unknown.into();
+        }
+        Ok(answer(value))
+    }
+
     async fn call(
         &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let name = request.name.to_string();
-        let arguments = request
-            .arguments
+        if self.options.exposure != Exposure::Direct
+            && [SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL].contains(&name)
+        {
+            return self.call_meta(name, arguments, context).await;
+        }
+        let arguments = arguments
             .map(serde_json::Value::Object)
             .unwrap_or(serde_json::Value::Null);
         let mut fresh = false;
         loop {
-            let Some(tool_id) = self.pool_tool_id(&name, fresh).await? else {
+            let Some(tool_id) = self.pool_tool_id(name, fresh).await? else {
                 return Err(ErrorData::invalid_params(
                     format!("unknown tool '{name}': tools/list gives the names"),
                     None,
                 ));
             };
-            let (options, forwarder) = call_options(&context);
+            let (options, forwarder) = call_options(context);
             let result = self
                 .pool
                 .call_tool(&tool_id, arguments.clone(), options)
@@ -277,9 +367,11 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self
-            .served_tools()
-            .await?
+        let served = self.served_tools().await?;
+        if self.searching(served.len()) {
+            return Ok(ListToolsResult::with_all_items(search_surface()));
+        }
+        let tools = served
             .into_iter()
             .map(|(name, tool)| served_tool(name, tool))
             .collect::<Result<Vec<_>, _>>()?;
@@ -291,7 +383,9 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await.map(Into::into)
+        self.call(&request.name, request.arguments, &context)
+            .await
+            .map(Into::into)
     }
 
     async fn list_resources(

@@ -5,10 +5,12 @@
 //! pool's verbs under stable names ([`names`]), over stdio or Streamable HTTP ([`http`]).
 
 mod changes;
+pub mod exposure;
 mod gateway;
 pub mod http;
 pub mod names;
 
+pub use exposure::Exposure;
 pub use gateway::Gateway;
 pub use http::{HttpAuth, HttpOptions, HttpServer};
 
@@ -25,6 +27,10 @@ pub struct ServeOptions {
     /// Characters the client puts in front of every tool name (Claude Code's
     /// `mcp__mcpmux__` is 13): names are cut so that the whole stays within 64.
     pub name_budget: usize,
+    /// Which tools clients see: every one, or the search surface.
+    pub exposure: Exposure,
+    /// `Exposure::Auto` lists every tool up to this many, the search surface past it.
+    pub auto_limit: usize,
 }
 
 impl Default for ServeOptions {
@@ -32,6 +38,8 @@ impl Default for ServeOptions {
         ServeOptions {
             server_name: "mcpmux".into(),
             name_budget: 0,
+            exposure: Exposure::default(),
+            auto_limit: exposure::AUTO_LIMIT,
         }
     }
 }

@@ -28,6 +28,8 @@
 //! * `--tools-ttl-ms N`, `--private-tools`: the cache hints of its 2026-07-28 tool lists
 //!   (`ttlMs`, `cacheScope: private`; the `ttlMs` of its resource lists too); `tools_listed`
 //!   says how many lists it answered.
+//! * `--generated-tools N`: N more tools drawn from the benchmarks' synthetic corpus (seeded
+//!   by `--name`), each answering "NAME answered", for search and listing at scale.
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `meta` (the request's `_meta`), `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
@@ -102,6 +104,9 @@ use rmcp::{
     },
 };
 use serde::{Deserialize, Serialize};
+
+#[path = "../../../core/benches/support/corpus.rs"]
+mod corpus;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The one resource whose subscription the server refuses, in both eras.
@@ -131,12 +136,14 @@ struct Options {
     tools_ttl_ms: Option<u64>,
     /// Its 2026-07-28 tool lists are `cacheScope: private`.
     private_tools: bool,
+    /// How many synthetic tools it adds (`--generated-tools`).
+    generated_tools: usize,
 }
 
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
      [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
-     [--private-tools]"
+     [--private-tools] [--generated-tools N]"
 }
 
 /// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
@@ -152,6 +159,7 @@ fn parse_args() -> Result<Options, String> {
         slow_discover: None,
         tools_ttl_ms: None,
         private_tools: false,
+        generated_tools: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -170,6 +178,12 @@ fn parse_args() -> Result<Options, String> {
             }
             "--name" => options.name = value("--name")?,
             "--private-tools" => options.private_tools = true,
+            "--generated-tools" => {
+                let n = value("--generated-tools")?;
+                options.generated_tools = n
+                    .parse()
+                    .map_err(|_| format!("--generated-tools wants a count, not {n:?}"))?;
+            }
             "--tools-ttl-ms" => {
                 let ms = value("--tools-ttl-ms")?;
                 options.tools_ttl_ms = Some(ms.parse().map_err(|_| format!("bad ttl {ms:?}"))?);
@@ -288,6 +302,24 @@ struct StructuredOutput {
     items: Vec<String>,
 }
 
+/// The `--generated-tools`: the benchmarks' synthetic tools, seeded by the server's name so
+/// that two servers of one test differ.
+fn generated_tools(options: &Options) -> Arc<Vec<Tool>> {
+    let seed = options
+        .name
+        .bytes()
+        .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let mut rng = corpus::Lcg(42 ^ seed);
+    let tools = (0..options.generated_tools)
+        .map(|i| {
+            let (name, description, schema) = corpus::tool(&mut rng, i);
+            let schema = serde_json::from_value(schema).expect("an object schema");
+            Tool::new(name, description, Arc::new(schema))
+        })
+        .collect();
+    Arc::new(tools)
+}
+
 // ----------------------------------------------------------------------------
 // The server
 // ----------------------------------------------------------------------------
@@ -301,6 +333,8 @@ struct TestServer {
     slow_discover: Option<Duration>,
     tools_ttl_ms: Option<u64>,
     private_tools: bool,
+    /// The `--generated-tools`, made once per process.
+    generated: Arc<Vec<Tool>>,
     /// What `logging/setLevel` asked of this session (clients before 2026-07-28).
     log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
     /// Shared by every session of the process (over HTTP, a 2026-07-28 client's listen stream
@@ -371,6 +405,7 @@ impl TestServer {
             slow_discover: options.slow_discover,
             tools_ttl_ms: options.tools_ttl_ms,
             private_tools: options.private_tools,
+            generated: generated_tools(options),
             log_level: Arc::default(),
             changes,
         }
@@ -999,6 +1034,7 @@ impl ServerHandler for TestServer {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut tools = self.tool_router.list_all();
         tools.extend(broken_promises());
+        tools.extend(self.generated.iter().cloned());
         for name in self.changes.added.lock().unwrap().iter() {
             let schema = serde_json::json!({"type": "object", "properties": {}});
             let schema = serde_json::from_value(schema).expect("an object schema");
@@ -1026,6 +1062,10 @@ impl ServerHandler for TestServer {
         let name = request.name.to_string();
         if let Some(result) = broken_promise(&name) {
             return Ok(result.into());
+        }
+        if self.generated.iter().any(|t| t.name == name) {
+            let text = format!("{name} answered");
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
         }
         if self.changes.added.lock().unwrap().contains(&name) {
             let text = format!("{name} was added later");
