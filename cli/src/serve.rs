@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 
 use clap::Args;
 use mcpmux::Pool;
-use mcpmux::serve::{Exposure, HttpAuth, HttpOptions, ServeOptions};
+use mcpmux::serve::{Exposure, HttpServeSettings, ServeOptions};
 
-use crate::commands::{CliError, Result};
+use crate::commands::Result;
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("front").required(true).args(["stdio", "http"])))]
@@ -48,36 +48,28 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
-    let serve = ServeOptions {
-        name_budget: args.name_budget,
-        exposure: args.mode,
-        auto_limit: args.auto_limit,
-        ..ServeOptions::default()
-    };
     let Some(addr) = args.http else {
+        let serve = ServeOptions {
+            name_budget: args.name_budget,
+            exposure: args.mode,
+            auto_limit: args.auto_limit,
+            ..ServeOptions::default()
+        };
         return Ok(pool.serve_stdio(serve).await?);
     };
-    if !addr.ip().is_loopback() && args.no_auth {
-        return Err(CliError::usage(format!(
-            "--no-auth on {addr} would let anyone on the network use every server: \
-             bind 127.0.0.1, or keep the token"
-        )));
-    }
-    let auth = match (&args.token, args.no_auth) {
-        (Some(token), _) if token.trim().is_empty() => {
-            return Err(CliError::usage("--token is empty"));
-        }
-        (Some(token), _) => HttpAuth::Bearer(token.clone()),
-        (None, true) => HttpAuth::None,
-        (None, false) => HttpAuth::generate(),
+    // The same checks as the bindings' serve_http: one set of rules, one set of messages.
+    let settings = HttpServeSettings {
+        addr: Some(addr.to_string()),
+        token: args.token.clone(),
+        no_auth: args.no_auth,
+        allowed_origins: args.origins.clone(),
+        mode: Some(args.mode.to_string()),
+        auto_limit: Some(args.auto_limit),
+        name_budget: Some(args.name_budget),
+        ..HttpServeSettings::default()
     };
     let generated = args.token.is_none() && !args.no_auth;
-    let options = HttpOptions {
-        addr,
-        auth,
-        allowed_origins: args.origins.clone(),
-        allowed_hosts: Vec::new(),
-    };
+    let (serve, options) = settings.into_options()?;
     let server = pool.serve_http(serve, options).await?;
     // The URL alone on stdout, so that a script (or a test) can read it; port 0 then has no
     // race between choosing a port and listening on it.

@@ -405,7 +405,7 @@ fn serving_without_a_token_off_loopback_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("--no-auth") && err.contains("127.0.0.1"),
+        err.contains("without a token") && err.contains("127.0.0.1"),
         "{err}"
     );
 

@@ -54,6 +54,7 @@ pub fn mirrored() -> Value {
             "PoolOptions": fields::<crate::pool::PoolOptions>(),
             "ToolInfo": fields::<crate::tools::ToolInfo>(),
             "ServerStatus": fields::<crate::pool::ServerStatus>(),
+            "HttpServeSettings": fields::<crate::serve::HttpServeSettings>(),
         },
         "events": events(),
         "errorCodes": ErrorKind::ALL.map(ErrorKind::as_str),

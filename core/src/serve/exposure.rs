@@ -23,6 +23,16 @@ pub enum Exposure {
     Auto,
 }
 
+impl std::fmt::Display for Exposure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Exposure::Direct => "direct",
+            Exposure::Search => "search",
+            Exposure::Auto => "auto",
+        })
+    }
+}
+
 impl FromStr for Exposure {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -9,10 +9,12 @@ pub mod exposure;
 mod gateway;
 pub mod http;
 pub mod names;
+mod settings;
 
 pub use exposure::Exposure;
 pub use gateway::Gateway;
 pub use http::{HttpAuth, HttpOptions, HttpServer};
+pub use settings::HttpServeSettings;
 
 use rmcp::ServiceExt;
 

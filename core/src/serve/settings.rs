@@ -1,0 +1,148 @@
+//! How a caller asks for a pool to be served over HTTP, as data: what `mcpmux serve --http`
+//! reads from its flags and what the C, Python and Node bindings take as JSON. Checked here
+//! once, so every language refuses the same mistakes with the same words.
+
+use std::net::SocketAddr;
+
+use serde::Deserialize;
+
+use super::ServeOptions;
+use super::exposure::{AUTO_LIMIT, Exposure};
+use super::http::{HttpAuth, HttpOptions};
+use crate::error::{Error, Result};
+
+/// `{"addr": "127.0.0.1:0", "token": null, "noAuth": false, "allowedOrigins": [],
+/// "allowedHosts": [], "mode": "auto", "autoLimit": 40, "nameBudget": 0, "serverName":
+/// "mcpmux"}`, every field optional; an unknown one is refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HttpServeSettings {
+    /// Where to listen (default `127.0.0.1:0`: loopback, any free port).
+    #[serde(default)]
+    pub addr: Option<String>,
+    /// The bearer token clients send (default: a new random one).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// No token at all; refused off loopback.
+    #[serde(default)]
+    pub no_auth: bool,
+    /// Browser origins allowed to call (e.g. `http://localhost:5173`).
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Host names to answer to besides the loopback names.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// `direct`, `search` or `auto` (default).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The most tools `auto` lists before it shows the search tools (default 40).
+    #[serde(default)]
+    pub auto_limit: Option<usize>,
+    /// Characters the client puts before each tool name.
+    #[serde(default)]
+    pub name_budget: Option<usize>,
+    /// The `serverInfo.name` clients see (default `mcpmux`).
+    #[serde(default)]
+    pub server_name: Option<String>,
+}
+
+impl HttpServeSettings {
+    /// Reads settings from JSON; an empty text is the defaults.
+    pub fn from_json(text: &str) -> Result<HttpServeSettings> {
+        if text.trim().is_empty() {
+            return Ok(HttpServeSettings::default());
+        }
+        serde_json::from_str(text)
+            .map_err(|e| Error::invalid(format!("the serve settings are not valid: {e}")))
+    }
+
+    /// The options these settings stand for, or what to change.
+    pub fn into_options(self) -> Result<(ServeOptions, HttpOptions)> {
+        let serve = self.serve_options()?;
+        let addr: SocketAddr = match &self.addr {
+            None => SocketAddr::from(([127, 0, 0, 1], 0)),
+            Some(text) => text.parse().map_err(|_| {
+                Error::invalid(format!(
+                    "addr {text:?} is not an IP address and port (e.g. 127.0.0.1:8808)"
+                ))
+            })?,
+        };
+        let auth = match (self.token, self.no_auth) {
+            (Some(_), true) => {
+                return Err(Error::invalid(
+                    "give a token or noAuth, not both".to_string(),
+                ));
+            }
+            (Some(token), false) if token.trim().is_empty() => {
+                return Err(Error::invalid("the token is empty"));
+            }
+            (Some(token), false) => HttpAuth::Bearer(token),
+            (None, true) if !addr.ip().is_loopback() => {
+                return Err(Error::invalid(format!(
+                    "serving without a token on {addr} would let anyone on the network use \
+                     every server: listen on 127.0.0.1, or keep the token"
+                )));
+            }
+            (None, true) => HttpAuth::None,
+            (None, false) => HttpAuth::generate(),
+        };
+        let http = HttpOptions {
+            addr,
+            auth,
+            allowed_origins: self.allowed_origins,
+            allowed_hosts: self.allowed_hosts,
+        };
+        Ok((serve, http))
+    }
+
+    fn serve_options(&self) -> Result<ServeOptions> {
+        let defaults = ServeOptions::default();
+        let exposure = match &self.mode {
+            None => Exposure::default(),
+            Some(mode) => mode.parse::<Exposure>().map_err(Error::invalid)?,
+        };
+        Ok(ServeOptions {
+            server_name: self
+                .server_name
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or(defaults.server_name),
+            name_budget: self.name_budget.unwrap_or(0),
+            exposure,
+            auto_limit: self.auto_limit.unwrap_or(AUTO_LIMIT),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_loopback_with_a_generated_token() {
+        let (serve, http) = HttpServeSettings::from_json("{}")
+            .unwrap()
+            .into_options()
+            .unwrap();
+        assert_eq!(http.addr, SocketAddr::from(([127, 0, 0, 1], 0)));
+        assert!(matches!(&http.auth, HttpAuth::Bearer(t) if t.len() == 64));
+        assert_eq!(serve.exposure, Exposure::Auto);
+        assert_eq!(serve.server_name, "mcpmux");
+    }
+
+    #[test]
+    fn mistakes_say_what_to_change() {
+        let bad = |json: &str| {
+            HttpServeSettings::from_json(json)
+                .and_then(HttpServeSettings::into_options)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad(r#"{"addr": "localhost"}"#).contains("127.0.0.1:8808"));
+        assert!(bad(r#"{"addr": "0.0.0.0:0", "noAuth": true}"#).contains("127.0.0.1"));
+        assert!(bad(r#"{"token": "t", "noAuth": true}"#).contains("not both"));
+        assert!(bad(r#"{"token": " "}"#).contains("empty"));
+        assert!(bad(r#"{"mode": "all"}"#).contains("direct, search or auto"));
+        assert!(bad(r#"{"port": 1}"#).contains("unknown field `port`"));
+    }
+}
