@@ -164,6 +164,11 @@ impl Pool {
         &self.inner.opts
     }
 
+    /// Cancelled when the pool closes, for what serves it (see `serve::http`).
+    pub(crate) fn closed(&self) -> CancellationToken {
+        self.inner.shutdown.child_token()
+    }
+
     /// Subscribes to pool events.
     pub fn events(&self) -> EventReceiver {
         self.inner.events.subscribe()

@@ -93,7 +93,8 @@ impl HttpOptions {
     }
 }
 
-/// A pool being served over HTTP; stops when [`HttpServer::stop`] is called or it is dropped.
+/// A pool being served over HTTP; stops when [`HttpServer::stop`] is called, when it is
+/// dropped, or when the pool closes.
 pub struct HttpServer {
     addr: SocketAddr,
     auth: HttpAuth,
@@ -164,7 +165,8 @@ impl Pool {
         let addr = listener
             .local_addr()
             .map_err(|e| Error::io("reading the listening address", e))?;
-        let stop = CancellationToken::new();
+        // Closing the pool stops what serves it.
+        let stop = self.closed();
         let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
         hosts.extend(options.allowed_hosts.iter().cloned());
         let config = StreamableHttpServerConfig::default()
