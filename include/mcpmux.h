@@ -258,6 +258,12 @@ typedef void (*mcpmux_token_fn)(void *user_data, const char *text, size_t len);
  */
 typedef uint64_t mcpmux_conversation;
 
+/**
+ * A pool served as one MCP server over HTTP: an opaque handle from
+ * mcpmux_pool_serve_http(), stopped and freed with mcpmux_http_server_free().
+ */
+typedef uint64_t mcpmux_http_server;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1272,6 +1278,31 @@ mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
                                              mcpmux_completion_fn callback,
                                              void *user_data,
                                              mcpmux_request_id *out_request_id);
+
+/**
+ * Serves an open pool over Streamable HTTP at `/mcp` until mcpmux_http_server_free() or
+ * the pool's close. `settings_json` (NULL for the defaults: 127.0.0.1, any free port, a
+ * generated token, mode auto) is a JSON object such as
+ * `{"addr": "127.0.0.1:8808", "token": "...", "allowedOrigins": ["http://localhost:5173"],
+ * "mode": "search"}` (fields: addr, token, noAuth, allowedOrigins, allowedHosts, mode
+ * (direct, search, auto), autoLimit, nameBudget, serverName; an unknown field is an error,
+ * and noAuth is refused off loopback). mcpmux_http_server_info() gives the URL and token.
+ */
+mcpmux_status mcpmux_pool_serve_http(mcpmux_pool pool,
+                                     const char *settings_json,
+                                     mcpmux_http_server *out_server);
+
+/**
+ * Where clients connect and what they send: `{"url": "http://127.0.0.1:PORT/mcp",
+ * "token": "..."}` (`token` null without one).
+ */
+mcpmux_status mcpmux_http_server_info(mcpmux_http_server server, char **out_json);
+
+/**
+ * Stops serving (the port is closed when it returns; requests in progress end) and frees
+ * the handle. A second free is MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
+mcpmux_status mcpmux_http_server_free(mcpmux_http_server server);
 
 #ifdef __cplusplus
 }  // extern "C"

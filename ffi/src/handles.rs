@@ -21,6 +21,7 @@ pub(crate) enum Tag {
     Agent = 2,
     Provider = 3,
     Conversation = 4,
+    HttpServer = 5,
 }
 
 struct Slot<T> {

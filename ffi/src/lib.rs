@@ -158,3 +158,7 @@ pub type mcpmux_agent = u64;
 /// A conversation's view of the pool's tools (discovery tools, lazy activation): an opaque
 /// handle from mcpmux_conversation_new(), freed with mcpmux_conversation_free().
 pub type mcpmux_conversation = u64;
+
+/// A pool served as one MCP server over HTTP: an opaque handle from
+/// mcpmux_pool_serve_http(), stopped and freed with mcpmux_http_server_free().
+pub type mcpmux_http_server = u64;

@@ -34,3 +34,5 @@ pub mod providers;
 pub mod agents;
 
 pub mod conversations;
+
+pub mod serve;
