@@ -1,7 +1,7 @@
 //! `mcpmux serve`: a fleet of real servers (the built-in demo server, server-everything, a
 //! Python SDK 2.3 `MCPServer`, the test server, and one that cannot start) as one MCP server,
-//! driven by real clients: the Python SDK 2.3 client over stdio and HTTP, and mcpmux's own
-//! pool (a 2026-07-28 client) over HTTP. Configs start empty and are filled with `mcpmux
+//! driven by real clients: the TypeScript SDK's and the Python SDK 2.3's clients over stdio
+//! and HTTP, and mcpmux's own pool (a 2026-07-28 client) over HTTP. Configs start empty and are filled with `mcpmux
 //! servers add`, as a user would.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -142,6 +142,54 @@ fn the_python_sdk_client_uses_the_fleet_over_http() {
     };
     let (_server, url) = serve_http(&config, &["--token", "sesame", "--mode", "direct"]);
     run_python_client(&python, &["http", &url, "sesame"]);
+}
+
+/// Runs the TypeScript SDK client (`tests/clients/ts_sdk_client.js`) with the SDK that
+/// server-everything installed; false (after a skip) when node or the SDK is missing.
+fn run_ts_client(args: &[&str]) -> bool {
+    let modules = deps_dir().join("npm/node_modules");
+    let Some(node) = mcpmux_tests::find_in_path("node") else {
+        mcpmux_tests::skip_or_fail("node");
+        return false;
+    };
+    if !modules
+        .join("@modelcontextprotocol/sdk/package.json")
+        .is_file()
+    {
+        mcpmux_tests::skip_or_fail("the TypeScript SDK (installed with server-everything)");
+        return false;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/ts_sdk_client.js");
+    let out = Command::new(node)
+        .arg(script)
+        .arg(&modules)
+        .args(args)
+        .output()
+        .expect("run the TypeScript SDK client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ts sdk client: ok"),
+        "{args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+#[test]
+fn the_typescript_sdk_client_uses_the_fleet_over_stdio() {
+    let Some((_dir, config)) = fleet(true) else {
+        return;
+    };
+    run_ts_client(&["stdio", MCPMUX, config.to_str().unwrap()]);
+}
+
+#[test]
+fn the_typescript_sdk_client_uses_the_fleet_over_http() {
+    let Some((_dir, config)) = fleet(true) else {
+        return;
+    };
+    let (_server, url) = serve_http(&config, &["--token", "sesame", "--mode", "direct"]);
+    run_ts_client(&["http", &url, "sesame"]);
 }
 
 /// A pool of mcpmux's own, in a config of its own, with the served fleet as its one remote

@@ -1,0 +1,76 @@
+'use strict';
+// A user of `mcpmux serve` on the TypeScript SDK's client: lists and calls tools of the
+// upstream servers, follows a call's progress, reads a resource and gets a prompt; every
+// check fails the script with what it saw.
+//
+//   node ts_sdk_client.js NODE_MODULES stdio MCPMUX_BINARY CONFIG
+//   node ts_sdk_client.js NODE_MODULES http URL TOKEN
+const { createRequire } = require('node:module');
+const path = require('node:path');
+
+const [modules, mode, a, b] = process.argv.slice(2);
+const sdk = createRequire(path.join(modules, 'package.json'));
+const { Client } = sdk('@modelcontextprotocol/sdk/client/index.js');
+
+function check(condition, what, seen) {
+  if (!condition) {
+    console.error(`FAILED: ${what}; saw ${JSON.stringify(seen)}`);
+    process.exit(1);
+  }
+}
+
+function transport() {
+  if (mode === 'stdio') {
+    const { StdioClientTransport } = sdk('@modelcontextprotocol/sdk/client/stdio.js');
+    return new StdioClientTransport({
+      command: a,
+      args: ['--config', b, 'serve', '--stdio', '--mode', 'direct'],
+    });
+  }
+  const { StreamableHTTPClientTransport } = sdk('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  return new StreamableHTTPClientTransport(new URL(a), {
+    requestInit: { headers: { Authorization: `Bearer ${b}` } },
+  });
+}
+
+const text = (result) => result.content.map((c) => c.text ?? '').join('');
+
+async function main() {
+  const client = new Client({ name: 'ts-sdk-user', version: '1.0.0' });
+  await client.connect(transport());
+  check(client.getServerVersion()?.name === 'mcpmux', 'serverInfo.name is mcpmux', client.getServerVersion());
+
+  const names = (await client.listTools()).tools.map((t) => t.name);
+  for (const expected of ['demo__echo', 'demo__countdown', 'everything__echo', 'py__say']) {
+    check(names.includes(expected), `tool ${expected} listed`, names);
+  }
+  check(!names.some((n) => n.startsWith('broken__')), 'the broken server drops out', names);
+
+  const echoed = await client.callTool({ name: 'everything__echo', arguments: { message: 'via ts' } });
+  check(text(echoed).includes('via ts'), 'everything__echo answers', echoed);
+
+  const progress = [];
+  const done = await client.callTool(
+    { name: 'demo__countdown', arguments: { steps: 3 } },
+    undefined,
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  check(text(done) === 'liftoff', 'demo__countdown answers', done);
+  check(JSON.stringify(progress) === '[1,2,3]', 'progress arrives in order', progress);
+
+  const failed = await client.callTool({ name: 'nope__nothing', arguments: {} }).catch((e) => e);
+  check(failed instanceof Error && /tools\/list/.test(failed.message), 'an unknown tool names tools/list', String(failed));
+
+  const read = await client.readResource({ uri: 'mcpmux:demo/demo://readme' });
+  check(read.contents[0].text.includes('demo server'), 'the resource reads', read);
+  const prompt = await client.getPrompt({ name: 'demo__greet', arguments: { name: 'Grace' } });
+  check(prompt.messages[0].content.text.includes('Grace'), 'the prompt is filled', prompt);
+
+  await client.close();
+  console.log('ts sdk client: ok');
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
