@@ -1,8 +1,8 @@
 //! `mcpmux serve`: a fleet of real servers (the built-in demo server, server-everything, a
 //! Python SDK 2.3 `MCPServer`, the test server, and one that cannot start) as one MCP server,
 //! driven by real clients: the TypeScript SDK's and the Python SDK 2.3's clients over stdio
-//! and HTTP, and mcpmux's own pool (a 2026-07-28 client) over HTTP. Configs start empty and are filled with `mcpmux
-//! servers add`, as a user would.
+//! and HTTP, and mcpmux's own pool (a 2026-07-28 client) over HTTP. Configs start empty and
+//! are filled with `mcpmux servers add`, as a user would.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -322,6 +322,40 @@ async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
     assert_eq!(text(&echoed), "still here");
     let second = pid_of_test(pool.clone()).await;
     assert_ne!(first, second);
+
+    // Whoever runs the server sees it: the restart in /status and /metrics, the calls too.
+    let auth = [("Authorization", "Bearer t0ken")];
+    let (status, body) = http_request(&url, "GET", "/status", &auth, "");
+    assert_eq!(status, 200, "{body}");
+    let json_body = &body[body.find("\r\n\r\n").unwrap() + 4..];
+    let json_body =
+        json_body.trim_start_matches(|c: char| c.is_ascii_hexdigit() || c.is_whitespace());
+    let status_json: serde_json::Value = serde_json::Deserializer::from_str(json_body)
+        .into_iter()
+        .next()
+        .expect("a JSON body")
+        .unwrap();
+    let test = status_json["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "test")
+        .expect("the test server in /status")
+        .clone();
+    assert_eq!(test["state"], "connected", "{test}");
+    assert_eq!(test["restarts"], 1, "{test}");
+    assert_eq!(test["pid"], second, "{test}");
+    let (status, metrics) = http_request(&url, "GET", "/metrics", &auth, "");
+    assert_eq!(status, 200, "{metrics}");
+    for line in [
+        "mcpmux_server_restarts_total{server=\"test\"} 1",
+        "mcpmux_tool_calls_total{server=\"test\",tool=\"pid\"} 2",
+        "mcpmux_tool_call_errors_total{server=\"test\",tool=\"hang\"} 1",
+        "mcpmux_server_up{server=\"test\"} 1",
+        "# TYPE mcpmux_tool_call_duration_seconds histogram",
+    ] {
+        assert!(metrics.contains(line), "{line} missing from {metrics}");
+    }
     pool.close().await;
 }
 
@@ -442,6 +476,12 @@ fn http_asks_for_the_token_and_refuses_other_origins() {
 
     let (status, body) = http_request(&url, "GET", "/healthz", &[], "");
     assert_eq!(status, 200, "{body}");
+    let (status, body) = http_request(&url, "GET", "/readyz", &[], "");
+    assert_eq!(status, 200, "{body}");
+    for private in ["/status", "/metrics"] {
+        let (status, body) = http_request(&url, "GET", private, &[], "");
+        assert_eq!(status, 401, "{private}: {body}");
+    }
     let (status, body) = http_request(&url, "GET", "/elsewhere", &[], "");
     assert_eq!(status, 404, "{body}");
 }

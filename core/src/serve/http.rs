@@ -1,7 +1,8 @@
 //! The Streamable HTTP front of a served pool: rmcp's Streamable HTTP service at `/mcp` (a
 //! 2026-07-28 client is served statelessly, per request; an older one gets a session), behind
-//! a bearer token and rmcp's Host and Origin checks (DNS rebinding), with `/healthz` for a
-//! process supervisor or a load balancer.
+//! a bearer token and rmcp's Host and Origin checks (DNS rebinding); `/healthz` and `/readyz`
+//! for a process supervisor or a load balancer, and, behind the token, `/status` and
+//! `/metrics` (see `metrics.rs`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -15,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::Metrics;
 use super::{Gateway, ServeOptions};
 use crate::error::{Error, Result};
 use crate::pool::Pool;
@@ -181,7 +183,13 @@ impl Pool {
             config,
         );
         let auth = options.auth.clone();
-        let task = tokio::spawn(accept_loop(listener, service, auth.clone(), stop.clone()));
+        let site = Arc::new(Site {
+            service,
+            auth: auth.clone(),
+            metrics: Metrics::watch(self),
+            pool: self.clone(),
+        });
+        let task = tokio::spawn(accept_loop(listener, site, stop.clone()));
         Ok(HttpServer {
             addr,
             auth,
@@ -191,12 +199,15 @@ impl Pool {
     }
 }
 
-async fn accept_loop(
-    listener: tokio::net::TcpListener,
+/// What every request may need.
+struct Site {
     service: StreamableHttpService<Gateway, LocalSessionManager>,
     auth: HttpAuth,
-    stop: CancellationToken,
-) {
+    metrics: Arc<Metrics>,
+    pool: Pool,
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: CancellationToken) {
     loop {
         let stream = tokio::select! {
             _ = stop.cancelled() => return,
@@ -210,14 +221,12 @@ async fn accept_loop(
                 }
             },
         };
-        let service = service.clone();
-        let auth = auth.clone();
+        let site = site.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
             let handler = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                let service = service.clone();
-                let auth = auth.clone();
-                async move { Ok::<_, Infallible>(route(&service, &auth, request).await) }
+                let site = site.clone();
+                async move { Ok::<_, Infallible>(route(&site, request).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), handler);
@@ -232,27 +241,50 @@ async fn accept_loop(
 }
 
 async fn route(
-    service: &StreamableHttpService<Gateway, LocalSessionManager>,
-    auth: &HttpAuth,
+    site: &Site,
     request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
-    match request.uri().path() {
-        MCP_PATH if auth.admits(&request) => service.handle(request).await,
-        MCP_PATH => {
-            let mut response = plain(
-                hyper::StatusCode::UNAUTHORIZED,
-                "a bearer token is required (Authorization: Bearer TOKEN; mcpmux serve printed it)\n",
+    let path = request.uri().path();
+    match path {
+        "/healthz" => return plain(hyper::StatusCode::OK, "ok\n"),
+        "/readyz" => return plain(hyper::StatusCode::OK, "ready\n"),
+        MCP_PATH | "/status" | "/metrics" => {}
+        _ => {
+            return plain(
+                hyper::StatusCode::NOT_FOUND,
+                "not found: MCP is served at /mcp\n",
             );
-            response.headers_mut().insert(
-                hyper::header::WWW_AUTHENTICATE,
-                hyper::header::HeaderValue::from_static("Bearer"),
-            );
-            response
         }
-        "/healthz" => plain(hyper::StatusCode::OK, "ok\n"),
-        _ => plain(
-            hyper::StatusCode::NOT_FOUND,
-            "not found: MCP is served at /mcp\n",
-        ),
     }
+    if !site.auth.admits(&request) {
+        let mut response = plain(
+            hyper::StatusCode::UNAUTHORIZED,
+            "a bearer token is required (Authorization: Bearer TOKEN; mcpmux serve printed it)\n",
+        );
+        response.headers_mut().insert(
+            hyper::header::WWW_AUTHENTICATE,
+            hyper::header::HeaderValue::from_static("Bearer"),
+        );
+        return response;
+    }
+    match path {
+        "/status" => typed(
+            "application/json",
+            site.metrics.status(&site.pool).to_string(),
+        ),
+        "/metrics" => typed(
+            "text/plain; version=0.0.4",
+            site.metrics.prometheus(&site.pool),
+        ),
+        _ => site.service.handle(request).await,
+    }
+}
+
+fn typed(content_type: &'static str, body: String) -> hyper::Response<Body> {
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body)).boxed());
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(content_type),
+    );
+    response
 }

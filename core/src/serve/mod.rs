@@ -8,6 +8,7 @@ mod changes;
 pub mod exposure;
 mod gateway;
 pub mod http;
+mod metrics;
 pub mod names;
 mod settings;
 
