@@ -473,6 +473,46 @@ fn http_asks_for_the_token_and_refuses_other_origins() {
     ];
     let (status, body) = http_request(&url, "POST", "/mcp", &allowed, &initialize);
     assert_eq!(status, 200, "{body}");
+    let lower = body.to_ascii_lowercase();
+    assert!(
+        lower.contains("access-control-allow-origin: http://localhost:5173")
+            && lower.contains("access-control-expose-headers: mcp-session-id"),
+        "{body}"
+    );
+
+    // A browser's preflight carries no token: the allowed origin is answered, another is not.
+    let preflight = [
+        ("Origin", "http://localhost:5173"),
+        ("Access-Control-Request-Method", "POST"),
+        (
+            "Access-Control-Request-Headers",
+            "authorization, content-type",
+        ),
+    ];
+    let (status, body) = http_request(&url, "OPTIONS", "/mcp", &preflight, "");
+    assert_eq!(status, 204, "{body}");
+    let lower = body.to_ascii_lowercase();
+    assert!(
+        lower.contains("access-control-allow-headers: authorization"),
+        "{body}"
+    );
+    assert!(
+        lower.contains("access-control-allow-methods: get, post"),
+        "{body}"
+    );
+    let (_, body) = http_request(
+        &url,
+        "OPTIONS",
+        "/mcp",
+        &[("Origin", "http://evil.example"), preflight[1]],
+        "",
+    );
+    assert!(
+        !body
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin"),
+        "{body}"
+    );
 
     let (status, body) = http_request(&url, "GET", "/healthz", &[], "");
     assert_eq!(status, 200, "{body}");

@@ -73,6 +73,13 @@ async fn a_served_pool_answers_under_served_names_and_stops_with_the_pool() {
         refused.is_ok(),
         "{addr} still accepts after the pool closed"
     );
+    let (serve, http) = HttpServeSettings::default().into_options().unwrap();
+    let again = served.serve_http(serve, http).await;
+    assert!(
+        matches!(again, Err(mcpmux::Error::ShuttingDown)),
+        "a closed pool is not served: {:?}",
+        again.err()
+    );
     drop(server);
     client.close().await;
 }

@@ -164,9 +164,11 @@ impl Pool {
         &self.inner.opts
     }
 
-    /// Cancelled when the pool closes, for what serves it (see `serve::http`).
-    pub(crate) fn closed(&self) -> CancellationToken {
-        self.inner.shutdown.child_token()
+    /// Cancelled when the pool closes, for what serves it (see `serve::http`); a closed
+    /// pool is `ShuttingDown`.
+    pub(crate) fn closed(&self) -> Result<CancellationToken> {
+        drop(self.inner.begin()?);
+        Ok(self.inner.shutdown.child_token())
     }
 
     /// Subscribes to pool events.

@@ -16,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::cors::Cors;
 use super::metrics::Metrics;
 use super::{Gateway, ServeOptions};
 use crate::error::{Error, Result};
@@ -161,14 +162,14 @@ impl Pool {
         serve: ServeOptions,
         options: HttpOptions,
     ) -> Result<HttpServer> {
+        // Closing the pool stops what serves it (and a closed pool is not served at all).
+        let stop = self.closed()?;
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|e| Error::io(format!("listening on {}", options.addr), e))?;
         let addr = listener
             .local_addr()
             .map_err(|e| Error::io("reading the listening address", e))?;
-        // Closing the pool stops what serves it.
-        let stop = self.closed();
         let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
         hosts.extend(options.allowed_hosts.iter().cloned());
         let config = StreamableHttpServerConfig::default()
@@ -188,6 +189,7 @@ impl Pool {
             auth: auth.clone(),
             metrics: Metrics::watch(self),
             pool: self.clone(),
+            cors: Cors::new(&options.allowed_origins),
         });
         let task = tokio::spawn(accept_loop(listener, site, stop.clone()));
         Ok(HttpServer {
@@ -205,6 +207,7 @@ struct Site {
     auth: HttpAuth,
     metrics: Arc<Metrics>,
     pool: Pool,
+    cors: Cors,
 }
 
 async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: CancellationToken) {
@@ -240,7 +243,26 @@ async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: C
     }
 }
 
+/// [`answer`], with CORS for the allowed browser origins.
 async fn route(
+    site: &Site,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Body> {
+    let Some(origin) = site.cors.allowed(request.headers()) else {
+        return answer(site, request).await;
+    };
+    // A preflight carries no token: it is answered before the token is asked for.
+    if request.method() == hyper::Method::OPTIONS {
+        let mut response = plain(hyper::StatusCode::NO_CONTENT, "");
+        Cors::preflight(origin, response.headers_mut());
+        return response;
+    }
+    let mut response = answer(site, request).await;
+    Cors::decorate(origin, response.headers_mut());
+    response
+}
+
+async fn answer(
     site: &Site,
     request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {

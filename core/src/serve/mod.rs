@@ -5,6 +5,7 @@
 //! pool's verbs under stable names ([`names`]), over stdio or Streamable HTTP ([`http`]).
 
 mod changes;
+mod cors;
 pub mod exposure;
 mod gateway;
 pub mod http;
