@@ -104,23 +104,33 @@ fn the_header_reads_topic_by_topic() {
     }
 }
 
-#[test]
-fn the_header_names_every_pool_option() {
-    // mcpmux_pool_open's comment lists the options by hand: core's PoolOptions says which.
+/// Fails unless the comment of `function` names every field of core's mirrored `type_name`
+/// (the comments list a JSON argument's fields by hand).
+fn names_every_field(function: &str, type_name: &str) {
     let header = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
     let doc = header
-        .split("mcpmux_status mcpmux_pool_open(")
+        .split(&format!("mcpmux_status {function}("))
         .next()
         .and_then(|before| before.rsplit("\n\n").next())
-        .expect("mcpmux_pool_open is declared with its comment");
+        .unwrap_or_else(|| panic!("{function} is declared with its comment"));
     let mirrored = mcpmux_core::mirror::mirrored();
-    let options = mirrored["types"]["PoolOptions"].as_array().unwrap();
-    assert!(options.len() >= 10);
-    for option in options {
-        let option = option.as_str().unwrap();
+    let fields = mirrored["types"][type_name].as_array().unwrap();
+    assert!(fields.len() >= 5);
+    for field in fields {
+        let field = field.as_str().unwrap();
         assert!(
-            doc.contains(option),
-            "the comment of mcpmux_pool_open does not name the option {option}:\n{doc}"
+            doc.contains(field),
+            "the comment of {function} does not name {type_name}'s field {field}:\n{doc}"
         );
     }
+}
+
+#[test]
+fn the_header_names_every_pool_option() {
+    names_every_field("mcpmux_pool_open", "PoolOptions");
+}
+
+#[test]
+fn the_header_names_every_serve_setting() {
+    names_every_field("mcpmux_pool_serve_http", "HttpServeSettings");
 }
