@@ -11,6 +11,7 @@ mod events;
 mod oauth;
 mod pool;
 mod runtime;
+mod serve;
 
 /// mimalloc, set up for a library in someone else's process (see `mcpmux::alloc`).
 #[global_allocator]
@@ -34,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent::host_provider, m)?)?;
     m.add_class::<pool::NativePool>()?;
     m.add_class::<pool::NativeConversation>()?;
+    m.add_class::<serve::NativeHttpServer>()?;
     m.add_class::<agent::NativeProvider>()?;
     m.add_class::<agent::NativeAgent>()?;
     m.add_class::<events::NativeEvents>()?;

@@ -778,6 +778,12 @@ impl NativePool {
         ))
     }
 
+    /// Serves the pool as one MCP server over Streamable HTTP (`settings_json`: core's
+    /// `HttpServeSettings`); answers a `NativeHttpServer`.
+    fn serve_http<'py>(&self, py: Python<'py>, settings_json: &str) -> PyResult<Bound<'py, PyAny>> {
+        crate::serve::serve_http(py, self, settings_json)
+    }
+
     /// Closes the pool (see core's `Pool::close`); event streams end after the last events.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;

@@ -5,12 +5,14 @@ from core's JSON Schemas). A test here fails when core gains one that Python lac
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from typing import Any
 
 import pytest
 
 import mcpmux
+import mcpmux.sync
 from mcpmux import _native, errors
 from mcpmux._pool import OPTION_NAMES
 from mcpmux.types import _RENAMES, IdpSettings, OAuthSettings, snake
@@ -47,6 +49,14 @@ def test_each_settings_dict_takes_every_key_of_core(name: str, typed: type) -> N
 def test_every_pool_option_is_a_keyword_of_open() -> None:
     core = {snake(o) for o in MIRRORED["types"]["PoolOptions"] if o != "configPath"}
     assert core == set(OPTION_NAMES)
+
+
+@pytest.mark.parametrize("cls", [mcpmux.Pool, mcpmux.sync.Pool])
+def test_every_serve_setting_is_a_keyword_of_serve_http(cls: type) -> None:
+    params = inspect.signature(cls.serve_http).parameters.values()
+    keywords = {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    core = {snake(f) for f in MIRRORED["types"]["HttpServeSettings"]}
+    assert core == keywords, f"{cls.__module__}.{cls.__qualname__}.serve_http differs"
 
 
 def test_every_error_code_has_its_exception_class() -> None:

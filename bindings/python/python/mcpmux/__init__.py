@@ -15,7 +15,7 @@ from ._agent import (
     RemoteProvider,
 )
 from ._native import __version__
-from ._pool import EVENT_NAMES, OPTION_NAMES, EventStream, Pool, Subscription
+from ._pool import EVENT_NAMES, OPTION_NAMES, EventStream, HttpServer, Pool, Subscription
 from .errors import (
     CancelledError,
     ConfigError,
@@ -91,6 +91,7 @@ __all__ = [
     "EventStream",
     "GetPromptResult",
     "HostRequest",
+    "HttpServer",
     "IdpSettings",
     "ImportResult",
     "InvalidArgumentError",

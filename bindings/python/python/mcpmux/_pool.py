@@ -58,7 +58,15 @@ from .types import (
 if TYPE_CHECKING:
     from ._agent import Conversation
 
-__all__ = ["EVENT_NAMES", "OPTION_NAMES", "EventStream", "OAuthCallback", "Pool", "Subscription"]
+__all__ = [
+    "EVENT_NAMES",
+    "OPTION_NAMES",
+    "EventStream",
+    "HttpServer",
+    "OAuthCallback",
+    "Pool",
+    "Subscription",
+]
 
 _M = TypeVar("_M", bound=Model)
 
@@ -113,6 +121,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Model):
         return value.to_dict()
     return value
+
+
+def _listed(values: Sequence[str] | None) -> list[str] | str | None:
+    """A sequence as a JSON list; ``None`` and a lone string as they are."""
+    if values is None or isinstance(values, str):
+        return values
+    return list(values)
 
 
 def _server_fields(
@@ -228,6 +243,49 @@ class EventStream:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class HttpServer:
+    """A pool served as one MCP server over Streamable HTTP (what :meth:`Pool.serve_http`
+    returns): MCP clients connect to :attr:`url`, sending ``Authorization: Bearer <token>``.
+
+    It serves until :meth:`stop` is awaited, the pool closes, or it is garbage-collected;
+    ``async with await pool.serve_http() as server:`` stops it at the end of the block.
+    """
+
+    def __init__(self, native: _native.NativeHttpServer) -> None:
+        """Internal: use :meth:`Pool.serve_http`."""
+        self._native = native
+
+    @property
+    def url(self) -> str:
+        """The URL MCP clients connect to (``http://127.0.0.1:<port>/mcp``)."""
+        return self._native.url()
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token clients send (the one given, or a new random one), or ``None``
+        when serving with ``no_auth=True``."""
+        return self._native.token()
+
+    async def stop(self) -> None:
+        """Stops accepting connections, ends open sessions and closes the port. Idempotent."""
+        await self._native.stop()
+
+    async def __aenter__(self) -> HttpServer:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def __repr__(self) -> str:
+        # The token stays out: a repr ends up in logs.
+        return f"<mcpmux.HttpServer {self.url!r}>"
 
 
 class _Opening:
@@ -891,6 +949,53 @@ class Pool:
 
         filt = servers_filter(servers)
         return Conversation(self._native.conversation(None if filt is None else json.dumps(filt)))
+
+    # --- serving -----------------------------------------------------------------------
+
+    async def serve_http(
+        self,
+        *,
+        addr: str | None = None,
+        token: str | None = None,
+        no_auth: bool = False,
+        allowed_origins: Sequence[str] | None = None,
+        allowed_hosts: Sequence[str] | None = None,
+        mode: str | None = None,
+        auto_limit: int | None = None,
+        name_budget: int | None = None,
+        server_name: str | None = None,
+    ) -> HttpServer:
+        """Serves this pool as one MCP server over Streamable HTTP, for MCP clients that
+        want a single server in front of the fleet (Claude Desktop, Cursor, an agent in
+        another process). Tools are served as ``<server>__<tool>``; calls go through this
+        pool, on its shared connections.
+
+        ``addr`` is where to listen (``"127.0.0.1:0"`` when left out: loopback, any free
+        port; see :attr:`HttpServer.url`). Clients send ``Authorization: Bearer <token>``:
+        ``token`` sets it (a new random one when left out, see :attr:`HttpServer.token`);
+        ``no_auth=True`` serves without one, on loopback only. ``allowed_origins`` are the
+        browser origins allowed to call (e.g. ``"http://localhost:5173"``), ``allowed_hosts``
+        the host names answered besides the loopback names. ``mode`` is ``"direct"`` (every
+        tool), ``"search"`` (search tools only) or ``"auto"`` (the default: every tool up to
+        ``auto_limit``, 40, the search tools past it). ``name_budget`` is how many characters
+        the client puts before each tool name (names are cut to fit 64); ``server_name`` the
+        ``serverInfo.name`` clients see (``"mcpmux"``). A setting the core refuses raises
+        :class:`InvalidArgumentError` saying what to change.
+        """
+        settings: dict[str, Any] = {
+            "addr": addr,
+            "token": token,
+            "no_auth": no_auth,
+            # A lone string goes as it is: the core says it wants a list.
+            "allowed_origins": _listed(allowed_origins),
+            "allowed_hosts": _listed(allowed_hosts),
+            "mode": mode,
+            "auto_limit": auto_limit,
+            "name_budget": name_budget,
+            "server_name": server_name,
+        }
+        body = {camel(k): v for k, v in settings.items() if v is not None}
+        return HttpServer(await self._native.serve_http(json.dumps(body)))
 
     def _loop(self, what: str) -> asyncio.AbstractEventLoop:
         try:

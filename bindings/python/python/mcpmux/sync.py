@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import os
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -44,7 +44,7 @@ from .types import (
     Unlisted,
 )
 
-__all__ = ["Agent", "Conversation", "EventIterator", "Pool", "Subscription"]
+__all__ = ["Agent", "Conversation", "EventIterator", "HttpServer", "Pool", "Subscription"]
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -639,6 +639,31 @@ class Pool:
     def known_layers(self) -> list[ToolLayer]:
         return self._pool.known_layers()
 
+    def serve_http(
+        self,
+        *,
+        addr: str | None = None,
+        token: str | None = None,
+        no_auth: bool = False,
+        allowed_origins: Sequence[str] | None = None,
+        allowed_hosts: Sequence[str] | None = None,
+        mode: str | None = None,
+        auto_limit: int | None = None,
+        name_budget: int | None = None,
+        server_name: str | None = None,
+    ) -> HttpServer:
+        """Serves this pool as one MCP server over Streamable HTTP (see
+        :meth:`mcpmux.Pool.serve_http`); it serves from the background loop until stopped or
+        the pool closes."""
+        inner = self._call(
+            self._pool.serve_http(
+                addr=addr, token=token, no_auth=no_auth, allowed_origins=allowed_origins,
+                allowed_hosts=allowed_hosts, mode=mode, auto_limit=auto_limit,
+                name_budget=name_budget, server_name=server_name,
+            )
+        )  # fmt: skip
+        return HttpServer(self, inner)
+
     def on(self, event: str, callback: _pool.EventCallback) -> Subscription:
         """Calls ``callback(event)`` on the background loop's thread for each event named
         ``event`` (or ``"*"``). Returns the handle that unsubscribes."""
@@ -647,6 +672,52 @@ class Pool:
             return self._pool.on(event, callback)
 
         return Subscription(self._loop, self._call(subscribe()))
+
+
+class HttpServer:
+    """The blocking twin of :class:`mcpmux.HttpServer` (see :meth:`Pool.serve_http`):
+    ``with pool.serve_http() as server:`` stops it at the end of the block."""
+
+    def __init__(self, pool: Pool, inner: _pool.HttpServer) -> None:
+        """Internal: use :meth:`Pool.serve_http`."""
+        self._pool = pool
+        self._inner = inner
+
+    @property
+    def async_server(self) -> _pool.HttpServer:
+        """The :class:`mcpmux.HttpServer` underneath."""
+        return self._inner
+
+    @property
+    def url(self) -> str:
+        """The URL MCP clients connect to."""
+        return self._inner.url
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token clients send, or ``None`` when serving with ``no_auth=True``."""
+        return self._inner.token
+
+    def stop(self) -> None:
+        """Stops serving and closes the port (see :meth:`mcpmux.HttpServer.stop`).
+        Idempotent; closing the pool stops it too."""
+        if self._pool.closed:
+            return  # the pool's close stopped it, and took the background loop with it
+        self._pool._call(self._inner.stop())
+
+    def __enter__(self) -> HttpServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<mcpmux.sync.HttpServer {self.url!r}>"
 
 
 class Conversation:
