@@ -987,13 +987,72 @@ export declare class Agent {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Serving a pool as one MCP server
+// ---------------------------------------------------------------------------------------------
+
+/** Which tools clients of a served pool see: every tool (`direct`), the search tools
+ * `search_tools`, `describe_tools` and `call_tool` (`search`), or every tool up to `autoLimit`
+ * and the search tools past it (`auto`). */
+export type ServeMode = 'direct' | 'search' | 'auto';
+
+/** How `serveHttp` serves a pool (core's `HttpServeSettings`); every field is optional, an
+ * unknown one is an `InvalidArgumentError`, as is a combination core refuses (the message
+ * names the fix). */
+export interface HttpServeSettings {
+  /** Where to listen, an IP address and port (default `127.0.0.1:0`: loopback, any free port).
+   * A host name such as `localhost` is refused. */
+  addr?: string;
+  /** The bearer token clients send (default: a new random one, `HttpServer.token`). */
+  token?: string;
+  /** No token at all; refused off loopback, and with `token`. */
+  noAuth?: boolean;
+  /** Browser origins allowed to call (e.g. `http://localhost:5173`); requests from any other
+   * origin are refused. Requests without `Origin` (every non-browser client) pass. */
+  allowedOrigins?: string[];
+  /** Host names to answer to besides `localhost`, `127.0.0.1` and `::1`. */
+  allowedHosts?: string[];
+  /** Default `auto`. */
+  mode?: ServeMode;
+  /** The most tools `auto` lists before it shows the search tools (default 40). */
+  autoLimit?: number;
+  /** Characters the client puts before each tool name (Claude Code's `mcp__mcpmux__` is 13):
+   * names are cut so that the whole stays within 64. Default 0. */
+  nameBudget?: number;
+  /** The `serverInfo.name` clients see (default `mcpmux`). */
+  serverName?: string;
+}
+
+/**
+ * A pool served over Streamable HTTP, made by `pool.serveHttp()`. Clients reach every server
+ * of the pool through it, under `SERVER__TOOL` names. Like a listening `http.Server`, it keeps
+ * the process alive until `stop()` or the pool's `close()`, unless `unref()` is called; losing
+ * every reference to it does not stop it.
+ */
+export declare class HttpServer {
+  private constructor();
+  /** The URL clients connect to, e.g. `http://127.0.0.1:39127/mcp`. */
+  readonly url: string;
+  /** The bearer token clients send (`Authorization: Bearer <token>`); `null` with `noAuth`. */
+  readonly token: string | null;
+  /** Whether it still serves. */
+  readonly listening: boolean;
+  /** Keeps the process alive while it serves (the default). */
+  ref(): this;
+  /** Lets the process exit while it serves. */
+  unref(): this;
+  /** Stops accepting connections and ends open sessions; resolves once the port is closed.
+   * Idempotent. */
+  stop(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Pool
 // ---------------------------------------------------------------------------------------------
 
 /**
  * A pool of MCP server connections over one config file. Servers connect on first use.
  * Events are delivered through a weak handle: an open pool never keeps the process alive
- * unless `ref()` is called.
+ * unless `ref()` is called (or a server `serveHttp` started listens: see `HttpServer`).
  */
 export declare class Pool extends EventEmitter {
   private constructor();
@@ -1130,12 +1189,18 @@ export declare class Pool extends EventEmitter {
   /** `new Agent(pool, provider, options)`. */
   agent(provider: ProviderConfig | JsProvider, options?: AgentOptions): Agent;
 
+  /** Serves the pool as one MCP server over Streamable HTTP (as `mcpmux serve --http` does),
+   * on loopback with a new bearer token by default. Rejects with `InvalidArgumentError` for
+   * bad settings, `IoError` when the address cannot be listened on, `ShuttingDownError` once
+   * the pool is closed. `close()` stops the servers. */
+  serveHttp(settings?: HttpServeSettings): Promise<HttpServer>;
+
   /** Keeps the process alive while the pool is open. */
   ref(): this;
   /** Undoes `ref()` (the default). */
   unref(): this;
-  /** Refuses new calls, lets calls in flight finish (up to `shutdownTimeoutMs`), then closes
-   * every connection. Idempotent. */
+  /** Stops the servers `serveHttp` started, refuses new calls, lets calls in flight finish (up
+   * to `shutdownTimeoutMs`), then closes every connection. Idempotent. */
   close(): Promise<void>;
 
   on<K extends PoolEventName>(event: K, listener: (event: PoolEvents[K]) => void): this;

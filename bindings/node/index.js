@@ -9,6 +9,7 @@
 //   lib/calls.js         calling the addon: errors, cancellation, the native pool of a Pool
 //   lib/bridge.js        the core calling JS (host tools, handlers, approvals)
 //   lib/pool.js          Pool and EVENT_NAMES
+//   lib/serve.js         HttpServer (a pool served as one MCP server)
 //   lib/conversation.js  Conversation
 //   lib/agent.js         Agent
 
@@ -16,6 +17,7 @@ const { CLASSES } = require('./lib/errors');
 const { Pool, EVENT_NAMES } = require('./lib/pool');
 const { Conversation } = require('./lib/conversation');
 const { Agent } = require('./lib/agent');
+const { HttpServer } = require('./lib/serve');
 const { version } = require('./package.json');
 
-module.exports = { Pool, Agent, Conversation, EVENT_NAMES, version, ...CLASSES };
+module.exports = { Pool, Agent, Conversation, HttpServer, EVENT_NAMES, version, ...CLASSES };

@@ -10,6 +10,7 @@ export const {
   Pool,
   Agent,
   Conversation,
+  HttpServer,
   EVENT_NAMES,
   version,
   McpmuxError,

@@ -4,11 +4,12 @@
 const { EventEmitter } = require('node:events');
 const path = require('node:path');
 const native = require('./addon');
-const { CancelledError, InvalidArgumentError, fromNative } = require('./errors');
+const { CancelledError, InvalidArgumentError, ShuttingDownError, fromNative } = require('./errors');
 const { bridge, optionalLimit } = require('./bridge');
 const { Agent } = require('./agent');
 const { call, callJson, callSync, NATIVE, withSignal } = require('./calls');
 const { Conversation } = require('./conversation');
+const { DETACH, HttpServer, SERVE } = require('./serve');
 const {
   describe,
   isAbsoluteUrl,
@@ -89,6 +90,8 @@ class Pool extends EventEmitter {
   #native;
   #closed = false;
   #keepAlive = null;
+  /** The servers `serveHttp` started that still serve; `close()` stops them. */
+  #servers = new Set();
 
   /** @private Use `Pool.open()`. */
   constructor(token, nativePool) {
@@ -682,6 +685,32 @@ class Pool extends EventEmitter {
     return new Agent(this, provider, options);
   }
 
+  // --- serving --------------------------------------------------------------------------------
+
+  /**
+   * Serves the pool as one MCP server over Streamable HTTP (at `<url>`, path `/mcp`), the way
+   * `mcpmux serve --http` does: every server's tools under `SERVER__TOOL`, or the search tools
+   * (`settings.mode`). Core checks `settings`: a bad one rejects with `InvalidArgumentError`
+   * naming the fix. The server keeps the process alive until `stop()` or `close()`, like a
+   * listening `http.Server` (`unref()` lets the process exit).
+   */
+  async serveHttp(settings) {
+    if (settings === undefined || settings === null) settings = {};
+    requireObject('settings', settings);
+    if (this.#closed) throw new ShuttingDownError('the pool is closed: it cannot be served');
+    const nativePool = this.#native;
+    const started = await callJson(() => nativePool.serveHttp(toJson('settings', settings)));
+    const servers = this.#servers;
+    const server = new HttpServer(SERVE, nativePool, started, (s) => servers.delete(s));
+    if (this.#closed) {
+      // close() began while it was binding: the native close stops it (or already has).
+      server[DETACH](Promise.resolve());
+      throw new ShuttingDownError('the pool was closed while it was being served');
+    }
+    servers.add(server);
+    return server;
+  }
+
   // --- lifetime -------------------------------------------------------------------------------
 
   /**
@@ -707,13 +736,16 @@ class Pool extends EventEmitter {
   }
 
   /**
-   * Shuts down: refuses new calls, lets calls in flight finish up to `shutdownTimeoutMs`,
-   * then closes every connection. Idempotent.
+   * Shuts down: stops the servers `serveHttp` started, refuses new calls, lets calls in flight
+   * finish up to `shutdownTimeoutMs`, then closes every connection. Idempotent.
    */
   async close() {
     this.#closed = true;
     this.unref();
-    await call(() => this.#native.close());
+    const closing = call(() => this.#native.close());
+    for (const server of [...this.#servers]) server[DETACH](closing);
+    this.#servers.clear();
+    await closing;
   }
 }
 

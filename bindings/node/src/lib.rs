@@ -11,6 +11,7 @@ mod calls;
 mod errors;
 mod host;
 mod oauth;
+mod serve;
 
 /// mimalloc, set up for a library in someone else's process (see `mcpmux::alloc`).
 #[global_allocator]
@@ -134,6 +135,8 @@ pub fn open_pool(env: &Env, options: String) -> Result<PromiseRaw<'_, NativePool
                 forwarding: Mutex::new(None),
                 bridge: Arc::default(),
                 canvas_listeners: Mutex::new(Some(std::collections::HashSet::new())),
+                servers: Mutex::new(Some(HashMap::new())),
+                next_server: AtomicU32::new(1),
             })),
             runtime: runtime().clone(),
             port: OnceLock::new(),
@@ -172,6 +175,9 @@ pub(crate) struct Shared {
     /// Canvas subscriptions made from JS, released at close (`None` once closed, so that no
     /// subscription slips in after).
     pub(crate) canvas_listeners: Mutex<Option<std::collections::HashSet<u64>>>,
+    /// The servers `serveHttp` started, stopped by `stopHttp` or at close (see `serve.rs`).
+    pub(crate) servers: serve::Servers,
+    next_server: AtomicU32,
 }
 
 impl Shared {
@@ -736,11 +742,15 @@ impl NativePool {
         })
     }
 
-    /// Closes the pool (see core's `Pool::close`) and stops event delivery. Idempotent.
+    /// Stops the servers `serveHttp` started, closes the pool (see core's `Pool::close`) and
+    /// stops event delivery. Idempotent.
     #[napi]
     pub fn close<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
         let shared = self.shared();
         promise(env, async move {
+            // First, so that no served client starts a call while calls in flight drain (core
+            // would stop them too, once the pool is closed).
+            serve::stop_all(&shared).await;
             // Core's close also drops every host callback (the JS functions they hold), the
             // host tools and the canvas listeners; calls still waiting for JS fail here.
             shared.pool.close().await;

@@ -12,3 +12,8 @@ const result: AgentResult = await agent.run('x');
 console.log(result.stop, EVENT_NAMES.length);
 const release: string = mcpmux.version;
 console.log(release === version);
+import { HttpServer, type HttpServeSettings } from 'mcpmux';
+const settings: HttpServeSettings = { mode: 'direct', allowedOrigins: ['http://localhost:5173'] };
+const served: HttpServer = await pool.serveHttp(settings);
+console.log(served.url, served.token, served instanceof mcpmux.HttpServer);
+await served.stop();

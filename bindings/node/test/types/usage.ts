@@ -27,6 +27,9 @@ import {
   type Recipe,
   version,
   type Root,
+  HttpServer,
+  type HttpServeSettings,
+  type ServeMode,
 } from 'mcpmux';
 
 async function main(): Promise<void> {
@@ -236,7 +239,38 @@ async function hostAndAgent(pool: Pool): Promise<void> {
   new Agent(pool, jsProvider, { maxIterationz: 3 });
 }
 
+async function serving(pool: Pool): Promise<void> {
+  const mode: ServeMode = 'search';
+  const settings: HttpServeSettings = {
+    addr: '127.0.0.1:8808',
+    allowedOrigins: ['http://localhost:5173'],
+    allowedHosts: ['mcp.internal'],
+    mode,
+    autoLimit: 20,
+    nameBudget: 13,
+    serverName: 'app',
+  };
+  const server: HttpServer = await pool.serveHttp(settings);
+  const url: string = server.url;
+  const token: string | null = server.token;
+  console.log(url, token ?? 'no token', server.listening);
+  server.unref().ref();
+  await server.stop();
+  const open = await pool.serveHttp();
+  await (await pool.serveHttp({ noAuth: true })).stop();
+  // @ts-expect-error: the token may be null (noAuth)
+  const bearer: string = open.token;
+  console.log(bearer);
+  // @ts-expect-error: the mode is direct, search or auto
+  await pool.serveHttp({ mode: 'all' });
+  // @ts-expect-error: unknown setting
+  await pool.serveHttp({ port: 8808 });
+  // @ts-expect-error: made by pool.serveHttp()
+  new HttpServer();
+}
+
 void main();
 void hostAndAgent;
+void serving;
 const release: string = version;
 console.log(release);
