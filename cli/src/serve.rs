@@ -53,6 +53,7 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
             name_budget: args.name_budget,
             exposure: args.mode,
             auto_limit: args.auto_limit,
+            forward_host_requests: true,
             ..ServeOptions::default()
         };
         return Ok(pool.serve_stdio(serve).await?);
@@ -69,7 +70,9 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
         ..HttpServeSettings::default()
     };
     let generated = args.token.is_none() && !args.no_auth;
-    let (serve, options) = settings.into_options()?;
+    let (mut serve, options) = settings.into_options()?;
+    // The command line's pool is only served: its upstreams ask the clients.
+    serve.forward_host_requests = true;
     let server = pool.serve_http(serve, options).await?;
     // The URL alone on stdout, so that a script (or a test) can read it; port 0 then has no
     // race between choosing a port and listening on it.

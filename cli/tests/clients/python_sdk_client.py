@@ -1,6 +1,7 @@
 """A user of `mcpmux serve` on the Python SDK 2.3 client: lists and calls tools of three
-upstream servers, reads a resource, gets a prompt, completes an argument, and follows a
-call's progress; every check fails the script with what it saw.
+upstream servers, reads a resource, gets a prompt, completes an argument, follows a call's
+progress, and answers the sampling and elicitation requests an upstream makes during its
+call; every check fails the script with what it saw.
 
     python_sdk_client.py stdio MCPMUX_BINARY CONFIG
     python_sdk_client.py http URL TOKEN
@@ -12,9 +13,28 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 import httpx2
+import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+
+asked: list[str] = []
+
+
+async def on_sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    asked.append("sampling")
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="sampled by the Python client"),
+        model="a-model",
+        stop_reason="endTurn",
+    )
+
+
+async def on_elicitation(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    asked.append("elicitation")
+    return types.ElicitResult(action="decline")
 
 
 @asynccontextmanager
@@ -24,13 +44,13 @@ async def session(argv: list[str]) -> AsyncIterator[ClientSession]:
         binary, config = argv[1], argv[2]
         params = StdioServerParameters(command=binary, args=["--config", config, "serve", "--stdio", "--mode", "direct"])
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as s:
+            async with ClientSession(read, write, sampling_callback=on_sampling, elicitation_callback=on_elicitation) as s:
                 yield s
     elif mode == "http":
         url, token = argv[1], argv[2]
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
             async with streamable_http_client(url, http_client=http) as streams:
-                async with ClientSession(streams[0], streams[1]) as s:
+                async with ClientSession(streams[0], streams[1], sampling_callback=on_sampling, elicitation_callback=on_elicitation) as s:
                     yield s
     else:
         raise SystemExit(f"unknown mode {mode}")
@@ -95,6 +115,13 @@ async def main(argv: list[str]) -> None:
 
         completion = await s.complete(PromptReference(type="ref/prompt", name="demo__greet"), {"name": "name", "value": "Gr"})
         check(completion.completion.values == ["Grace"], "the prompt argument completes", completion)
+
+        # server-everything asks its client (mcpmux) during these calls; mcpmux asks this one.
+        sampled = await s.call_tool("everything__trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+        check("sampled by the Python client" in text_of(sampled), "the sampling answer reaches the server", sampled)
+        declined = await s.call_tool("everything__trigger-elicitation-request", {})
+        check("declined" in text_of(declined), "the elicitation answer reaches the server", declined)
+        check(asked == ["sampling", "elicitation"], "this client was asked, once each", asked)
     print("python sdk client: ok")
 
 

@@ -24,6 +24,7 @@ use super::exposure::{
     CALL_TOOL, CallArgs, DESCRIBE_TOOLS, DescribeArgs, Exposure, SCHEMAS_IN_SEARCH, SEARCH_TOOLS,
     SearchArgs, answer, arguments, search_surface,
 };
+use super::host_requests::{Callers, forward};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
 use crate::error::Error;
 use crate::pool::{CallOptions, Pool, Progress};
@@ -39,15 +40,22 @@ pub struct Gateway {
     options: Arc<ServeOptions>,
     /// Served tool name → the pool's tool id, as of the last listing.
     tools: Arc<Mutex<HashMap<String, String>>>,
+    /// The clients with a call in flight, for the upstreams' requests of them.
+    callers: Arc<Callers>,
 }
 
 impl Gateway {
     /// A gateway over `pool`.
     pub fn new(pool: Pool, options: ServeOptions) -> Gateway {
+        let callers = Arc::new(Callers::default());
+        if options.forward_host_requests {
+            forward(&pool, &callers);
+        }
         Gateway {
             pool,
             options: Arc::new(options),
             tools: Arc::default(),
+            callers,
         }
     }
 
@@ -242,10 +250,12 @@ impl Gateway {
                 ));
             };
             let (options, forwarder) = call_options(context);
-            let result = self
+            let _waiting = self
                 .pool
-                .call_tool(&tool_id, arguments.clone(), options)
-                .await;
+                .tool_server(&tool_id)
+                .map(|server| self.callers.enter(server, context.peer.clone()));
+            let call = self.pool.call_tool(&tool_id, arguments.clone(), options);
+            let result = Callers::as_caller(context.peer.clone(), call).await;
             if let Some(forwarder) = forwarder {
                 let _ = tokio::time::timeout(PROGRESS_FLUSH, forwarder).await;
             }

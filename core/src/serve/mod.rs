@@ -8,6 +8,7 @@ mod changes;
 mod cors;
 pub mod exposure;
 mod gateway;
+mod host_requests;
 pub mod http;
 mod metrics;
 pub mod names;
@@ -35,6 +36,10 @@ pub struct ServeOptions {
     pub exposure: Exposure,
     /// `Exposure::Auto` lists every tool up to this many, the search surface past it.
     pub auto_limit: usize,
+    /// Sets the pool's sampling and elicitation handlers to ask the client whose call made
+    /// the upstream ask (what `mcpmux serve` does; a host with handlers of its own leaves it
+    /// off). Set before the servers connect: they learn of it then.
+    pub forward_host_requests: bool,
 }
 
 impl Default for ServeOptions {
@@ -44,6 +49,7 @@ impl Default for ServeOptions {
             name_budget: 0,
             exposure: Exposure::default(),
             auto_limit: exposure::AUTO_LIMIT,
+            forward_host_requests: false,
         }
     }
 }

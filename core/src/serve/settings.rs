@@ -110,6 +110,7 @@ impl HttpServeSettings {
             name_budget: self.name_budget.unwrap_or(0),
             exposure,
             auto_limit: self.auto_limit.unwrap_or(AUTO_LIMIT),
+            forward_host_requests: defaults.forward_host_requests,
         })
     }
 }

@@ -1,0 +1,141 @@
+//! Requests an upstream server makes of its client while a served client's call is in flight
+//! (`sampling/createMessage`, `elicitation/create`), forwarded to that client: the user who
+//! asked for the tool is the one asked. The upstream connection is shared by every client, so
+//! the request is matched to a caller: the task that made the call when the pool answers
+//! within it (a 2026-07-28 server's `input_required` rounds), else the client whose call on
+//! that server started first and is still running. A client that did not declare the
+//! capability, or no client waiting on that server, gets the request refused with why.
+#![allow(
+    deprecated,
+    reason = "sampling is deprecated by SEP-2577 but servers still use it"
+)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ClientResult, ElicitRequest, ServerRequest};
+use rmcp::{Peer, RoleServer};
+
+use crate::host::{ElicitationHandler, HostRequest, SamplingHandler};
+use crate::pool::Pool;
+
+tokio::task_local! {
+    /// The client whose call this task is making.
+    static CALLER: Peer<RoleServer>;
+}
+
+/// Calls in flight on one upstream: (call number, the client), oldest first.
+type Queue = Vec<(u64, Peer<RoleServer>)>;
+
+/// The served clients with a call in flight, by the upstream server's id.
+#[derive(Default)]
+pub struct Callers {
+    waiting: Mutex<HashMap<String, Queue>>,
+    next: AtomicU64,
+}
+
+/// A call in flight: leaves [`Callers`] when dropped.
+pub struct Waiting {
+    callers: Arc<Callers>,
+    server_id: String,
+    id: u64,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let mut waiting = self.callers.waiting.lock().unwrap();
+        if let Some(list) = waiting.get_mut(&self.server_id) {
+            list.retain(|(id, _)| *id != self.id);
+            if list.is_empty() {
+                waiting.remove(&self.server_id);
+            }
+        }
+    }
+}
+
+impl Callers {
+    /// Notes that `peer` is calling a tool of `server_id` until the guard drops.
+    pub fn enter(self: &Arc<Self>, server_id: String, peer: Peer<RoleServer>) -> Waiting {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.waiting
+            .lock()
+            .unwrap()
+            .entry(server_id.clone())
+            .or_default()
+            .push((id, peer));
+        Waiting {
+            callers: self.clone(),
+            server_id,
+            id,
+        }
+    }
+
+    /// The client a request of `server_id` goes to.
+    fn caller(&self, server_id: &str) -> Option<Peer<RoleServer>> {
+        CALLER.try_with(Peer::clone).ok().or_else(|| {
+            let waiting = self.waiting.lock().unwrap();
+            waiting.get(server_id)?.first().map(|(_, p)| p.clone())
+        })
+    }
+
+    /// Runs `call` as `peer`'s, so that what the pool asks within it goes to `peer`.
+    pub async fn as_caller<T>(peer: Peer<RoleServer>, call: impl Future<Output = T>) -> T {
+        CALLER.scope(peer, call).await
+    }
+}
+
+/// Why a request cannot be forwarded, or `None` when `peer` may be asked for `what`.
+fn refusal(peer: &Peer<RoleServer>, what: &str) -> Option<String> {
+    let declared = peer.peer_info().is_some_and(|info| {
+        let caps = &info.capabilities;
+        match what {
+            "sampling" => caps.sampling.is_some(),
+            _ => caps.elicitation.is_some(),
+        }
+    });
+    (!declared).then(|| format!("the client that made the call does not offer {what}"))
+}
+
+fn nobody(request: &str, server: &str) -> String {
+    format!("no client is waiting on server '{server}' to answer its {request}")
+}
+
+/// Sets `pool`'s sampling and elicitation handlers to forward to the calling client.
+pub fn forward(pool: &Pool, callers: &Arc<Callers>) {
+    let sampling: SamplingHandler = {
+        let callers = callers.clone();
+        Arc::new(move |request: HostRequest<_>| {
+            let peer = callers.caller(&request.server_id);
+            Box::pin(async move {
+                let peer = peer.ok_or_else(|| nobody("sampling request", &request.server_name))?;
+                if let Some(why) = refusal(&peer, "sampling") {
+                    return Err(why);
+                }
+                peer.create_message(request.params)
+                    .await
+                    .map_err(|e| format!("the client refused: {e}"))
+            })
+        })
+    };
+    let elicitation: ElicitationHandler = {
+        let callers = callers.clone();
+        Arc::new(move |request: HostRequest<_>| {
+            let peer = callers.caller(&request.server_id);
+            Box::pin(async move {
+                let peer = peer.ok_or_else(|| nobody("elicitation", &request.server_name))?;
+                if let Some(why) = refusal(&peer, "elicitation") {
+                    return Err(why);
+                }
+                let asked = ServerRequest::ElicitRequest(ElicitRequest::new(request.params));
+                match peer.send_request(asked).await {
+                    Ok(ClientResult::ElicitResult(answer)) => Ok(answer),
+                    Ok(_) => Err("the client answered something else than an elicitation".into()),
+                    Err(e) => Err(format!("the client refused: {e}")),
+                }
+            })
+        })
+    };
+    pool.set_sampling_handler(Some(sampling));
+    pool.set_elicitation_handler(Some(elicitation));
+}
