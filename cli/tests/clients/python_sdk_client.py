@@ -9,8 +9,9 @@ call; every check fails the script with what it saw.
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx2
 import mcp.types as types
@@ -18,11 +19,12 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-
 asked: list[str] = []
 
 
-async def on_sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+async def on_sampling(
+    context: Any, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
     asked.append("sampling")
     return types.CreateMessageResult(
         role="assistant",
@@ -42,15 +44,24 @@ async def session(argv: list[str]) -> AsyncIterator[ClientSession]:
     mode = argv[0]
     if mode == "stdio":
         binary, config = argv[1], argv[2]
-        params = StdioServerParameters(command=binary, args=["--config", config, "serve", "--stdio", "--mode", "direct"])
+        params = StdioServerParameters(
+            command=binary, args=["--config", config, "serve", "--stdio", "--mode", "direct"]
+        )
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, sampling_callback=on_sampling, elicitation_callback=on_elicitation) as s:
+            async with ClientSession(
+                read, write, sampling_callback=on_sampling, elicitation_callback=on_elicitation
+            ) as s:
                 yield s
     elif mode == "http":
         url, token = argv[1], argv[2]
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
             async with streamable_http_client(url, http_client=http) as streams:
-                async with ClientSession(streams[0], streams[1], sampling_callback=on_sampling, elicitation_callback=on_elicitation) as s:
+                async with ClientSession(
+                    streams[0],
+                    streams[1],
+                    sampling_callback=on_sampling,
+                    elicitation_callback=on_elicitation,
+                ) as s:
                     yield s
     else:
         raise SystemExit(f"unknown mode {mode}")
@@ -71,9 +82,17 @@ async def main(argv: list[str]) -> None:
         check(init.server_info.name == "mcpmux", "serverInfo.name is mcpmux", init.server_info)
 
         names = [t.name for t in (await s.list_tools()).tools]
-        for expected in ["demo__echo", "demo__countdown", "everything__echo", "everything__get-sum", "py__say"]:
+        for expected in [
+            "demo__echo",
+            "demo__countdown",
+            "everything__echo",
+            "everything__get-sum",
+            "py__say",
+        ]:
             check(expected in names, f"tool {expected} listed", names)
-        check(not any(n.startswith("broken__") for n in names), "the broken server drops out", names)
+        check(
+            not any(n.startswith("broken__") for n in names), "the broken server drops out", names
+        )
         check(all(len(n) <= 64 for n in names), "names within 64 characters", names)
 
         echoed = await s.call_tool("demo__echo", {"text": "through mcpmux"})
@@ -97,14 +116,22 @@ async def main(argv: list[str]) -> None:
             await s.call_tool("nope__nothing", {})
         except Exception as e:  # the SDK raises the JSON-RPC error
             unknown = str(e)
-        check(unknown is not None and "tools/list" in unknown, "an unknown tool names tools/list", unknown)
+        check(
+            unknown is not None and "tools/list" in unknown,
+            "an unknown tool names tools/list",
+            unknown,
+        )
 
         resources = (await s.list_resources()).resources
         uris = [str(r.uri) for r in resources]
         check("mcpmux:demo/demo://readme" in uris, "demo's resource is listed, wrapped", uris)
         read = await s.read_resource("mcpmux:demo/demo://readme")
         check("demo server" in read.contents[0].text, "the resource reads", read)
-        check(str(read.contents[0].uri) == "mcpmux:demo/demo://readme", "contents name the wrapped URI", read)
+        check(
+            str(read.contents[0].uri) == "mcpmux:demo/demo://readme",
+            "contents name the wrapped URI",
+            read,
+        )
 
         prompts = [p.name for p in (await s.list_prompts()).prompts]
         check("demo__greet" in prompts, "demo's prompt is listed", prompts)
@@ -113,14 +140,26 @@ async def main(argv: list[str]) -> None:
 
         from mcp.types import PromptReference
 
-        completion = await s.complete(PromptReference(type="ref/prompt", name="demo__greet"), {"name": "name", "value": "Gr"})
-        check(completion.completion.values == ["Grace"], "the prompt argument completes", completion)
+        completion = await s.complete(
+            PromptReference(type="ref/prompt", name="demo__greet"), {"name": "name", "value": "Gr"}
+        )
+        check(
+            completion.completion.values == ["Grace"], "the prompt argument completes", completion
+        )
 
         # server-everything asks its client (mcpmux) during these calls; mcpmux asks this one.
-        sampled = await s.call_tool("everything__trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
-        check("sampled by the Python client" in text_of(sampled), "the sampling answer reaches the server", sampled)
+        sampled = await s.call_tool(
+            "everything__trigger-sampling-request", {"prompt": "hi", "maxTokens": 5}
+        )
+        check(
+            "sampled by the Python client" in text_of(sampled),
+            "the sampling answer reaches the server",
+            sampled,
+        )
         declined = await s.call_tool("everything__trigger-elicitation-request", {})
-        check("declined" in text_of(declined), "the elicitation answer reaches the server", declined)
+        check(
+            "declined" in text_of(declined), "the elicitation answer reaches the server", declined
+        )
         check(asked == ["sampling", "elicitation"], "this client was asked, once each", asked)
     print("python sdk client: ok")
 
