@@ -672,3 +672,44 @@ async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_l
     assert!(text(&r).ends_with("answered"), "{r:?}");
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_client_hears_of_list_changes_on_its_listen_stream() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let fleet_id = pool.connect("fleet").await.unwrap().id;
+    assert_eq!(
+        pool.server_info("fleet").unwrap().unwrap().protocol_version,
+        "2026-07-28"
+    );
+    let before = pool.list_tools(Some("fleet")).await.unwrap();
+    assert!(!before.iter().any(|t| t.name == "test__late"));
+    let mut events = pool.events();
+    pool.call_tool(
+        "mcp__fleet__test__add_tool",
+        json!({"name": "late"}),
+        CallOptions::default(),
+    )
+    .await
+    .unwrap();
+    // The test server tells mcpmux serve, which tells this client on its listen stream.
+    let heard = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = events.recv().await {
+            if matches!(&event, mcpmux::Event::ToolsChanged { server_id } if *server_id == fleet_id)
+            {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(heard, Ok(true), "no tools:changed from the served fleet");
+    let after = pool.list_tools(Some("fleet")).await.unwrap();
+    assert!(
+        after.iter().any(|t| t.name == "test__late"),
+        "{:?}",
+        after.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    pool.close().await;
+}

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use rmcp::model::{ServerNotification, SubscriptionFilter};
+use rmcp::service::{SubscriptionContext, SubscriptionSink};
 use rmcp::{Peer, RoleServer};
 
 use crate::events::Event;
@@ -42,57 +44,108 @@ impl Changed {
     }
 }
 
-/// Tells `peer` of the pool's changes until the client goes away or the pool closes.
-pub(crate) fn watch(pool: Pool, peer: Peer<RoleServer>) {
-    let mut events = pool.events();
-    tokio::spawn(async move {
-        loop {
-            let event = tokio::select! {
-                e = events.recv() => match e {
-                    Some(e) => e,
-                    None => return,
-                },
-                _ = tokio::time::sleep(CLIENT_CHECK) => {
-                    if peer.is_transport_closed() {
-                        return;
-                    }
-                    continue;
-                }
-            };
-            let mut changed = Changed::default();
-            if !changed.note(&event) {
-                continue;
-            }
-            let window = tokio::time::sleep(DEBOUNCE);
-            tokio::pin!(window);
-            loop {
-                tokio::select! {
-                    _ = &mut window => break,
-                    e = events.recv() => match e {
-                        Some(e) => { changed.note(&e); }
-                        None => return,
-                    },
-                }
-            }
-            if tell(&peer, &changed).await.is_err() {
-                return;
-            }
-        }
-    });
+/// Where a client hears of changes: its session (before 2026-07-28), or its
+/// `subscriptions/listen` stream (2026-07-28, which has no sessions).
+enum Listener {
+    Session(Peer<RoleServer>),
+    Stream(SubscriptionSink),
 }
 
-async fn tell(
-    peer: &Peer<RoleServer>,
-    changed: &Changed,
-) -> Result<(), rmcp::service::ServiceError> {
-    if changed.tools {
-        peer.notify_tool_list_changed().await?;
+impl Listener {
+    fn gone(&self) -> bool {
+        match self {
+            Listener::Session(peer) => peer.is_transport_closed(),
+            // The stream's end is awaited by `listen` itself.
+            Listener::Stream(_) => false,
+        }
     }
-    if changed.prompts {
-        peer.notify_prompt_list_changed().await?;
+
+    async fn tell(&self, changed: &Changed) -> Result<(), ()> {
+        let kinds = [
+            (
+                changed.tools,
+                ServerNotification::ToolListChangedNotification(Default::default()),
+            ),
+            (
+                changed.prompts,
+                ServerNotification::PromptListChangedNotification(Default::default()),
+            ),
+            (
+                changed.resources,
+                ServerNotification::ResourceListChangedNotification(Default::default()),
+            ),
+        ];
+        for (changed, notification) in kinds {
+            if !changed {
+                continue;
+            }
+            let sent = match self {
+                Listener::Session(peer) => peer.send_notification(notification).await.is_ok(),
+                Listener::Stream(sink) => sink.send(notification).await.is_ok(),
+            };
+            if !sent {
+                return Err(());
+            }
+        }
+        Ok(())
     }
-    if changed.resources {
-        peer.notify_resource_list_changed().await?;
+}
+
+/// Tells `peer` of the pool's changes until the client goes away or the pool closes.
+pub(crate) fn watch(pool: Pool, peer: Peer<RoleServer>) {
+    tokio::spawn(relay(pool, Listener::Session(peer)));
+}
+
+/// The list changes a 2026-07-28 client's `subscriptions/listen` stream accepts.
+pub(crate) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let mut accepted = SubscriptionFilter::new();
+    accepted.tools_list_changed = requested.tools_list_changed;
+    accepted.prompts_list_changed = requested.prompts_list_changed;
+    accepted.resources_list_changed = requested.resources_list_changed;
+    accepted
+}
+
+/// Tells a `subscriptions/listen` stream of the pool's changes until the client cancels it.
+pub(crate) async fn stream(pool: Pool, context: SubscriptionContext) {
+    let relaying = relay(pool, Listener::Stream(context.sink().clone()));
+    tokio::select! {
+        _ = context.cancelled() => {}
+        _ = relaying => {}
     }
-    Ok(())
+}
+
+async fn relay(pool: Pool, listener: Listener) {
+    let mut events = pool.events();
+    loop {
+        let event = tokio::select! {
+            e = events.recv() => match e {
+                Some(e) => e,
+                None => return,
+            },
+            _ = tokio::time::sleep(CLIENT_CHECK) => {
+                if listener.gone() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let mut changed = Changed::default();
+        if !changed.note(&event) {
+            continue;
+        }
+        let window = tokio::time::sleep(DEBOUNCE);
+        tokio::pin!(window);
+        loop {
+            tokio::select! {
+                _ = &mut window => break,
+                e = events.recv() => match e {
+                    Some(e) => { changed.note(&e); }
+                    None => return,
+                },
+            }
+        }
+        if listener.tell(&changed).await.is_err() {
+            return;
+        }
+    }
 }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
@@ -16,7 +17,7 @@ use rmcp::model::{
     ReadResourceResult, Reference, Resource, ResourceTemplate, ServerCapabilities, ServerConfig,
     Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::ServeOptions;
@@ -366,6 +367,18 @@ impl ServerHandler for Gateway {
             info = info.with_instructions(text);
         }
         info
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(super::changes::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        super::changes::stream(self.pool.clone(), context).await;
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
