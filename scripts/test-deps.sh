@@ -117,3 +117,7 @@ if [[ "$(installed_ws_version)" != "$WS_MCP_VERSION" ]]; then
     fi
 fi
 echo "mcp[ws] $WS_MCP_VERSION (WebSocket test server): $ws_venv/bin/python"
+
+# The load balancer in front of `mcpmux serve` replicas (cli/tests/serve_replicas.rs).
+bash "$repo_root/scripts/apt-install.sh" nginx
+echo "nginx: $(nginx -v 2>&1)"

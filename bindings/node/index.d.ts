@@ -1020,6 +1020,9 @@ export interface HttpServeSettings {
   nameBudget?: number;
   /** The `serverInfo.name` clients see (default `mcpmux`). */
   serverName?: string;
+  /** A secret (16 characters or more) shared by replicas behind one load balancer, so that
+   * any of them serves any session (default: sessions stay with this server). */
+  sessionKey?: string;
 }
 
 /**

@@ -31,6 +31,16 @@ pub struct ServeArgs {
     /// Serve HTTP without a token: anyone who can reach the address may use every server.
     #[arg(long, requires = "http")]
     no_auth: bool,
+    /// A secret shared by replicas behind one load balancer (16 characters or more): any of
+    /// them can then serve any session, with no sticky routing and no shared store.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        requires = "http",
+        env = "MCPMUX_SERVE_SESSION_KEY",
+        hide_env_values = true
+    )]
+    session_key: Option<String>,
     /// A browser origin allowed to call (repeat for several); others are refused.
     #[arg(long = "cors", value_name = "ORIGIN", requires = "http")]
     origins: Vec<String>,
@@ -67,6 +77,7 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
         mode: Some(args.mode.to_string()),
         auto_limit: Some(args.auto_limit),
         name_budget: Some(args.name_budget),
+        session_key: args.session_key.clone(),
         ..HttpServeSettings::default()
     };
     let generated = args.token.is_none() && !args.no_auth;

@@ -5,6 +5,11 @@ call; every check fails the script with what it saw.
 
     python_sdk_client.py stdio MCPMUX_BINARY CONFIG
     python_sdk_client.py http URL TOKEN
+
+or, as one session's many calls (e.g. through replicas behind a load balancer), calls
+demo__echo N times and checks every answer:
+
+    python_sdk_client.py calls URL TOKEN N
 """
 
 import asyncio
@@ -164,5 +169,19 @@ async def main(argv: list[str]) -> None:
     print("python sdk client: ok")
 
 
+async def calls(url: str, token: str, count: int) -> None:
+    async with session(["http", url, token]) as s:
+        init = await s.initialize()
+        check(init.server_info.name == "mcpmux", "serverInfo.name is mcpmux", init.server_info)
+        for i in range(count):
+            sent = f"call {i}"
+            echoed = await s.call_tool("demo__echo", {"text": sent})
+            check(text_of(echoed) == sent, f"call {i} answers", echoed)
+    print("python sdk client: ok")
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1:]))
+    if sys.argv[1] == "calls":
+        asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    else:
+        asyncio.run(main(sys.argv[1:]))

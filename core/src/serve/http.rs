@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cors::Cors;
 use super::metrics::Metrics;
+use super::sessions::{Opened, SealedSessions};
 use super::{Gateway, ServeOptions};
 use crate::error::{Error, Result};
 use crate::pool::Pool;
@@ -82,6 +83,9 @@ pub struct HttpOptions {
     /// Host names the server answers to besides the loopback names, for a server reached by
     /// another name than localhost.
     pub allowed_hosts: Vec<String>,
+    /// The secret replicas share to open each other's session ids, so a round-robin balancer
+    /// can send any request anywhere (default: a random key; sessions stay with this process).
+    pub session_key: Option<String>,
 }
 
 impl HttpOptions {
@@ -92,6 +96,7 @@ impl HttpOptions {
             auth: HttpAuth::generate(),
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            session_key: None,
         }
     }
 }
@@ -172,11 +177,13 @@ impl Pool {
             .map_err(|e| Error::io("reading the listening address", e))?;
         let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
         hosts.extend(options.allowed_hosts.iter().cloned());
-        let config = StreamableHttpServerConfig::default()
+        let sessions = SealedSessions::new(options.session_key.as_deref())?;
+        let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(stop.child_token())
             .with_allowed_hosts(hosts)
             .with_allowed_origins(options.allowed_origins.clone())
             .enforce_origin_validation();
+        config.session_store = Some(sessions.store());
         let gateway = Gateway::new(self.clone(), serve);
         let service = StreamableHttpService::new(
             move || Ok(gateway.clone()),
@@ -190,6 +197,7 @@ impl Pool {
             metrics: Metrics::watch(self),
             pool: self.clone(),
             cors: Cors::new(&options.allowed_origins),
+            sessions,
         });
         let task = tokio::spawn(accept_loop(listener, site, stop.clone()));
         Ok(HttpServer {
@@ -208,6 +216,7 @@ struct Site {
     metrics: Arc<Metrics>,
     pool: Pool,
     cors: Cors,
+    sessions: SealedSessions,
 }
 
 async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: CancellationToken) {
@@ -298,8 +307,27 @@ async fn answer(
             "text/plain; version=0.0.4",
             site.metrics.prometheus(&site.pool),
         ),
-        _ => site.service.handle(request).await,
+        _ => mcp(site, request).await,
     }
+}
+
+/// An MCP request, its session id opened on the way in and sealed on the way out.
+async fn mcp(
+    site: &Site,
+    mut request: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Body> {
+    let opened = site.sessions.open(request.headers_mut());
+    if let Opened::Foreign = opened {
+        // 404 is what tells a client to start a new session.
+        return plain(
+            hyper::StatusCode::NOT_FOUND,
+            "Not Found: Session not found (not issued by this server, or the replicas were \
+             given different session keys)\n",
+        );
+    }
+    let mut response = site.service.handle(request).await;
+    site.sessions.close(&opened, response.headers_mut());
+    response
 }
 
 fn typed(content_type: &'static str, body: String) -> hyper::Response<Body> {

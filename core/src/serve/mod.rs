@@ -12,6 +12,7 @@ mod host_requests;
 pub mod http;
 mod metrics;
 pub mod names;
+mod sessions;
 mod settings;
 
 pub use exposure::Exposure;

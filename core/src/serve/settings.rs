@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// `{"addr": "127.0.0.1:0", "token": null, "noAuth": false, "allowedOrigins": [],
 /// "allowedHosts": [], "mode": "auto", "autoLimit": 40, "nameBudget": 0, "serverName":
-/// "mcpmux"}`, every field optional; an unknown one is refused.
+/// "mcpmux", "sessionKey": null}`, every field optional; an unknown one is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpServeSettings {
@@ -44,6 +44,10 @@ pub struct HttpServeSettings {
     /// The `serverInfo.name` clients see (default `mcpmux`).
     #[serde(default)]
     pub server_name: Option<String>,
+    /// A secret (16 characters or more) shared by replicas behind one load balancer, so that
+    /// any of them can serve any session (default: sessions stay with this server).
+    #[serde(default)]
+    pub session_key: Option<String>,
 }
 
 impl HttpServeSettings {
@@ -86,11 +90,15 @@ impl HttpServeSettings {
             (None, true) => HttpAuth::None,
             (None, false) => HttpAuth::generate(),
         };
+        if let Some(key) = &self.session_key {
+            super::sessions::check_key(key)?;
+        }
         let http = HttpOptions {
             addr,
             auth,
             allowed_origins: self.allowed_origins,
             allowed_hosts: self.allowed_hosts,
+            session_key: self.session_key,
         };
         Ok((serve, http))
     }
@@ -145,5 +153,6 @@ mod tests {
         assert!(bad(r#"{"token": " "}"#).contains("empty"));
         assert!(bad(r#"{"mode": "all"}"#).contains("direct, search or auto"));
         assert!(bad(r#"{"port": 1}"#).contains("unknown field `port`"));
+        assert!(bad(r#"{"sessionKey": "short"}"#).contains("openssl rand -hex 32"));
     }
 }

@@ -964,6 +964,7 @@ class Pool:
         auto_limit: int | None = None,
         name_budget: int | None = None,
         server_name: str | None = None,
+        session_key: str | None = None,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP, for MCP clients that
         want a single server in front of the fleet (Claude Desktop, Cursor, an agent in
@@ -979,7 +980,10 @@ class Pool:
         tool), ``"search"`` (search tools only) or ``"auto"`` (the default: every tool up to
         ``auto_limit``, 40, the search tools past it). ``name_budget`` is how many characters
         the client puts before each tool name (names are cut to fit 64); ``server_name`` the
-        ``serverInfo.name`` clients see (``"mcpmux"``). A setting the core refuses raises
+        ``serverInfo.name`` clients see (``"mcpmux"``). ``session_key`` is a secret (16
+        characters or more) that replicas behind one load balancer share, so that any of
+        them serves any session (left out, sessions stay with this server). A setting the
+        core refuses raises
         :class:`InvalidArgumentError` saying what to change.
         """
         settings: dict[str, Any] = {
@@ -993,6 +997,7 @@ class Pool:
             "auto_limit": auto_limit,
             "name_budget": name_budget,
             "server_name": server_name,
+            "session_key": session_key,
         }
         body = {camel(k): v for k, v in settings.items() if v is not None}
         return HttpServer(await self._native.serve_http(json.dumps(body)))
