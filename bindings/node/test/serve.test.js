@@ -100,6 +100,7 @@ test('bad settings reject with InvalidArgumentError naming the fix', async (t) =
     [{ token: 't', noAuth: true }, /give a token or noAuth, not both/],
     [{ token: ' ' }, /empty/],
     [{ port: 8808 }, /unknown field `port`/],
+    [{ sessionKey: 'short' }, /openssl rand -hex 32/],
   ];
   for (const [settings, message] of cases) {
     await assert.rejects(pool.serveHttp(settings), (err) => {

@@ -138,9 +138,10 @@ async def test_no_auth_serves_on_loopback_without_a_token(
         ({"token": "t", "no_auth": True}, "give a token or noAuth, not both"),
         ({"token": " "}, "the token is empty"),
         ({"allowed_origins": "http://localhost:5173"}, "expected a sequence"),
+        ({"session_key": "short"}, "openssl rand -hex 32"),
     ],
     ids=["addr without port", "no_auth off loopback", "unknown mode", "token and no_auth",
-         "empty token", "origins as one string"],
+         "empty token", "origins as one string", "short session key"],
 )  # fmt: skip
 async def test_a_bad_setting_says_what_to_change(
     pool: mcpmux.Pool, settings: Mapping[str, Any], fix: str
