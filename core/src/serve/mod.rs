@@ -14,6 +14,7 @@ mod metrics;
 pub mod names;
 mod sessions;
 mod settings;
+mod stdio;
 
 pub use exposure::Exposure;
 pub use gateway::Gateway;
@@ -58,8 +59,7 @@ impl Default for ServeOptions {
 impl Pool {
     /// Serves the pool over this process's stdin and stdout until the client closes stdin.
     pub async fn serve_stdio(&self, options: ServeOptions) -> Result<()> {
-        self.serve_transport(options, (tokio::io::stdin(), tokio::io::stdout()))
-            .await
+        self.serve_transport(options, stdio::stdio()).await
     }
 
     /// Serves the pool to one client over any rmcp transport (a pipe, a socket pair), until
