@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    GetPromptResult, InputRequiredResult, JsonObject, ReadResourceRequestParams,
-    ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptResult, InputRequiredResult, JsonObject, NumberOrString, ProgressToken,
+    ReadResourceRequestParams, ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -529,18 +530,18 @@ impl Inner {
             timeout,
             cancel: options.cancel.as_ref(),
         };
-        // The direct path has no progress token to route, so calls that want progress (and
-        // every transport but stdio) go through rmcp.
-        let direct = conn
-            .direct
-            .as_ref()
-            .filter(|_| options.on_progress.is_none());
+        // stdio sessions take the direct path, progress and all; every other transport goes
+        // through rmcp.
+        let direct = conn.direct.as_ref();
         // 2026-07-28 servers ask for sampling, elicitation or roots by answering
         // `input_required`; the host answers and the call is retried with the responses.
         let mut rounds = InputRounds::new(self.opts.max_input_rounds);
         loop {
             let response = match direct {
-                Some(direct) => self.send_direct(&call, direct, &mut params).await?,
+                Some(direct) => {
+                    self.send_direct(&call, direct, &mut params, &options.on_progress)
+                        .await?
+                }
                 None => {
                     Box::pin(self.send_through_rmcp(&call, &params, &options.on_progress)).await?
                 }
@@ -561,6 +562,7 @@ impl Inner {
         call: &ToolCall<'_>,
         direct: &Arc<Direct>,
         params: &mut CallToolRequestParams,
+        on_progress: &Option<ProgressFn>,
     ) -> Result<std::result::Result<ServerResult, ServiceError>> {
         let id = direct.reserve();
         let mine = params.meta.get_or_insert_default();
@@ -571,11 +573,18 @@ impl Inner {
             super::logs::stamp(mine, &call.slot.shared);
         }
         // As through rmcp: the server may report progress, which keeps the call from timing
-        // out.
+        // out, and goes to the caller's callback (routed before the request is written, so
+        // none is missed; the session layer hands it over before the reply is read).
+        let token = Direct::progress_token(id);
         mine.insert(
             "progressToken".into(),
-            serde_json::Value::String(Direct::progress_token(id)),
+            serde_json::Value::String(token.clone()),
         );
+        let _route = on_progress.clone().map(|f| {
+            call.slot
+                .shared
+                .route_progress(ProgressToken(NumberOrString::String(token.into())), f)
+        });
         let pending = direct
             .request(id, "tools/call", &*params)
             .await
