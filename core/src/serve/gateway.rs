@@ -32,7 +32,10 @@ use crate::pool::{CallOptions, Pool, Progress};
 use crate::tools::ToolInfo;
 
 /// How long a call's last progress notifications may take to go out before its result does.
-const PROGRESS_FLUSH: Duration = Duration::from_secs(1);
+/// Waiting ends as soon as they are out; the bound only keeps a client that stopped reading
+/// from holding the result back forever, and is generous because a loaded machine can take a
+/// while to schedule the relay.
+const PROGRESS_FLUSH: Duration = Duration::from_secs(5);
 
 /// A pool as one MCP server (what `mcpmux serve` runs, one per front; cheap to clone).
 #[derive(Clone)]
@@ -250,15 +253,15 @@ impl Gateway {
                     None,
                 ));
             };
-            let (options, forwarder) = call_options(context);
+            let (options, relay) = call_options(context);
             let _waiting = self
                 .pool
                 .tool_server(&tool_id)
                 .map(|server| self.callers.enter(server, context.peer.clone()));
             let call = self.pool.call_tool(&tool_id, arguments.clone(), options);
             let result = Callers::as_caller(context.peer.clone(), call).await;
-            if let Some(forwarder) = forwarder {
-                let _ = tokio::time::timeout(PROGRESS_FLUSH, forwarder).await;
+            if let Some(relay) = relay {
+                relay.flush().await;
             }
             return match result {
                 Ok(result) => Ok(result),
@@ -279,10 +282,9 @@ impl Gateway {
 }
 
 /// The pool's options for a call made by `context`: its cancellation, and its progress sent
-/// on to the client in order (the returned task ends once the call's options are dropped).
-fn call_options(
-    context: &RequestContext<RoleServer>,
-) -> (CallOptions, Option<tokio::task::JoinHandle<()>>) {
+/// on to the client in order through a [`ProgressRelay`] (a task started by the first update:
+/// most calls report none).
+fn call_options(context: &RequestContext<RoleServer>) -> (CallOptions, Option<Arc<ProgressRelay>>) {
     let mut options = CallOptions {
         cancel: Some(context.ct.clone()),
         ..CallOptions::default()
@@ -290,21 +292,57 @@ fn call_options(
     let Some(token) = context.meta.get_progress_token() else {
         return (options, None);
     };
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-    let peer = context.peer.clone();
-    let forwarder = tokio::spawn(async move {
-        while let Some(p) = rx.recv().await {
-            let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-            param.total = p.total;
-            param.message = p.message;
-            // A client that went away misses its progress; the call goes on.
-            let _ = peer.notify_progress(param).await;
-        }
+    let relay = Arc::new(ProgressRelay {
+        token,
+        peer: context.peer.clone(),
+        state: Mutex::default(),
     });
-    options.on_progress = Some(Arc::new(move |p| {
-        let _ = tx.send(p);
-    }));
-    (options, Some(forwarder))
+    let sender = relay.clone();
+    options.on_progress = Some(Arc::new(move |p| sender.send(p)));
+    (options, Some(relay))
+}
+
+/// A call's progress on its way to the client: in order, through one task per call that
+/// reports any.
+struct ProgressRelay {
+    token: rmcp::model::ProgressToken,
+    peer: rmcp::Peer<RoleServer>,
+    state: Mutex<
+        Option<(
+            tokio::sync::mpsc::UnboundedSender<Progress>,
+            tokio::task::JoinHandle<()>,
+        )>,
+    >,
+}
+
+impl ProgressRelay {
+    fn send(&self, progress: Progress) {
+        let mut state = self.state.lock().unwrap();
+        let (tx, _) = state.get_or_insert_with(|| {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+            let (peer, token) = (self.peer.clone(), self.token.clone());
+            let task = tokio::spawn(async move {
+                while let Some(p) = rx.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                    param.total = p.total;
+                    param.message = p.message;
+                    // A client that went away misses its progress; the call goes on.
+                    let _ = peer.notify_progress(param).await;
+                }
+            });
+            (tx, task)
+        });
+        let _ = tx.send(progress);
+    }
+
+    /// Waits (a while) for the updates sent so far to go out, so they precede the result.
+    async fn flush(&self) {
+        let Some((tx, task)) = self.state.lock().unwrap().take() else {
+            return;
+        };
+        drop(tx);
+        let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
+    }
 }
 
 /// The pool's error as a JSON-RPC error, for requests that have no `isError` form.
