@@ -51,6 +51,7 @@ pub(crate) fn run(name: &str, flags: &Flags) {
         "rmcp-ct" => current_thread().block_on(rmcp_client(k, conc)),
         "mcpmux" => multi_thread().block_on(mcpmux_client(k, conc)),
         "mcpmux-ct" => current_thread().block_on(mcpmux_client(k, conc)),
+        "mcpmux-serve" => multi_thread().block_on(crate::serve::client(k, conc)),
         other => fail(&format!("unknown client {other}")),
     };
     print(name, k, conc, figures);
@@ -72,7 +73,11 @@ fn current_thread() -> tokio::runtime::Runtime {
 }
 
 /// Warm-up, K timed sequential calls, then K calls with `conc` in flight.
-async fn measure<F, Fut>(k: usize, conc: usize, call: F) -> (Vec<Duration>, Duration, Duration)
+pub(crate) async fn measure<F, Fut>(
+    k: usize,
+    conc: usize,
+    call: F,
+) -> (Vec<Duration>, Duration, Duration)
 where
     F: Fn() -> Fut,
     Fut: Future<Output = ()>,

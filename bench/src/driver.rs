@@ -52,6 +52,11 @@ const CLIENTS: &[Client] = &[
         what: "mcpmux Pool, current-thread runtime",
     },
     Client {
+        name: "mcpmux-serve",
+        lang: "rust",
+        what: "rmcp 3.11 through `mcpmux serve --stdio` (what the front adds to `rmcp`)",
+    },
+    Client {
         name: "python-pipe",
         lang: "python",
         what: "asyncio on raw pipes, no parsing (Python's floor)",
@@ -586,6 +591,25 @@ fn report(
         floor_of("node-pipe", "ts-sdk", "conc_calls_per_s"),
         "≥ 2",
         r >= 2.0,
+    );
+    // What `mcpmux serve` adds: the same rmcp client through the front, over direct.
+    let r = ratio(get("mcpmux-serve", "p50_us"), get("rmcp", "p50_us"));
+    push(
+        "Serve: p50 through `mcpmux serve` / rmcp direct p50",
+        r,
+        ratio(floor_p50, get("rmcp", "p50_us")),
+        ratio(get("raw-tokio", "p50_us"), get("rmcp", "p50_us")),
+        "≤ 1.5",
+        r <= 1.5,
+    );
+    let (r, raw) = versus("mcpmux-serve", "rmcp", "conc_calls_per_s");
+    push(
+        "Serve: in-flight calls/s through `mcpmux serve` / rmcp direct",
+        r,
+        raw,
+        floor_of("raw-tokio", "rmcp", "conc_calls_per_s"),
+        "≥ 0.7",
+        r >= 0.7,
     );
     let r = ratio(
         sget("connect-50", "connect_ms"),

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! mcpmux-bench all [--quick] [--rounds R] [--k K] [--conc C] [--only a,b] [--no-scale]
-//! mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct [--k K] [--conc C]
+//! mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve [--k K] [--conc C]
+//! mcpmux-bench serve-front    # the pool `mcpmux-serve` calls through (stdio)
 //! mcpmux-bench scale connect|pool|search [--servers N] [--tools T]
 //! ```
 //!
@@ -14,6 +15,7 @@ mod clients;
 mod corpus;
 mod driver;
 mod scale;
+mod serve;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -116,9 +118,10 @@ fn main() {
         ["all"] | [] => driver::all(&flags),
         ["client", name] => clients::run(name, &flags),
         ["scale", what] => scale::run(what, &flags),
+        ["serve-front"] => serve::front(),
         _ => fail(
             "usage: mcpmux-bench all [--quick] [--rounds R] [--k K] [--conc C] [--only a,b] [--no-scale]\n\
-             \x20      mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct [--k K] [--conc C]\n\
+             \x20      mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve [--k K] [--conc C]\n\
              \x20      mcpmux-bench scale connect|pool|search [--servers N] [--tools T]",
         ),
     }
