@@ -539,3 +539,48 @@ async fn a_2026_client_hears_of_list_changes_on_its_listen_stream() {
     );
     pool.close().await;
 }
+
+/// A 2026-07-28 client that gives up on a call (its request's HTTP stream closes) stops it
+/// upstream too: the server sees the cancellation, and the connection goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_client_abandons_is_cancelled_upstream() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = CallOptions {
+        cancel: Some(cancel.clone()),
+        ..CallOptions::default()
+    };
+    let call = pool.call_tool("mcp__fleet__test__sleep", json!({"ms": 60000}), options);
+    let give_up = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, give_up);
+    assert!(
+        matches!(result, Err(mcpmux::Error::Cancelled)),
+        "{result:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let counted = pool
+            .call_tool(
+                "mcp__fleet__test__cancelled",
+                json!({}),
+                CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        if text(&counted) == "1" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the upstream's sleep was not cancelled: {}",
+            text(&counted)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pool.close().await;
+}
