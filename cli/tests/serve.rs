@@ -413,8 +413,8 @@ fn a_generated_token_is_printed_and_required() {
     assert_eq!(status, 200, "{body}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_listing_them() {
+/// The fleet with five more servers of 100 generated tools each: 500 tools and more.
+fn search_fleet() -> (tempfile::TempDir, std::path::PathBuf) {
     let (dir, config) = fleet(false).unwrap();
     for k in 1..=5 {
         let name = format!("gen{k}");
@@ -426,6 +426,24 @@ async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_l
         ];
         add_stdio(&config, &name, &test_server_bin(), &args);
     }
+    (dir, config)
+}
+
+/// The SDKs' clients in search mode: over 500 tools they see three, find the one they need
+/// and call it, never listing the rest.
+#[test]
+fn the_sdk_clients_find_and_call_a_tool_among_hundreds_in_search_mode() {
+    let (_dir, config) = search_fleet();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "search"]);
+    if let Some(python) = python_client() {
+        run_python_client(&python, &["search", &url, "t0ken"]);
+    }
+    run_ts_client(&["search", &url, "t0ken"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_listing_them() {
+    let (dir, config) = search_fleet();
     let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "search"]);
     let pool = client_pool(dir.path(), &url, "t0ken").await;
     let listed: Vec<String> = pool

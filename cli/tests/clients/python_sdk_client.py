@@ -10,6 +10,11 @@ or, as one session's many calls (e.g. through replicas behind a load balancer), 
 demo__echo N times and checks every answer:
 
     python_sdk_client.py calls URL TOKEN N
+
+or, against `mcpmux serve --mode search` in front of hundreds of tools, finds a tool with
+search_tools and calls it through call_tool, never seeing the whole list:
+
+    python_sdk_client.py search URL TOKEN
 """
 
 import asyncio
@@ -180,8 +185,29 @@ async def calls(url: str, token: str, count: int) -> None:
     print("python sdk client: ok")
 
 
+async def search(url: str, token: str) -> None:
+    async with session(["http", url, token]) as s:
+        await s.initialize()
+        names = sorted(t.name for t in (await s.list_tools()).tools)
+        check(
+            names == ["call_tool", "describe_tools", "search_tools"],
+            "only the search tools are listed",
+            names,
+        )
+        found = await s.call_tool("search_tools", {"query": "count down reporting progress"})
+        hits = (found.structured_content or {}).get("tools", [])
+        check(bool(hits) and hits[0]["name"] == "demo__countdown", "demo__countdown first", hits)
+        steps = hits[0]["inputSchema"]["properties"]["steps"]
+        check(steps["type"] == "integer", "the best hit comes with its input schema", hits[0])
+        done = await s.call_tool("call_tool", {"name": hits[0]["name"], "arguments": {"steps": 2}})
+        check(text_of(done) == "liftoff", "call_tool calls the tool found", done)
+    print("python sdk client: ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "calls":
         asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    elif sys.argv[1] == "search":
+        asyncio.run(search(sys.argv[2], sys.argv[3]))
     else:
         asyncio.run(main(sys.argv[1:]))

@@ -5,6 +5,11 @@
 //
 //   node ts_sdk_client.js NODE_MODULES stdio MCPMUX_BINARY CONFIG
 //   node ts_sdk_client.js NODE_MODULES http URL TOKEN
+//
+// or, against `mcpmux serve --mode search` in front of hundreds of tools, finds a tool with
+// search_tools and calls it through call_tool, never seeing the whole list:
+//
+//   node ts_sdk_client.js NODE_MODULES search URL TOKEN
 const { createRequire } = require('node:module');
 const path = require('node:path');
 
@@ -70,7 +75,25 @@ async function main() {
   console.log('ts sdk client: ok');
 }
 
-main().catch((e) => {
+async function search() {
+  const client = new Client({ name: 'ts-sdk-user', version: '1.0.0' });
+  await client.connect(transport());
+  const names = (await client.listTools()).tools.map((t) => t.name).sort();
+  check(JSON.stringify(names) === '["call_tool","describe_tools","search_tools"]', 'only the search tools are listed', names);
+
+  const found = await client.callTool({ name: 'search_tools', arguments: { query: 'count down reporting progress' } });
+  const best = found.structuredContent?.tools?.[0];
+  check(best?.name === 'demo__countdown', 'search_tools finds demo__countdown first', found.structuredContent);
+  check(best.inputSchema?.properties?.steps?.type === 'integer', 'the best hit comes with its input schema', best);
+
+  const done = await client.callTool({ name: 'call_tool', arguments: { name: best.name, arguments: { steps: 2 } } });
+  check(text(done) === 'liftoff', 'call_tool calls the tool found', done);
+
+  await client.close();
+  console.log('ts sdk client: ok');
+}
+
+(mode === 'search' ? search() : main()).catch((e) => {
   console.error(e);
   process.exit(1);
 });
