@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 use mcpmux::Pool;
-use mcpmux::serve::{Exposure, HttpServeSettings, ServeOptions};
+use mcpmux::serve::{Exposure, HttpServeSettings, Profile, ServeOptions, profiles};
 
 use crate::commands::Result;
 
@@ -52,18 +52,27 @@ pub struct ServeArgs {
     /// call_tool), or auto (direct up to --auto-limit tools, search past it).
     #[arg(long, value_name = "MODE", default_value = "auto")]
     mode: Exposure,
+    /// Serve this profile of the config (its `profiles`): some servers, some tools, names
+    /// passed through. Over HTTP every profile is also served at /mcp/p/NAME.
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
     /// The most tools `--mode auto` lists before it shows the search tools instead.
     #[arg(long, value_name = "N", default_value_t = mcpmux::serve::exposure::AUTO_LIMIT)]
     auto_limit: usize,
 }
 
 pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
+    let profile = match &args.profile {
+        Some(name) => profiles::find(pool.config_path(), name)?,
+        None => Profile::default(),
+    };
     let Some(addr) = args.http else {
         let serve = ServeOptions {
             name_budget: args.name_budget,
             exposure: args.mode,
             auto_limit: args.auto_limit,
             forward_host_requests: true,
+            profile,
             ..ServeOptions::default()
         };
         return Ok(pool.serve_stdio(serve).await?);
@@ -84,6 +93,7 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
     let (mut serve, options) = settings.into_options()?;
     // The command line's pool is only served: its upstreams ask the clients.
     serve.forward_host_requests = true;
+    serve.profile = profile;
     let server = pool.serve_http(serve, options).await?;
     // The URL alone on stdout, so that a script (or a test) can read it; port 0 then has no
     // race between choosing a port and listening on it.

@@ -27,8 +27,9 @@ use super::exposure::{
 };
 use super::host_requests::{Callers, forward};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
+use super::profiles::Profile;
 use crate::error::Error;
-use crate::pool::{CallOptions, Pool, Progress};
+use crate::pool::{CallOptions, Pool, Progress, PromptInfo};
 use crate::tools::ToolInfo;
 
 /// How long a call's last progress notifications may take to go out before its result does.
@@ -63,20 +64,92 @@ impl Gateway {
         }
     }
 
+    /// The same gateway showing `profile` (one pool's gateways share their callers: the
+    /// pool's sampling and elicitation handlers look callers up there).
+    pub fn for_profile(&self, profile: Profile) -> Gateway {
+        let mut options = (*self.options).clone();
+        options.profile = profile;
+        Gateway {
+            pool: self.pool.clone(),
+            options: Arc::new(options),
+            tools: Arc::default(),
+            callers: self.callers.clone(),
+        }
+    }
+
     fn max_name_len(&self) -> usize {
         max_name_len(self.options.name_budget)
     }
 
-    /// The pool's tools under their served names; remembers the names for calls.
+    fn profile(&self) -> &Profile {
+        &self.options.profile
+    }
+
+    /// The exposure in force: the profile's, else the server's.
+    fn exposure(&self) -> Exposure {
+        self.profile().exposure().unwrap_or(self.options.exposure)
+    }
+
+    /// The profile's tools under their served names; remembers the names for calls.
     async fn served_tools(&self) -> Result<Vec<(String, ToolInfo)>, ErrorData> {
-        let tools = self.pool.list_tools(None).await.map_err(to_error_data)?;
-        let names = tool_names(&tools, self.max_name_len());
-        *self.tools.lock().unwrap() = names
+        let profile = self.profile();
+        let tools: Vec<ToolInfo> = self
+            .pool
+            .list_tools(None)
+            .await
+            .map_err(to_error_data)?
+            .into_iter()
+            .filter(|t| profile.serves(&t.server_name))
+            .collect();
+        let names = if profile.pass_through {
+            tools.iter().map(|t| t.name.clone()).collect()
+        } else {
+            tool_names(&tools, self.max_name_len())
+        };
+        let served: Vec<(String, ToolInfo)> = names
+            .into_iter()
+            .zip(tools)
+            .filter(|(name, _)| profile.shows(name))
+            .collect();
+        *self.tools.lock().unwrap() = served
             .iter()
-            .zip(&tools)
             .map(|(name, t)| (name.clone(), t.id.clone()))
             .collect();
-        Ok(names.into_iter().zip(tools).collect())
+        Ok(served)
+    }
+
+    /// The profile's prompts under their served names.
+    async fn served_prompts(&self) -> Result<Vec<(String, PromptInfo)>, ErrorData> {
+        let profile = self.profile();
+        let prompts: Vec<PromptInfo> = self
+            .pool
+            .list_prompts(None)
+            .await
+            .map_err(to_error_data)?
+            .into_iter()
+            .filter(|p| profile.serves(&p.server_name))
+            .collect();
+        let names = if profile.pass_through {
+            prompts.iter().map(|p| p.prompt.name.clone()).collect()
+        } else {
+            prompt_names(&prompts, self.max_name_len())
+        };
+        Ok(names.into_iter().zip(prompts).collect())
+    }
+
+    /// A tool as clients see it: its served name, the profile's override of its text.
+    fn served_tool(&self, name: String, tool: ToolInfo) -> Result<Tool, ErrorData> {
+        let overrides = self.profile().tools.get(&name).cloned();
+        let mut served = served_tool(name, tool)?;
+        if let Some(o) = overrides {
+            if let Some(description) = o.description {
+                served.description = Some(description.into());
+            }
+            if let Some(title) = o.title {
+                served.title = Some(title);
+            }
+        }
+        Ok(served)
     }
 
     /// The pool id of the served tool `name`, listing again when it is not known yet (a client
@@ -92,13 +165,11 @@ impl Gateway {
 
     /// The served prompt `name`: its server's id and its own name.
     async fn find_prompt(&self, name: &str) -> Result<(String, String), ErrorData> {
-        let prompts = self.pool.list_prompts(None).await.map_err(to_error_data)?;
-        let names = prompt_names(&prompts, self.max_name_len());
-        names
-            .iter()
-            .zip(&prompts)
-            .find(|(n, _)| *n == name)
-            .map(|(_, p)| (p.server_id.clone(), p.prompt.name.clone()))
+        self.served_prompts()
+            .await?
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| (p.server_id, p.prompt.name))
             .ok_or_else(|| {
                 ErrorData::invalid_params(
                     format!("no prompt named '{name}': prompts/list gives the names"),
@@ -107,14 +178,37 @@ impl Gateway {
             })
     }
 
-    /// Resource keys of the servers, by server id.
+    /// Resource keys of the profile's servers, by server id.
     fn resource_keys(&self) -> HashMap<String, String> {
         let states = self.pool.server_states();
-        resource_keys(states.iter().map(|s| (s.id.as_str(), s.name.as_str())))
+        resource_keys(
+            states
+                .iter()
+                .filter(|s| self.profile().serves(&s.name))
+                .map(|s| (s.id.as_str(), s.name.as_str())),
+        )
     }
 
-    /// The server id and the server's own URI of a wrapped URI.
+    /// A server's resource URI as clients see it: wrapped, or as it is when passed through.
+    fn wrap(&self, key: &str, uri: &str) -> String {
+        if self.profile().pass_through {
+            uri.to_string()
+        } else {
+            wrap_uri(key, uri)
+        }
+    }
+
+    /// The server id and the server's own URI of a URI a client gives.
     fn unwrap(&self, wrapped: &str) -> Result<(String, String), ErrorData> {
+        if self.profile().pass_through {
+            let server = self.resource_keys().into_keys().next().ok_or_else(|| {
+                ErrorData::resource_not_found(
+                    format!("no resource {wrapped}: the profile's server is not configured"),
+                    None,
+                )
+            })?;
+            return Ok((server, wrapped.to_string()));
+        }
         let not_found = || {
             ErrorData::resource_not_found(
                 format!(
@@ -140,6 +234,7 @@ impl Gateway {
             .pool
             .server_states()
             .into_iter()
+            .filter(|s| self.profile().serves(&s.name))
             .filter_map(|s| {
                 let text = s.instructions?;
                 let text = text.trim();
@@ -151,7 +246,7 @@ impl Gateway {
 
     /// Whether the client sees the search surface, for a fleet of `tools` tools.
     fn searching(&self, tools: usize) -> bool {
-        match self.options.exposure {
+        match self.exposure() {
             Exposure::Direct => false,
             Exposure::Search => true,
             Exposure::Auto => tools > self.options.auto_limit,
@@ -218,7 +313,7 @@ impl Gateway {
         for name in names {
             match served.iter().find(|(n, _)| n == name) {
                 Some((n, t)) => tools.push(
-                    serde_json::to_value(served_tool(n.clone(), t.clone())?)
+                    serde_json::to_value(self.served_tool(n.clone(), t.clone())?)
                         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
                 ),
                 None => unknown.push(name.clone()),
@@ -237,7 +332,7 @@ impl Gateway {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        if self.options.exposure != Exposure::Direct
+        if self.exposure() != Exposure::Direct
             && [SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL].contains(&name)
         {
             return self.call_meta(name, arguments, context).await;
@@ -434,7 +529,7 @@ impl ServerHandler for Gateway {
         }
         let tools = served
             .into_iter()
-            .map(|(name, tool)| served_tool(name, tool))
+            .map(|(name, tool)| self.served_tool(name, tool))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -464,7 +559,7 @@ impl ServerHandler for Gateway {
             .filter_map(|r| {
                 let key = keys.get(&r.server_id)?;
                 let mut resource: Resource = r.resource;
-                resource.uri = wrap_uri(key, &resource.uri);
+                resource.uri = self.wrap(key, &resource.uri);
                 Some(resource)
             })
             .collect();
@@ -486,7 +581,7 @@ impl ServerHandler for Gateway {
             .filter_map(|t| {
                 let key = keys.get(&t.server_id)?;
                 let mut template: ResourceTemplate = t.template;
-                template.uri_template = wrap_uri(key, &template.uri_template);
+                template.uri_template = self.wrap(key, &template.uri_template);
                 Some(template)
             })
             .collect();
@@ -512,11 +607,10 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let prompts = self.pool.list_prompts(None).await.map_err(to_error_data)?;
-        let names = prompt_names(&prompts, self.max_name_len());
-        let served = names
+        let served = self
+            .served_prompts()
+            .await?
             .into_iter()
-            .zip(prompts)
             .map(|(name, p)| {
                 let mut prompt: Prompt = p.prompt;
                 prompt.name = name;

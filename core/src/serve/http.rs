@@ -26,6 +26,9 @@ use crate::pool::Pool;
 /// The path MCP requests go to.
 pub const MCP_PATH: &str = "/mcp";
 
+/// Where each profile of the config is served: `/mcp/p/NAME`.
+pub const PROFILE_PATH: &str = "/mcp/p/";
+
 /// Who may call a served pool over HTTP.
 #[derive(Clone, PartialEq, Eq)]
 pub enum HttpAuth {
@@ -184,12 +187,20 @@ impl Pool {
             .with_allowed_origins(options.allowed_origins.clone())
             .enforce_origin_validation();
         config.session_store = Some(sessions.store());
+        let profiles = super::profiles::load(self.config_path())?;
         let gateway = Gateway::new(self.clone(), serve);
-        let service = StreamableHttpService::new(
-            move || Ok(gateway.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        let service_of = |gateway: Gateway| {
+            StreamableHttpService::new(
+                move || Ok(gateway.clone()),
+                Arc::new(LocalSessionManager::default()),
+                config.clone(),
+            )
+        };
+        let profiles = profiles
+            .into_iter()
+            .map(|(name, profile)| (name, service_of(gateway.for_profile(profile))))
+            .collect();
+        let service = service_of(gateway);
         let auth = options.auth.clone();
         let site = Arc::new(Site {
             service,
@@ -198,6 +209,7 @@ impl Pool {
             pool: self.clone(),
             cors: Cors::new(&options.allowed_origins),
             sessions,
+            profiles,
         });
         let task = tokio::spawn(accept_loop(listener, site, stop.clone()));
         Ok(HttpServer {
@@ -209,9 +221,13 @@ impl Pool {
     }
 }
 
+type Service = StreamableHttpService<Gateway, LocalSessionManager>;
+
 /// What every request may need.
 struct Site {
-    service: StreamableHttpService<Gateway, LocalSessionManager>,
+    service: Service,
+    /// Each profile of the config, by name.
+    profiles: std::collections::HashMap<String, Service>,
     auth: HttpAuth,
     metrics: Arc<Metrics>,
     pool: Pool,
@@ -280,6 +296,7 @@ async fn answer(
         "/healthz" => return plain(hyper::StatusCode::OK, "ok\n"),
         "/readyz" => return plain(hyper::StatusCode::OK, "ready\n"),
         MCP_PATH | "/status" | "/metrics" => {}
+        _ if path.starts_with(PROFILE_PATH) => {}
         _ => {
             return plain(
                 hyper::StatusCode::NOT_FOUND,
@@ -307,13 +324,24 @@ async fn answer(
             "text/plain; version=0.0.4",
             site.metrics.prometheus(&site.pool),
         ),
-        _ => mcp(site, request).await,
+        MCP_PATH => mcp(site, &site.service, request).await,
+        _ => {
+            let name = path.strip_prefix(PROFILE_PATH).unwrap_or_default();
+            match site.profiles.get(name) {
+                Some(service) => mcp(site, service, request).await,
+                None => plain(
+                    hyper::StatusCode::NOT_FOUND,
+                    "no such profile: profiles are named under `profiles` in the config file\n",
+                ),
+            }
+        }
     }
 }
 
 /// An MCP request, its session id opened on the way in and sealed on the way out.
 async fn mcp(
     site: &Site,
+    service: &Service,
     mut request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
     let opened = site.sessions.open(request.headers_mut());
@@ -325,7 +353,7 @@ async fn mcp(
              given different session keys)\n",
         );
     }
-    let mut response = site.service.handle(request).await;
+    let mut response = service.handle(request).await;
     site.sessions.close(&opened, response.headers_mut());
     response
 }

@@ -12,6 +12,7 @@ mod host_requests;
 pub mod http;
 mod metrics;
 pub mod names;
+pub mod profiles;
 mod sessions;
 mod settings;
 mod stdio;
@@ -19,6 +20,7 @@ mod stdio;
 pub use exposure::Exposure;
 pub use gateway::Gateway;
 pub use http::{HttpAuth, HttpOptions, HttpServer};
+pub use profiles::Profile;
 pub use settings::HttpServeSettings;
 
 use rmcp::ServiceExt;
@@ -42,6 +44,9 @@ pub struct ServeOptions {
     /// the upstream ask (what `mcpmux serve` does; a host with handlers of its own leaves it
     /// off). Set before the servers connect: they learn of it then.
     pub forward_host_requests: bool,
+    /// Which part of the fleet clients see, and how (default: every server and tool). Over
+    /// HTTP this is the view at `/mcp`; each profile of the config is served at `/mcp/p/NAME`.
+    pub profile: Profile,
 }
 
 impl Default for ServeOptions {
@@ -52,6 +57,7 @@ impl Default for ServeOptions {
             exposure: Exposure::default(),
             auto_limit: exposure::AUTO_LIMIT,
             forward_host_requests: false,
+            profile: Profile::default(),
         }
     }
 }

@@ -119,6 +119,7 @@ impl HttpServeSettings {
             exposure,
             auto_limit: self.auto_limit.unwrap_or(AUTO_LIMIT),
             forward_host_requests: defaults.forward_host_requests,
+            profile: defaults.profile,
         })
     }
 }

@@ -1,0 +1,154 @@
+//! Profiles of `mcpmux serve`: named views of the fleet written in the config file beside the
+//! servers, as a user would, and served at `/mcp/p/NAME` (or with `--profile` on stdio): a
+//! subset of servers, tools allowed and denied, a description overridden, the mode, and one
+//! server passed through under its own names. Driven by mcpmux's own pool (a 2026-07-28
+//! client) over HTTP.
+
+use std::path::Path;
+
+use mcpmux::CallOptions;
+use serde_json::json;
+
+#[allow(dead_code)]
+mod support;
+use support::*;
+
+const TOKEN: &str = "pr0files";
+
+/// Adds `profiles` to the config file, beside what `mcpmux servers add` wrote.
+fn write_profiles(config: &Path, profiles: serde_json::Value) {
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(config).unwrap()).unwrap();
+    file["profiles"] = profiles;
+    std::fs::write(config, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+}
+
+async fn tool_names(pool: &mcpmux::Pool) -> Vec<String> {
+    let mut names: Vec<String> = pool
+        .list_tools(Some("fleet"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_profile_is_its_own_view_at_its_own_url() {
+    let (dir, config) = fleet(false).unwrap();
+    write_profiles(
+        &config,
+        json!({
+            "demo": {"servers": ["demo"], "passThrough": true, "mode": "direct"},
+            "tests": {
+                "servers": ["test", "demo"],
+                "allow": ["test__*", "demo__echo"],
+                "deny": ["test__s*"],
+                "mode": "direct",
+                "tools": {"demo__echo": {"description": "Say it back"}}
+            }
+        }),
+    );
+    let (_server, url) = serve_http(&config, &["--token", TOKEN, "--mode", "search"]);
+
+    // One server passed through: its own tool, prompt and resource names.
+    let demo_dir = dir.path().join("demo-client");
+    std::fs::create_dir(&demo_dir).unwrap();
+    let demo = client_pool(&demo_dir, &format!("{url}/p/demo"), TOKEN).await;
+    assert_eq!(tool_names(&demo).await, ["add", "countdown", "echo"]);
+    let echoed = demo
+        .call_tool(
+            "mcp__fleet__echo",
+            json!({"text": "passed through"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "passed through");
+    let resources = demo.list_resources(Some("fleet")).await.unwrap();
+    let uris: Vec<&str> = resources.iter().map(|r| r.resource.uri.as_str()).collect();
+    assert_eq!(uris, ["demo://readme"]);
+    let read = demo.read_resource("fleet", "demo://readme").await.unwrap();
+    assert!(format!("{read:?}").contains("demo server"), "{read:?}");
+    let prompts = demo.list_prompts(Some("fleet")).await.unwrap();
+    let prompts: Vec<&str> = prompts.iter().map(|p| p.prompt.name.as_str()).collect();
+    assert_eq!(prompts, ["greet"]);
+    demo.close().await;
+
+    // Two servers, some tools, one described otherwise, direct although serve says search.
+    let tests_dir = dir.path().join("tests-client");
+    std::fs::create_dir(&tests_dir).unwrap();
+    let tests = client_pool(&tests_dir, &format!("{url}/p/tests"), TOKEN).await;
+    let names = tool_names(&tests).await;
+    assert!(names.contains(&"test__echo".to_string()), "{names:?}");
+    assert!(names.contains(&"demo__echo".to_string()), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("test__s") || n == "demo__add" || n == "search_tools"),
+        "{names:?}"
+    );
+    let listed = tests.list_tools(Some("fleet")).await.unwrap();
+    let echo = listed.iter().find(|t| t.name == "demo__echo").unwrap();
+    assert_eq!(echo.description.as_deref(), Some("Say it back"));
+    let hidden = tests
+        .call_tool(
+            "mcp__fleet__test__sleep",
+            json!({"ms": 1}),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(
+        hidden.is_err(),
+        "a denied tool cannot be called: {hidden:?}"
+    );
+    tests.close().await;
+
+    // /mcp itself is still the whole fleet, in the mode serve was started with.
+    let all_dir = dir.path().join("all-client");
+    std::fs::create_dir(&all_dir).unwrap();
+    let all = client_pool(&all_dir, &url, TOKEN).await;
+    assert_eq!(
+        tool_names(&all).await,
+        ["call_tool", "describe_tools", "search_tools"]
+    );
+    all.close().await;
+
+    let auth = format!("Bearer {TOKEN}");
+    let (status, body) = http_request(
+        &url,
+        "POST",
+        "/mcp/p/nope",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
+        "{}",
+    );
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("profiles"), "{body}");
+}
+
+#[test]
+fn an_unknown_or_broken_profile_is_refused_with_what_to_change() {
+    let (_dir, config) = fleet(false).unwrap();
+    write_profiles(&config, json!({"one": {"servers": ["demo"]}}));
+    let out = mcpmux(&config, &["serve", "--stdio", "--profile", "two"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no profile named 'two'") && stderr.contains("\"one\""),
+        "{stderr}"
+    );
+
+    write_profiles(&config, json!({"one": {"passThrough": true}}));
+    let out = mcpmux(
+        &config,
+        &["serve", "--http", "127.0.0.1:0", "--token", TOKEN],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("exactly one server"), "{stderr}");
+}
