@@ -602,3 +602,44 @@ async fn a_call_the_client_abandons_is_cancelled_upstream() {
     }
     pool.close().await;
 }
+
+/// Resource subscriptions pass through under the served URI: a client before 2026-07-28 (the
+/// Python SDK's, `resources/subscribe`) and a 2026-07-28 client (mcpmux's pool, a listen
+/// stream) each hear of an update the test server announces.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_updates_reach_the_clients_that_subscribed() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    if let Some(python) = python_client() {
+        let (python, url) = (python.clone(), url.clone());
+        tokio::task::spawn_blocking(move || {
+            run_python_client(&python, &["subscribe", &url, "t0ken"])
+        })
+        .await
+        .unwrap();
+    }
+
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let mut events = pool.events();
+    pool.subscribe_resource("fleet", "mcpmux:test/test://hello")
+        .await
+        .unwrap();
+    pool.call_tool(
+        "mcp__fleet__test__notify",
+        json!({"what": "updated", "uri": "test://hello"}),
+        CallOptions::default(),
+    )
+    .await
+    .unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Some(mcpmux::Event::ResourceUpdated { uri, .. }) = events.recv().await {
+                return uri;
+            }
+        }
+    })
+    .await
+    .expect("the 2026-07-28 client hears of the update");
+    assert_eq!(heard, "mcpmux:test/test://hello");
+    pool.close().await;
+}

@@ -15,6 +15,11 @@ or, against `mcpmux serve --mode search` in front of hundreds of tools, finds a 
 search_tools and calls it through call_tool, never seeing the whole list:
 
     python_sdk_client.py search URL TOKEN
+
+or subscribes to the test server's test://hello, has the server announce an update, and
+waits for it under the served URI:
+
+    python_sdk_client.py subscribe URL TOKEN
 """
 
 import asyncio
@@ -204,10 +209,34 @@ async def search(url: str, token: str) -> None:
     print("python sdk client: ok")
 
 
+async def subscribe(url: str, token: str) -> None:
+    served = "mcpmux:test/test://hello"
+    updated: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.put_nowait(str(message.params.uri))
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1], message_handler=on_message) as s:
+                init = await s.initialize()
+                caps = init.capabilities.resources
+                check(caps is not None and caps.subscribe, "resources.subscribe offered", caps)
+                await s.subscribe_resource(served)
+                await s.call_tool("test__notify", {"what": "updated", "uri": "test://hello"})
+                uri = await asyncio.wait_for(updated.get(), timeout=10)
+                check(uri == served, "the update names the served URI", uri)
+                await s.unsubscribe_resource(served)
+    print("python sdk client: ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "calls":
         asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
     elif sys.argv[1] == "search":
         asyncio.run(search(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "subscribe":
+        asyncio.run(subscribe(sys.argv[2], sys.argv[3]))
     else:
         asyncio.run(main(sys.argv[1:]))

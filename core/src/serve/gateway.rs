@@ -15,7 +15,7 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, Prompt, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Reference, Resource, ResourceTemplate, ServerCapabilities, ServerConfig,
-    Tool,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -28,6 +28,7 @@ use super::exposure::{
 use super::host_requests::{Callers, forward};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
 use super::profiles::Profile;
+use super::subscriptions::{Subscriber, Subscriptions};
 use crate::error::Error;
 use crate::pool::{CallOptions, Pool, Progress, PromptInfo};
 use crate::tools::ToolInfo;
@@ -47,6 +48,18 @@ pub struct Gateway {
     tools: Arc<Mutex<HashMap<String, String>>>,
     /// The clients with a call in flight, for the upstreams' requests of them.
     callers: Arc<Callers>,
+    /// Every client's resource subscriptions (shared by the pool's gateways).
+    subscriptions: Arc<Subscriptions>,
+    /// This client's number, for its subscriptions: each session (or stateless request) gets
+    /// a gateway of its own ([`Gateway::for_client`]).
+    client: u64,
+}
+
+/// Numbers served clients.
+static CLIENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_client() -> u64 {
+    CLIENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Gateway {
@@ -57,10 +70,20 @@ impl Gateway {
             forward(&pool, &callers);
         }
         Gateway {
+            subscriptions: Subscriptions::new(pool.clone()),
             pool,
             options: Arc::new(options),
             tools: Arc::default(),
             callers,
+            client: next_client(),
+        }
+    }
+
+    /// The same gateway for another client (what each new session is given).
+    pub fn for_client(&self) -> Gateway {
+        Gateway {
+            client: next_client(),
+            ..self.clone()
         }
     }
 
@@ -74,6 +97,8 @@ impl Gateway {
             options: Arc::new(options),
             tools: Arc::default(),
             callers: self.callers.clone(),
+            subscriptions: self.subscriptions.clone(),
+            client: next_client(),
         }
     }
 
@@ -488,6 +513,7 @@ impl ServerHandler for Gateway {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_completions()
@@ -506,12 +532,72 @@ impl ServerHandler for Gateway {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(super::changes::accepted(requested))
+        let mut accepted = super::changes::accepted(requested);
+        // The resources this gateway can name a server for.
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| self.unwrap(uri).is_ok())
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        super::changes::stream(self.pool.clone(), context).await;
-        Ok(())
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let to = Subscriber::Stream(context.sink().clone());
+        let mut failed = None;
+        for uri in uris {
+            let Ok(target) = self.unwrap(&uri) else {
+                continue;
+            };
+            let added = self
+                .subscriptions
+                .add(self.client, target, uri, to.clone())
+                .await;
+            if let Err(e) = added {
+                failed = Some(to_error_data(e));
+                break;
+            }
+        }
+        if failed.is_none() {
+            super::changes::stream(self.pool.clone(), context).await;
+        }
+        self.subscriptions.remove_client(self.client).await;
+        failed.map_or(Ok(()), Err)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let target = self.unwrap(&request.uri)?;
+        self.subscriptions
+            .add(
+                self.client,
+                target,
+                request.uri,
+                Subscriber::Session(context.peer),
+            )
+            .await
+            .map_err(to_error_data)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let target = self.unwrap(&request.uri)?;
+        self.subscriptions
+            .remove(self.client, target)
+            .await
+            .map_err(to_error_data)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -191,7 +191,7 @@ impl Pool {
         let gateway = Gateway::new(self.clone(), serve);
         let service_of = |gateway: Gateway| {
             StreamableHttpService::new(
-                move || Ok(gateway.clone()),
+                move || Ok(gateway.for_client()),
                 Arc::new(LocalSessionManager::default()),
                 config.clone(),
             )

@@ -16,6 +16,7 @@ pub mod profiles;
 mod sessions;
 mod settings;
 mod stdio;
+mod subscriptions;
 
 pub use exposure::Exposure;
 pub use gateway::Gateway;
