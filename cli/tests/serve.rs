@@ -643,3 +643,55 @@ async fn resource_updates_reach_the_clients_that_subscribed() {
     assert_eq!(heard, "mcpmux:test/test://hello");
     pool.close().await;
 }
+
+/// A server added or removed in the config while serving (by another `mcpmux` process, as a
+/// user does) shows up for a connected client without a restart: the served pool applies
+/// the change and the client is told with `list_changed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_added_and_removed_while_serving_reach_connected_clients() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let lists_extra = || {
+        let pool = pool.clone();
+        async move {
+            pool.list_tools(Some("fleet"))
+                .await
+                .unwrap()
+                .iter()
+                .any(|t| t.name == "extra__echo")
+        }
+    };
+    let until = |want: bool| async move {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while lists_extra().await != want {
+            assert!(
+                Instant::now() < deadline,
+                "extra__echo listed is not {want}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    assert!(!lists_extra().await);
+
+    add_stdio(&config, "extra", &test_server_bin(), &[]);
+    until(true).await;
+    let echoed = pool
+        .call_tool(
+            "mcp__fleet__extra__echo",
+            json!({"text": "added live"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "added live");
+
+    let out = mcpmux(&config, &["servers", "remove", "extra"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    until(false).await;
+    pool.close().await;
+}

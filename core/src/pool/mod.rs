@@ -144,7 +144,7 @@ impl Pool {
             opts: options,
             store,
         });
-        inner.sync_slots(records).await;
+        let _ = inner.sync_slots(records).await;
         if let Some(every) = inner.opts.health_interval() {
             tokio::spawn(health_loop(
                 Arc::downgrade(&inner),

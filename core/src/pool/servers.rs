@@ -59,7 +59,9 @@ impl Pool {
     pub async fn list_servers(&self) -> Result<Vec<ServerRecord>> {
         let store = self.inner.store.clone();
         let records = blocking(move || store.load()).await?;
-        self.inner.sync_slots(records.clone()).await;
+        if self.inner.sync_slots(records.clone()).await {
+            self.inner.events.emit(Event::ServersChanged);
+        }
         let project = self.inner.opts.project_path.as_deref();
         Ok(records
             .into_iter()
@@ -318,8 +320,9 @@ impl Pool {
 }
 
 impl Inner {
-    /// Brings the in-memory servers in line with the records read from the file.
-    pub(super) async fn sync_slots(self: &Arc<Self>, records: Vec<ServerRecord>) {
+    /// Brings the in-memory servers in line with the records read from the file; whether any
+    /// server was added, removed or changed.
+    pub(super) async fn sync_slots(self: &Arc<Self>, records: Vec<ServerRecord>) -> bool {
         let project = self.opts.project_path.clone();
         let visible: Vec<_> = records
             .into_iter()
@@ -333,6 +336,7 @@ impl Inner {
                 .cloned()
                 .collect()
         };
+        let mut changed = !gone.is_empty();
         for id in gone {
             self.drop_slot(&id).await;
         }
@@ -343,6 +347,7 @@ impl Inner {
                     let slot = Slot::new(record.clone(), self);
                     self.slots.write().unwrap().insert(record.id.clone(), slot);
                     self.tools_changed();
+                    changed = true;
                 }
                 Some(slot) => {
                     let old = slot.record();
@@ -350,10 +355,12 @@ impl Inner {
                         let reconnect =
                             old.transport != record.transport || old.config != record.config;
                         self.apply_record(record, reconnect, false).await;
+                        changed = true;
                     }
                 }
             }
         }
+        changed
     }
 
     /// Stores a changed record in its slot and reconnects or disconnects as the change needs;

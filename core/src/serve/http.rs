@@ -211,6 +211,7 @@ impl Pool {
             sessions,
             profiles,
         });
+        super::reload::follow_config(self.clone(), stop.clone());
         let task = tokio::spawn(accept_loop(listener, site, stop.clone()));
         Ok(HttpServer {
             addr,

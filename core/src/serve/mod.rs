@@ -13,6 +13,7 @@ pub mod http;
 mod metrics;
 pub mod names;
 pub mod profiles;
+mod reload;
 mod sessions;
 mod settings;
 mod stdio;
@@ -76,6 +77,10 @@ impl Pool {
         T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        // Config changes reach this client for as long as it is served.
+        let following = self.closed()?.child_token();
+        reload::follow_config(self.clone(), following.clone());
+        let _following = following.drop_guard();
         let running = Gateway::new(self.clone(), options)
             .serve(transport)
             .await
