@@ -1023,6 +1023,9 @@ export interface HttpServeSettings {
   /** A secret (16 characters or more) shared by replicas behind one load balancer, so that
    * any of them serves any session (default: sessions stay with this server). */
   sessionKey?: string;
+  /** A file that gets one JSON line per tool call (time, client, profile, server, tool,
+   * duration, outcome). */
+  auditLog?: string;
 }
 
 /**

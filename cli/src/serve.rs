@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 use mcpmux::Pool;
+use mcpmux::serve::audit::AuditLog;
 use mcpmux::serve::{Exposure, HttpServeSettings, Profile, ServeOptions, profiles};
 
 use crate::commands::Result;
@@ -52,6 +53,10 @@ pub struct ServeArgs {
     /// call_tool), or auto (direct up to --auto-limit tools, search past it).
     #[arg(long, value_name = "MODE", default_value = "auto")]
     mode: Exposure,
+    /// Append one JSON line per tool call to FILE (time, client, profile, server, tool,
+    /// duration, outcome).
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<std::path::PathBuf>,
     /// Serve this profile of the config (its `profiles`): some servers, some tools, names
     /// passed through. Over HTTP every profile is also served at /mcp/p/NAME.
     #[arg(long, value_name = "NAME")]
@@ -67,7 +72,12 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
         None => Profile::default(),
     };
     let Some(addr) = args.http else {
+        let audit = match &args.audit_log {
+            Some(path) => Some(std::sync::Arc::new(AuditLog::open(path)?)),
+            None => None,
+        };
         let serve = ServeOptions {
+            audit,
             name_budget: args.name_budget,
             exposure: args.mode,
             auto_limit: args.auto_limit,
@@ -87,6 +97,10 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
         auto_limit: Some(args.auto_limit),
         name_budget: Some(args.name_budget),
         session_key: args.session_key.clone(),
+        audit_log: args
+            .audit_log
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
         ..HttpServeSettings::default()
     };
     let generated = args.token.is_none() && !args.no_auth;

@@ -695,3 +695,53 @@ async fn servers_added_and_removed_while_serving_reach_connected_clients() {
     until(false).await;
     pool.close().await;
 }
+
+/// Every tool call through serve is a line of the audit log: when, which client, which
+/// server and tool, how long, how it ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_call_is_a_line_of_the_audit_log() {
+    let (dir, config) = fleet(false).unwrap();
+    let log = dir.path().join("logs/audit.jsonl");
+    let log_arg = log.to_string_lossy().into_owned();
+    let (_server, url) = serve_http(
+        &config,
+        &[
+            "--token",
+            "t0ken",
+            "--mode",
+            "direct",
+            "--audit-log",
+            &log_arg,
+        ],
+    );
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let call = |tool: &'static str, args: serde_json::Value| {
+        let pool = pool.clone();
+        async move {
+            pool.call_tool(&format!("mcp__fleet__{tool}"), args, CallOptions::default())
+                .await
+                .unwrap()
+        }
+    };
+    call("test__echo", json!({"text": "audited"})).await;
+    let failed = call("test__fail", json!({})).await;
+    assert_eq!(failed.is_error, Some(true));
+    pool.close().await;
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["tool"], "test__echo");
+    assert_eq!(lines[0]["server"], "test");
+    assert_eq!(lines[0]["outcome"], "ok");
+    assert_eq!(lines[0]["client"], "mcpmux");
+    assert!(lines[0]["ms"].as_f64().unwrap() >= 0.0);
+    assert!(lines[0]["time"].as_str().unwrap().ends_with('Z'));
+    assert!(lines[0].get("error").is_none());
+    assert_eq!(lines[1]["tool"], "test__fail");
+    assert_eq!(lines[1]["outcome"], "error");
+    assert!(!lines[1]["error"].as_str().unwrap().is_empty());
+}

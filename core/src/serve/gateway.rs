@@ -45,7 +45,7 @@ pub struct Gateway {
     pool: Pool,
     options: Arc<ServeOptions>,
     /// Served tool name → the pool's tool id, as of the last listing.
-    tools: Arc<Mutex<HashMap<String, String>>>,
+    tools: Arc<Mutex<HashMap<String, ServedTool>>>,
     /// The clients with a call in flight, for the upstreams' requests of them.
     callers: Arc<Callers>,
     /// Every client's resource subscriptions (shared by the pool's gateways).
@@ -54,6 +54,18 @@ pub struct Gateway {
     /// a gateway of its own ([`Gateway::for_client`]).
     client: u64,
 }
+
+/// What a served tool name stands for.
+#[derive(Clone)]
+struct ServedTool {
+    /// The pool's id of the tool.
+    id: String,
+    /// Its server's name, for the audit log.
+    server: String,
+}
+
+/// The `_meta` key of a 2026-07-28 request's client.
+const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
 
 /// Numbers served clients.
 static CLIENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -138,7 +150,13 @@ impl Gateway {
             .collect();
         *self.tools.lock().unwrap() = served
             .iter()
-            .map(|(name, t)| (name.clone(), t.id.clone()))
+            .map(|(name, t)| {
+                let tool = ServedTool {
+                    id: t.id.clone(),
+                    server: t.server_name.clone(),
+                };
+                (name.clone(), tool)
+            })
             .collect();
         Ok(served)
     }
@@ -180,9 +198,9 @@ impl Gateway {
     /// The pool id of the served tool `name`, listing again when it is not known yet (a client
     /// may call without listing: a 2026-07-28 client on another replica listed, or a client
     /// that remembers names across restarts).
-    async fn pool_tool_id(&self, name: &str, fresh: bool) -> Result<Option<String>, ErrorData> {
-        if !fresh && let Some(id) = self.tools.lock().unwrap().get(name) {
-            return Ok(Some(id.clone()));
+    async fn pool_tool(&self, name: &str, fresh: bool) -> Result<Option<ServedTool>, ErrorData> {
+        if !fresh && let Some(tool) = self.tools.lock().unwrap().get(name) {
+            return Ok(Some(tool.clone()));
         }
         self.served_tools().await?;
         Ok(self.tools.lock().unwrap().get(name).cloned())
@@ -367,7 +385,7 @@ impl Gateway {
             .unwrap_or(serde_json::Value::Null);
         let mut fresh = false;
         loop {
-            let Some(tool_id) = self.pool_tool_id(name, fresh).await? else {
+            let Some(tool) = self.pool_tool(name, fresh).await? else {
                 return Err(ErrorData::invalid_params(
                     format!("unknown tool '{name}': tools/list gives the names"),
                     None,
@@ -376,12 +394,17 @@ impl Gateway {
             let (options, relay) = call_options(context);
             let _waiting = self
                 .pool
-                .tool_server(&tool_id)
+                .tool_server(&tool.id)
                 .map(|server| self.callers.enter(server, context.peer.clone()));
-            let call = self.pool.call_tool(&tool_id, arguments.clone(), options);
+            let started = std::time::Instant::now();
+            let call = self.pool.call_tool(&tool.id, arguments.clone(), options);
             let result = Callers::as_caller(context.peer.clone(), call).await;
             if let Some(relay) = relay {
                 relay.flush().await;
+            }
+            let retried = matches!(result, Err(Error::NotFound { kind: "tool", .. })) && !fresh;
+            if !retried {
+                self.audit(context, name, &tool, &result, started.elapsed());
             }
             return match result {
                 Ok(result) => Ok(result),
@@ -399,6 +422,56 @@ impl Gateway {
             };
         }
     }
+}
+
+impl Gateway {
+    /// Records a call in the audit log, if there is one.
+    fn audit(
+        &self,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+        tool: &ServedTool,
+        result: &crate::error::Result<CallToolResult>,
+        took: std::time::Duration,
+    ) {
+        let Some(log) = &self.options.audit else {
+            return;
+        };
+        let (outcome, error) = match result {
+            Ok(r) if r.is_error == Some(true) => ("error", Some(text_of(r))),
+            Ok(_) => ("ok", None),
+            Err(Error::Cancelled) => ("cancelled", None),
+            Err(e) => ("error", Some(e.to_string())),
+        };
+        // A 2026-07-28 client names itself in each request's `_meta` (it has no session);
+        // an older one did so once, at `initialize`.
+        let client = context
+            .meta
+            .get(CLIENT_INFO_META)
+            .and_then(|info| info.get("name"))
+            .and_then(|name| name.as_str())
+            .map(str::to_string)
+            .or_else(|| context.peer.peer_info().map(|i| i.client_info.name.clone()));
+        let entry = super::audit::Entry {
+            client: client.as_deref().unwrap_or("unknown"),
+            profile: self.profile().name.as_deref(),
+            server: &tool.server,
+            tool: name,
+            outcome,
+            error,
+        };
+        log.record(entry, took);
+    }
+}
+
+/// The text blocks of a result, joined.
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The pool's options for a call made by `context`: its cancellation, and its progress sent

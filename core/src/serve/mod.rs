@@ -4,6 +4,7 @@
 //! reconnects); this module is the server face: [`Gateway`] answers MCP requests with the
 //! pool's verbs under stable names ([`names`]), over stdio or Streamable HTTP ([`http`]).
 
+pub mod audit;
 mod changes;
 mod cors;
 pub mod exposure;
@@ -49,6 +50,8 @@ pub struct ServeOptions {
     /// Which part of the fleet clients see, and how (default: every server and tool). Over
     /// HTTP this is the view at `/mcp`; each profile of the config is served at `/mcp/p/NAME`.
     pub profile: Profile,
+    /// Where every tool call is recorded (a JSON line each), if anywhere.
+    pub audit: Option<std::sync::Arc<audit::AuditLog>>,
 }
 
 impl Default for ServeOptions {
@@ -60,6 +63,7 @@ impl Default for ServeOptions {
             auto_limit: exposure::AUTO_LIMIT,
             forward_host_requests: false,
             profile: Profile::default(),
+            audit: None,
         }
     }
 }

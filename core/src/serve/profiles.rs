@@ -27,6 +27,9 @@ pub const PROFILES_KEY: &str = "profiles";
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Profile {
+    /// Its name in the config (set when it is read; none for the whole fleet).
+    #[serde(skip)]
+    pub name: Option<String>,
     /// The servers served, by name (default: every server).
     #[serde(default)]
     pub servers: Option<Vec<String>>,
@@ -146,8 +149,10 @@ pub fn load(path: &Path) -> Result<BTreeMap<String, Profile>> {
             path.display()
         ))
     })?;
-    for (name, profile) in &profiles {
+    let mut profiles = profiles;
+    for (name, profile) in &mut profiles {
         profile.check(name)?;
+        profile.name = Some(name.clone());
     }
     Ok(profiles)
 }

@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 
 /// `{"addr": "127.0.0.1:0", "token": null, "noAuth": false, "allowedOrigins": [],
 /// "allowedHosts": [], "mode": "auto", "autoLimit": 40, "nameBudget": 0, "serverName":
-/// "mcpmux", "sessionKey": null}`, every field optional; an unknown one is refused.
+/// "mcpmux", "sessionKey": null, "auditLog": null}`, every field optional; an unknown one is
+/// refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpServeSettings {
@@ -48,6 +49,10 @@ pub struct HttpServeSettings {
     /// any of them can serve any session (default: sessions stay with this server).
     #[serde(default)]
     pub session_key: Option<String>,
+    /// A file to append one JSON line to per tool call (client, profile, server, tool,
+    /// duration, outcome).
+    #[serde(default)]
+    pub audit_log: Option<String>,
 }
 
 impl HttpServeSettings {
@@ -62,7 +67,6 @@ impl HttpServeSettings {
 
     /// The options these settings stand for, or what to change.
     pub fn into_options(self) -> Result<(ServeOptions, HttpOptions)> {
-        let serve = self.serve_options()?;
         let addr: SocketAddr = match &self.addr {
             None => SocketAddr::from(([127, 0, 0, 1], 0)),
             Some(text) => text.parse().map_err(|_| {
@@ -71,7 +75,7 @@ impl HttpServeSettings {
                 ))
             })?,
         };
-        let auth = match (self.token, self.no_auth) {
+        let auth = match (self.token.clone(), self.no_auth) {
             (Some(_), true) => {
                 return Err(Error::invalid(
                     "give a token or noAuth, not both".to_string(),
@@ -93,6 +97,8 @@ impl HttpServeSettings {
         if let Some(key) = &self.session_key {
             super::sessions::check_key(key)?;
         }
+        // Last, once everything else is known good: it may create the audit log's file.
+        let serve = self.serve_options()?;
         let http = HttpOptions {
             addr,
             auth,
@@ -120,6 +126,15 @@ impl HttpServeSettings {
             auto_limit: self.auto_limit.unwrap_or(AUTO_LIMIT),
             forward_host_requests: defaults.forward_host_requests,
             profile: defaults.profile,
+            audit: match &self.audit_log {
+                Some(path) if path.trim().is_empty() => {
+                    return Err(Error::invalid("auditLog is empty: give a file path"));
+                }
+                Some(path) => Some(std::sync::Arc::new(super::audit::AuditLog::open(
+                    std::path::Path::new(path),
+                )?)),
+                None => None,
+            },
         })
     }
 }

@@ -39,8 +39,9 @@ static HTTP_SERVERS: Table<HttpServerEntry> = Table::new(Tag::HttpServer, "http 
 /// `{"addr": "127.0.0.1:8808", "token": "...", "allowedOrigins": ["http://localhost:5173"],
 /// "mode": "search"}` (fields: addr, token, noAuth, allowedOrigins, allowedHosts, mode
 /// (direct, search, auto), autoLimit, nameBudget, serverName, sessionKey (a secret of 16
-/// characters or more that replicas share, so any of them serves any session); an unknown
-/// field is an error, and noAuth is refused off loopback). mcpmux_http_server_info() gives the URL and token.
+/// characters or more that replicas share, so any of them serves any session), auditLog (a
+/// file that gets one JSON line per tool call); an unknown field is an error, and noAuth is
+/// refused off loopback). mcpmux_http_server_info() gives the URL and token.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_pool_serve_http(
     pool: mcpmux_pool,

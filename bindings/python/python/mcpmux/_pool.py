@@ -965,6 +965,7 @@ class Pool:
         name_budget: int | None = None,
         server_name: str | None = None,
         session_key: str | None = None,
+        audit_log: str | os.PathLike[str] | None = None,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP, for MCP clients that
         want a single server in front of the fleet (Claude Desktop, Cursor, an agent in
@@ -982,8 +983,9 @@ class Pool:
         the client puts before each tool name (names are cut to fit 64); ``server_name`` the
         ``serverInfo.name`` clients see (``"mcpmux"``). ``session_key`` is a secret (16
         characters or more) that replicas behind one load balancer share, so that any of
-        them serves any session (left out, sessions stay with this server). A setting the
-        core refuses raises
+        them serves any session (left out, sessions stay with this server). ``audit_log`` is
+        a file that gets one JSON line per tool call (time, client, profile, server, tool,
+        duration, outcome). A setting the core refuses raises
         :class:`InvalidArgumentError` saying what to change.
         """
         settings: dict[str, Any] = {
@@ -998,6 +1000,7 @@ class Pool:
             "name_budget": name_budget,
             "server_name": server_name,
             "session_key": session_key,
+            "audit_log": None if audit_log is None else os.fspath(audit_log),
         }
         body = {camel(k): v for k, v in settings.items() if v is not None}
         return HttpServer(await self._native.serve_http(json.dumps(body)))
