@@ -745,3 +745,15 @@ async fn every_call_is_a_line_of_the_audit_log() {
     assert_eq!(lines[1]["outcome"], "error");
     assert!(!lines[1]["error"].as_str().unwrap().is_empty());
 }
+
+/// What a 2026-07-28 upstream asks in a call's `input_required` round (a sample, the roots)
+/// is asked of the client that made the call: the Python SDK's client answers, and the test
+/// server's `ask` reports its sample and its two roots.
+#[test]
+fn an_upstreams_input_round_asks_the_calling_client_for_its_roots_and_a_sample() {
+    let (_dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    if let Some(python) = python_client() {
+        run_python_client(&python, &["ask", &url, "t0ken"]);
+    }
+}

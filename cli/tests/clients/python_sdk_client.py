@@ -20,6 +20,11 @@ or subscribes to the test server's test://hello, has the server announce an upda
 waits for it under the served URI:
 
     python_sdk_client.py subscribe URL TOKEN
+
+or calls the test server's `ask`, whose 2026-07-28 input round asks mcpmux for a sample and
+the roots, which mcpmux asks this client for:
+
+    python_sdk_client.py ask URL TOKEN
 """
 
 import asyncio
@@ -231,6 +236,33 @@ async def subscribe(url: str, token: str) -> None:
     print("python sdk client: ok")
 
 
+async def ask(url: str, token: str) -> None:
+    async def on_roots(context: Any) -> types.ListRootsResult:
+        asked.append("roots")
+        return types.ListRootsResult(
+            roots=[
+                types.Root(uri="file:///srv/one", name="one"),
+                types.Root(uri="file:///srv/two", name="two"),
+            ]
+        )
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(
+                streams[0],
+                streams[1],
+                sampling_callback=on_sampling,
+                elicitation_callback=on_elicitation,
+                list_roots_callback=on_roots,
+            ) as s:
+                await s.initialize()
+                answered = text_of(await s.call_tool("test__ask", {}))
+                check("sampled by the Python client" in answered, "the sample is ours", answered)
+                check("roots=2" in answered, "the server got this client's two roots", answered)
+                check("roots" in asked, "this client was asked for its roots", asked)
+    print("python sdk client: ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "calls":
         asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
@@ -238,5 +270,7 @@ if __name__ == "__main__":
         asyncio.run(search(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "subscribe":
         asyncio.run(subscribe(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "ask":
+        asyncio.run(ask(sys.argv[2], sys.argv[3]))
     else:
         asyncio.run(main(sys.argv[1:]))

@@ -46,6 +46,12 @@ impl Pool {
         }
     }
 
+    /// The roots the server with id `server_id` sees when no roots handler answers: its own,
+    /// else the pool's.
+    pub fn roots_of(&self, server_id: &str) -> Vec<Root> {
+        self.inner.host.roots_for(server_id)
+    }
+
     /// The roots every server sees unless it has its own.
     pub fn roots(&self) -> Vec<Root> {
         self.inner.host.roots_for("")

@@ -1,10 +1,11 @@
 //! Requests an upstream server makes of its client while a served client's call is in flight
-//! (`sampling/createMessage`, `elicitation/create`), forwarded to that client: the user who
-//! asked for the tool is the one asked. The upstream connection is shared by every client, so
+//! (`sampling/createMessage`, `elicitation/create`, `roots/list`), forwarded to that client:
+//! the user who asked for the tool is the one asked. The upstream connection is shared by every client, so
 //! the request is matched to a caller: the task that made the call when the pool answers
 //! within it (a 2026-07-28 server's `input_required` rounds), else the client whose call on
 //! that server started first and is still running. A client that did not declare the
-//! capability, or no client waiting on that server, gets the request refused with why.
+//! capability, or no client waiting on that server, gets the request refused with why; for
+//! roots the pool's own roots answer instead (what the server saw before it was served).
 #![allow(
     deprecated,
     reason = "sampling is deprecated by SEP-2577 but servers still use it"
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{ClientResult, ElicitRequest, ServerRequest};
 use rmcp::{Peer, RoleServer};
 
-use crate::host::{ElicitationHandler, HostRequest, SamplingHandler};
+use crate::host::{ElicitationHandler, HostRequest, RootsHandler, SamplingHandler};
 use crate::pool::Pool;
 
 tokio::task_local! {
@@ -91,6 +92,7 @@ fn refusal(peer: &Peer<RoleServer>, what: &str) -> Option<String> {
         let caps = &info.capabilities;
         match what {
             "sampling" => caps.sampling.is_some(),
+            "roots" => caps.roots.is_some(),
             _ => caps.elicitation.is_some(),
         }
     });
@@ -136,6 +138,27 @@ pub fn forward(pool: &Pool, callers: &Arc<Callers>) {
             })
         })
     };
+    let roots: RootsHandler = {
+        let callers = callers.clone();
+        // The pool releases its handlers when it closes, so this handle is no cycle past that.
+        let pool = pool.clone();
+        Arc::new(move |request: HostRequest<()>| {
+            let peer = callers
+                .caller(&request.server_id)
+                .filter(|peer| refusal(peer, "roots").is_none());
+            let own = pool.roots_of(&request.server_id);
+            Box::pin(async move {
+                let Some(peer) = peer else {
+                    return Ok(own);
+                };
+                peer.list_roots()
+                    .await
+                    .map(|answer| answer.roots)
+                    .map_err(|e| format!("the client refused: {e}"))
+            })
+        })
+    };
     pool.set_sampling_handler(Some(sampling));
     pool.set_elicitation_handler(Some(elicitation));
+    pool.set_roots_handler(Some(roots));
 }
