@@ -757,3 +757,18 @@ fn an_upstreams_input_round_asks_the_calling_client_for_its_roots_and_a_sample()
         run_python_client(&python, &["ask", &url, "t0ken"]);
     }
 }
+
+/// A client whose configured token the server refuses is told that, not sent into an OAuth
+/// sign-in the server does not offer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_configured_token_is_said_plainly() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
+    let pool = client_pool(dir.path(), &url, "not-the-token").await;
+    let error = pool.connect("fleet").await.unwrap_err().to_string();
+    assert!(
+        error.contains("refused the Authorization header"),
+        "{error}"
+    );
+    pool.close().await;
+}

@@ -240,6 +240,22 @@ impl Opening<'_> {
             return Ok(Session::remote(service, limit));
         }
         if e.is_authorization_required() {
+            // A token the user wrote into the config is what was refused: say so, rather than
+            // start a sign-in the user did not ask for (and that fails on a server without
+            // OAuth, naming its registration endpoint instead of the token).
+            if record
+                .config
+                .headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization"))
+            {
+                return Err(Error::connection(
+                    &record.name,
+                    "the server refused the Authorization header set in its config (401 \
+                     Unauthorized): check the token, or remove the header to sign in with \
+                     OAuth instead",
+                ));
+            }
             let challenge = e.auth_challenge().map(str::to_string);
             let (manager, redirect_uri) = crate::auth::authorize(
                 record,
