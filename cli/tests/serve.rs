@@ -299,6 +299,11 @@ fn http_asks_for_the_token_and_refuses_other_origins() {
     ];
     let (status, body) = http_request(&url, "POST", "/mcp", &allowed, &initialize);
     assert_eq!(status, 200, "{body}");
+    // A page the server's own origin serves is same-origin: no rebinding, no CORS needed.
+    let own = url.trim_end_matches("/mcp").to_string();
+    let same_origin = [mcp[0], mcp[1], authorized[2], ("Origin", own.as_str())];
+    let (status, same_body) = http_request(&url, "POST", "/mcp", &same_origin, &initialize);
+    assert_eq!(status, 200, "{same_body}");
     let lower = body.to_ascii_lowercase();
     assert!(
         lower.contains("access-control-allow-origin: http://localhost:5173")

@@ -184,7 +184,7 @@ impl Pool {
         let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(stop.child_token())
             .with_allowed_hosts(hosts)
-            .with_allowed_origins(options.allowed_origins.clone())
+            .with_allowed_origins(own_origins(addr.port()).chain(options.allowed_origins.clone()))
             .enforce_origin_validation();
         config.session_store = Some(sessions.store());
         let profiles = super::profiles::load(self.config_path())?;
@@ -267,6 +267,15 @@ async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: C
             }
         });
     }
+}
+
+/// The origins of pages this server itself would serve: a request from one is same-origin
+/// (a browser sends `Origin` on a same-origin POST too), so it is no rebinding attempt and
+/// needs no CORS.
+fn own_origins(port: u16) -> impl Iterator<Item = String> {
+    ["localhost", "127.0.0.1", "[::1]"]
+        .into_iter()
+        .map(move |host| format!("http://{host}:{port}"))
 }
 
 /// [`answer`], with CORS for the allowed browser origins.
