@@ -649,6 +649,56 @@ async fn resource_updates_reach_the_clients_that_subscribed() {
     pool.close().await;
 }
 
+/// An upstream's log messages reach the clients that ask for them, at their level, named by
+/// the server: a client before 2026-07-28 (the Python SDK's, `logging/setLevel`) and a
+/// 2026-07-28 client (mcpmux's pool, `logLevel` in the call's `_meta`, answered on the call's
+/// stream).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_log_messages_reach_the_clients_that_ask() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    if let Some(python) = python_client() {
+        let (python, url) = (python.clone(), url.clone());
+        tokio::task::spawn_blocking(move || run_python_client(&python, &["logs", &url, "t0ken"]))
+            .await
+            .unwrap();
+    }
+
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let mut events = pool.events();
+    let log = |level: &str| {
+        let args = json!({"message": format!("a {level} line"), "level": level});
+        pool.call_tool("mcp__fleet__test__log", args, CallOptions::default())
+    };
+    log("warning").await.unwrap();
+    pool.hear_logs_at(mcpmux::LogLevel::Info).await;
+    log("debug").await.unwrap();
+    log("warning").await.unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Some(mcpmux::Event::Log {
+                level,
+                source,
+                message,
+                ..
+            }) = events.recv().await
+                && source == "notification"
+            {
+                return (level, message);
+            }
+        }
+    })
+    .await
+    .expect("the 2026-07-28 client hears the warning");
+    assert_eq!(heard.0, "warning");
+    // The served logger is the server's name; the upstream's own logger stays in the text.
+    assert!(
+        heard.1.starts_with("[test] ") && heard.1.ends_with("a warning line"),
+        "{heard:?}"
+    );
+    pool.close().await;
+}
+
 /// A server added or removed in the config while serving (by another `mcpmux` process, as a
 /// user does) shows up for a connected client without a restart: the served pool applies
 /// the change and the client is told with `list_changed`.

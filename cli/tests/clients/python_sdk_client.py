@@ -60,7 +60,14 @@ async def on_elicitation(context: Any, params: types.ElicitRequestParams) -> typ
 
 
 @asynccontextmanager
-async def session(argv: list[str]) -> AsyncIterator[ClientSession]:
+async def session(argv: list[str], **handlers: Any) -> AsyncIterator[ClientSession]:
+    """A session with mcpmux serve: over stdio (`stdio BINARY CONFIG`) or HTTP (`http URL
+    TOKEN`), answering sampling and elicitation, with more of ClientSession's handlers."""
+    handlers = {
+        "sampling_callback": on_sampling,
+        "elicitation_callback": on_elicitation,
+        **handlers,
+    }
     mode = argv[0]
     if mode == "stdio":
         binary, config = argv[1], argv[2]
@@ -68,20 +75,13 @@ async def session(argv: list[str]) -> AsyncIterator[ClientSession]:
             command=binary, args=["--config", config, "serve", "--stdio", "--mode", "direct"]
         )
         async with stdio_client(params) as (read, write):
-            async with ClientSession(
-                read, write, sampling_callback=on_sampling, elicitation_callback=on_elicitation
-            ) as s:
+            async with ClientSession(read, write, **handlers) as s:
                 yield s
     elif mode == "http":
         url, token = argv[1], argv[2]
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
             async with streamable_http_client(url, http_client=http) as streams:
-                async with ClientSession(
-                    streams[0],
-                    streams[1],
-                    sampling_callback=on_sampling,
-                    elicitation_callback=on_elicitation,
-                ) as s:
+                async with ClientSession(streams[0], streams[1], **handlers) as s:
                     yield s
     else:
         raise SystemExit(f"unknown mode {mode}")
@@ -222,17 +222,15 @@ async def subscribe(url: str, token: str) -> None:
         if isinstance(message, types.ResourceUpdatedNotification):
             updated.put_nowait(str(message.params.uri))
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-        async with streamable_http_client(url, http_client=http) as streams:
-            async with ClientSession(streams[0], streams[1], message_handler=on_message) as s:
-                init = await s.initialize()
-                caps = init.capabilities.resources
-                check(caps is not None and caps.subscribe, "resources.subscribe offered", caps)
-                await s.subscribe_resource(served)
-                await s.call_tool("test__notify", {"what": "updated", "uri": "test://hello"})
-                uri = await asyncio.wait_for(updated.get(), timeout=10)
-                check(uri == served, "the update names the served URI", uri)
-                await s.unsubscribe_resource(served)
+    async with session(["http", url, token], message_handler=on_message) as s:
+        init = await s.initialize()
+        caps = init.capabilities.resources
+        check(caps is not None and caps.subscribe, "resources.subscribe offered", caps)
+        await s.subscribe_resource(served)
+        await s.call_tool("test__notify", {"what": "updated", "uri": "test://hello"})
+        uri = await asyncio.wait_for(updated.get(), timeout=10)
+        check(uri == served, "the update names the served URI", uri)
+        await s.unsubscribe_resource(served)
     print("python sdk client: ok")
 
 
@@ -246,20 +244,33 @@ async def ask(url: str, token: str) -> None:
             ]
         )
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-        async with streamable_http_client(url, http_client=http) as streams:
-            async with ClientSession(
-                streams[0],
-                streams[1],
-                sampling_callback=on_sampling,
-                elicitation_callback=on_elicitation,
-                list_roots_callback=on_roots,
-            ) as s:
-                await s.initialize()
-                answered = text_of(await s.call_tool("test__ask", {}))
-                check("sampled by the Python client" in answered, "the sample is ours", answered)
-                check("roots=2" in answered, "the server got this client's two roots", answered)
-                check("roots" in asked, "this client was asked for its roots", asked)
+    async with session(["http", url, token], list_roots_callback=on_roots) as s:
+        await s.initialize()
+        answered = text_of(await s.call_tool("test__ask", {}))
+        check("sampled by the Python client" in answered, "the sample is ours", answered)
+        check("roots=2" in answered, "the server got this client's two roots", answered)
+        check("roots" in asked, "this client was asked for its roots", asked)
+    print("python sdk client: ok")
+
+
+async def logs(url: str, token: str) -> None:
+    """An upstream's log messages reach a client that set a level, at that level or above."""
+    heard: asyncio.Queue[types.LoggingMessageNotificationParams] = asyncio.Queue()
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        heard.put_nowait(params)
+
+    async with session(["http", url, token], logging_callback=on_log) as s:
+        init = await s.initialize()
+        check(init.capabilities.logging is not None, "logging offered", init.capabilities)
+        await s.set_logging_level("info")
+        for level in ["debug", "warning"]:
+            await s.call_tool("test__log", {"message": f"a {level} line", "level": level})
+        first = await asyncio.wait_for(heard.get(), timeout=10)
+        check(first.level == "warning", "the debug line is below the level asked", first)
+        check(first.logger == "test", "the logger is the server's name", first)
+        check("a warning line" in str(first.data), "the server's message", first)
+        check(heard.empty(), "nothing else was heard", heard)
     print("python sdk client: ok")
 
 
@@ -272,5 +283,7 @@ if __name__ == "__main__":
         asyncio.run(subscribe(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "ask":
         asyncio.run(ask(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "logs":
+        asyncio.run(logs(sys.argv[2], sys.argv[3]))
     else:
         asyncio.run(main(sys.argv[1:]))

@@ -191,17 +191,12 @@ impl ServerShared {
 
     /// The log level asked of the server, if any.
     pub fn log_level(&self) -> Option<LogLevel> {
-        match self.log_level.load(Ordering::Relaxed) {
-            0 => None,
-            n => LogLevel::ALL.get(usize::from(n) - 1).copied(),
-        }
+        super::logs::level_of(self.log_level.load(Ordering::Relaxed))
     }
 
     /// Sets the log level asked of the server; whether it changed.
     pub fn set_log_level(&self, level: Option<LogLevel>) -> bool {
-        let n = level.map_or(0, |l| {
-            1 + LogLevel::ALL.iter().position(|x| *x == l).unwrap_or(0) as u8
-        });
+        let n = super::logs::number_of(level);
         self.log_level.swap(n, Ordering::Relaxed) != n
     }
 

@@ -8,10 +8,49 @@
     reason = "server logging (SEP-2577) is deprecated but still sent"
 )]
 
+use std::sync::atomic::Ordering;
+
 use rmcp::model::SetLevelRequestParams;
 use rmcp::{Peer, RoleClient};
 
+use super::Pool;
+use crate::events::LogLevel;
 use crate::pool::client_side::ServerShared;
+
+/// A level as kept in an atomic: 0 for none, else one more than its place in `LogLevel::ALL`.
+pub(crate) fn number_of(level: Option<LogLevel>) -> u8 {
+    level.map_or(0, |l| {
+        1 + LogLevel::ALL.iter().position(|x| *x == l).unwrap_or(0) as u8
+    })
+}
+
+/// The level `number_of` gave `n`.
+pub(crate) fn level_of(n: u8) -> Option<LogLevel> {
+    match n {
+        0 => None,
+        n => LogLevel::ALL.get(usize::from(n) - 1).copied(),
+    }
+}
+
+impl Pool {
+    /// Asks every server for its log messages down to `level` at least, for someone who
+    /// reads them at run time (a served client's `logging/setLevel`); a server whose record
+    /// asks for more keeps it, and none is made quieter. They come as `log` events.
+    pub async fn hear_logs_at(&self, level: LogLevel) {
+        let wanted = number_of(Some(level));
+        let floor = &self.inner.log_floor;
+        let lowered = floor
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n == 0 || wanted < n).then_some(wanted)
+            })
+            .is_ok();
+        if lowered {
+            for slot in self.inner.slots() {
+                slot.follow_log_floor().await;
+            }
+        }
+    }
+}
 
 /// The `_meta` key of the level in a 2026-07-28 request.
 const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";

@@ -82,6 +82,9 @@ pub(crate) struct Inner {
     /// `pool::listing`): until it changes, an answer need not look.
     known_at: AtomicU64,
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
+    /// The least severe log level someone asked of every server at run time (a served client's
+    /// `logging/setLevel`), as `ServerShared` keeps levels: 0 for none.
+    pub(crate) log_floor: Arc<std::sync::atomic::AtomicU8>,
 }
 
 /// Counts a call in flight (the llama.cpp web UI's activeFlowCount) until dropped.
@@ -141,6 +144,7 @@ impl Pool {
             tools_version: AtomicU64::new(0),
             known_at: AtomicU64::new(u64::MAX),
             search: std::sync::Mutex::new(None),
+            log_floor: Arc::default(),
             opts: options,
             store,
         });

@@ -79,6 +79,8 @@ pub(crate) struct Slot {
     pub removed: AtomicBool,
     /// The pool's `logLevel`, for a record that sets none.
     default_log_level: Option<LogLevel>,
+    /// `Inner::log_floor`: the level asked at run time, when less severe than the record's.
+    log_floor: Arc<std::sync::atomic::AtomicU8>,
     /// What the server said of itself at its last connection (from the catalog until it
     /// connects in this pool).
     about: RwLock<Option<Arc<ServerInfo>>>,
@@ -140,12 +142,13 @@ impl Slot {
             reconnecting: AtomicBool::new(false),
             removed: AtomicBool::new(false),
             default_log_level: inner.opts.log_level,
+            log_floor: inner.log_floor.clone(),
             about: RwLock::new(None),
             validators: Default::default(),
         });
         *slot.about.write().unwrap() = inner.catalog.about(&slot.id);
         slot.shared
-            .set_log_level(slot.record().log_level.or(slot.default_log_level));
+            .set_log_level(slot.log_level_for(slot.record().log_level));
         let (weak_slot, weak_pool) = (Arc::downgrade(&slot), Arc::downgrade(inner));
         let _ = slot.shared.on_tools_changed.set(Box::new(move || {
             if let (Some(slot), Some(inner)) = (weak_slot.upgrade(), weak_pool.upgrade()) {
@@ -180,8 +183,28 @@ impl Slot {
     /// Replaces the record (and its config key).
     pub async fn set_record(&self, record: ServerRecord) {
         *self.config_key.write().unwrap() = record.config_key();
-        let level = record.log_level.or(self.default_log_level);
+        let level = self.log_level_for(record.log_level);
         *self.record.write().unwrap() = record;
+        self.apply_log_level(level).await;
+    }
+
+    /// The level to ask of the server: its record's (else the pool's), or the run-time floor
+    /// when that is less severe.
+    fn log_level_for(&self, recorded: Option<LogLevel>) -> Option<LogLevel> {
+        let floor = super::logs::level_of(self.log_floor.load(Ordering::Relaxed));
+        match (recorded.or(self.default_log_level), floor) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Asks the server again after the run-time floor moved.
+    pub async fn follow_log_floor(&self) {
+        self.apply_log_level(self.log_level_for(self.record().log_level))
+            .await;
+    }
+
+    async fn apply_log_level(&self, level: Option<LogLevel>) {
         // 2026-07-28 requests read the level as they go; a server before it is told now,
         // before the change is done.
         if self.shared.set_log_level(level)

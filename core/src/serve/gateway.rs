@@ -8,6 +8,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+#[allow(
+    deprecated,
+    reason = "server logging (SEP-2577) is deprecated, but clients before 2026-07-28 ask for it"
+)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -26,6 +31,7 @@ use super::exposure::{
     SearchArgs, answer, arguments, search_surface,
 };
 use super::host_requests::{Callers, forward};
+use super::logging::{ClientLevel, ServerFilter};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
 use super::profiles::Profile;
 use super::subscriptions::{Subscriber, Subscriptions};
@@ -53,6 +59,8 @@ pub struct Gateway {
     /// This client's number, for its subscriptions: each session (or stateless request) gets
     /// a gateway of its own ([`Gateway::for_client`]).
     client: u64,
+    /// The log level this client asked with `logging/setLevel`.
+    log_level: Arc<ClientLevel>,
 }
 
 /// What a served tool name stands for.
@@ -88,6 +96,7 @@ impl Gateway {
             tools: Arc::default(),
             callers,
             client: next_client(),
+            log_level: Arc::default(),
         }
     }
 
@@ -95,6 +104,7 @@ impl Gateway {
     pub fn for_client(&self) -> Gateway {
         Gateway {
             client: next_client(),
+            log_level: Arc::default(),
             ..self.clone()
         }
     }
@@ -111,6 +121,7 @@ impl Gateway {
             callers: self.callers.clone(),
             subscriptions: self.subscriptions.clone(),
             client: next_client(),
+            log_level: Arc::default(),
         }
     }
 
@@ -397,10 +408,15 @@ impl Gateway {
                 .tool_server(&tool.id)
                 .map(|server| self.callers.enter(server, context.peer.clone()));
             let started = std::time::Instant::now();
+            let logs = self.call_logs(context, &tool).await;
             let call = self.pool.call_tool(&tool.id, arguments.clone(), options);
             let result = Callers::as_caller(context.peer.clone(), call).await;
             if let Some(relay) = relay {
                 relay.flush().await;
+            }
+            if let Some((done, task)) = logs {
+                let _ = done.send(());
+                let _ = task.await;
             }
             let retried = matches!(result, Err(Error::NotFound { kind: "tool", .. })) && !fresh;
             if !retried {
@@ -425,6 +441,45 @@ impl Gateway {
 }
 
 impl Gateway {
+    /// The servers of this gateway's profile, by id, as a relay's filter.
+    fn server_filter(&self) -> ServerFilter {
+        let (pool, profile) = (self.pool.clone(), self.options.profile.clone());
+        Box::new(move |id| {
+            pool.server_states()
+                .iter()
+                .any(|s| s.id == id && profile.serves(&s.name))
+        })
+    }
+
+    /// For a 2026-07-28 call whose `_meta` asks for log messages: a relay of the called
+    /// server's messages to the call's stream, until the sender is used.
+    async fn call_logs(
+        &self,
+        context: &RequestContext<RoleServer>,
+        tool: &ServedTool,
+    ) -> Option<(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    )> {
+        let level = super::logging::from_mcp(context.meta.log_level()?)?;
+        let server = self.pool.tool_server(&tool.id)?;
+        self.pool.hear_logs_at(level).await;
+        let client_level = Arc::new(ClientLevel::default());
+        client_level.set(level);
+        let (done, until) = tokio::sync::oneshot::channel::<()>();
+        let relay = super::logging::relay(
+            self.pool.clone(),
+            self.pool.events(),
+            context.peer.clone(),
+            client_level,
+            Box::new(move |id| id == server),
+            async move {
+                let _ = until.await;
+            },
+        );
+        Some((done, tokio::spawn(relay)))
+    }
+
     /// Records a call in the audit log, if there is one.
     fn audit(
         &self,
@@ -580,6 +635,7 @@ fn rewrap_contents(result: ReadResourceResult, uri: &str) -> Result<ReadResource
 }
 
 impl ServerHandler for Gateway {
+    #[allow(deprecated, reason = "logging: see `set_level`")]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -590,6 +646,7 @@ impl ServerHandler for Gateway {
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_completions()
+            .enable_logging()
             .build();
         let mut info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.options.server_name.clone(),
@@ -671,6 +728,33 @@ impl ServerHandler for Gateway {
             .remove(self.client, target)
             .await
             .map_err(to_error_data)
+    }
+
+    #[allow(
+        deprecated,
+        reason = "server logging (SEP-2577) is deprecated, but clients before 2026-07-28 ask for it"
+    )]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = super::logging::from_mcp(request.level)
+            .ok_or_else(|| ErrorData::invalid_params("an unknown log level", None))?;
+        let first = self.log_level.set(level);
+        self.pool.hear_logs_at(level).await;
+        if first {
+            let relay = super::logging::relay(
+                self.pool.clone(),
+                self.pool.events(),
+                context.peer,
+                self.log_level.clone(),
+                self.server_filter(),
+                std::future::pending(),
+            );
+            tokio::spawn(relay);
+        }
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

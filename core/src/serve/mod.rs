@@ -11,6 +11,7 @@ pub mod exposure;
 mod gateway;
 mod host_requests;
 pub mod http;
+mod logging;
 mod metrics;
 pub mod names;
 pub mod profiles;
