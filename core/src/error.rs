@@ -33,8 +33,15 @@ pub enum Error {
     #[error("protocol error from server '{server}': {message}")]
     Protocol { server: String, message: String },
     /// A tool call was answered with a JSON-RPC error (a result with `isError` is not an error).
-    #[error("tool '{tool}' failed: {message}")]
-    Tool { tool: String, message: String },
+    /// `code` and `data` are the server's, when the error came from it (a gateway passes them
+    /// on as they are).
+    #[error("tool '{tool}' failed: {message}{}", code.map(|c| format!(" (code {c})")).unwrap_or_default())]
+    Tool {
+        tool: String,
+        message: String,
+        code: Option<i32>,
+        data: Option<serde_json::Value>,
+    },
     /// A server sent one message larger than the pool accepts (the pool option
     /// `maxMessageBytes`); the connection it came on was closed, and the next use opens a new
     /// one. `size` is the message's size when the transport saw all of it.

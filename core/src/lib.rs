@@ -34,9 +34,9 @@ pub use host::{
     fill_schema_defaults,
 };
 pub use pool::{
-    CallOptions, CallSettings, Conversation, DiscoverResult, ImportResult, ListOptions, Pool,
-    PoolOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerFilter, ServerStatus,
-    TestResult, ToolDef, ToolLayer, Unlisted,
+    CallOptions, CallRound, CallSettings, Conversation, DiscoverResult, ImportResult, InputRound,
+    ListOptions, Pool, PoolOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerFilter,
+    ServerStatus, TestResult, ToolDef, ToolLayer, Unlisted,
 };
 pub use pool::{Progress, ProgressFn};
 pub use tools::ToolInfo;

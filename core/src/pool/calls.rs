@@ -46,7 +46,14 @@ pub struct CallOptions {
     /// `timeout` starts again with each report); past it the call is cancelled with a
     /// `timeout` error.
     pub max_total: Option<Duration>,
+    /// The client capabilities a 2026-07-28 server is told in this call's `_meta` instead of
+    /// the pool's: a gateway passes on its own client's, so that the server asks only what
+    /// that client can answer.
+    pub client_capabilities: Option<serde_json::Value>,
 }
+
+/// The `_meta` key of a 2026-07-28 request's client capabilities.
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// The part of [`CallOptions`] that is data, as the bindings take it (camelCase JSON, every
 /// field optional, unknown ones refused): `{"validate": false, "meta": {...}, "maxTotalMs":
@@ -153,6 +160,8 @@ struct ToolCall<'a> {
     tool: &'a str,
     timeout: Duration,
     cancel: Option<&'a CancellationToken>,
+    /// `CallOptions::client_capabilities`.
+    capabilities: Option<&'a serde_json::Value>,
 }
 
 impl ToolCall<'_> {
@@ -179,6 +188,8 @@ impl ToolCall<'_> {
                 RoundsError::Host(_) => Error::Tool {
                     tool: self.tool.to_string(),
                     message: e.describe("tools/call"),
+                    code: None,
+                    data: None,
                 },
                 _ => Error::Protocol {
                     server: self.name.to_string(),
@@ -229,6 +240,34 @@ enum Answer {
     InputRequired(InputRequiredResult),
 }
 
+/// One round of a request whose server's questions go back to the caller
+/// ([`Pool::call_tool_round`], [`Pool::get_prompt_round`], [`Pool::read_resource_round`]): the
+/// result, or what a 2026-07-28 server asks first.
+#[derive(Debug, Clone)]
+pub enum CallRound<R = CallToolResult> {
+    Done(R),
+    /// The server's `input_required`, as it sent it: the caller answers its requests and
+    /// calls again with the responses and the server's `requestState`.
+    InputRequired(InputRequiredResult),
+}
+
+/// The result of a request whose rounds the pool answered.
+fn done<R>(round: CallRound<R>) -> Result<R> {
+    match round {
+        CallRound::Done(result) => Ok(result),
+        // Only the `*_round` verbs return the server's questions.
+        CallRound::InputRequired(_) => Err(Error::invalid("an unanswered input round")),
+    }
+}
+
+/// What a caller brings to a round after the first: the responses to the server's input
+/// requests and the server's `requestState`, as the server sent it.
+#[derive(Debug, Clone, Default)]
+pub struct InputRound {
+    pub responses: Option<rmcp::model::InputResponses>,
+    pub state: Option<String>,
+}
+
 impl Pool {
     /// Calls a tool by its pool id. The result keeps every content type, `structuredContent`
     /// and `isError`; a JSON-RPC error from the server is an `Error::Tool`.
@@ -238,6 +277,36 @@ impl Pool {
         arguments: serde_json::Value,
         options: CallOptions,
     ) -> Result<CallToolResult> {
+        done(
+            self.call_tool_rounds(tool_id, arguments, options, None)
+                .await?,
+        )
+    }
+
+    /// One round of a tool call for a host that passes a 2026-07-28 server's questions on to
+    /// a client of its own instead of answering them (`mcpmux serve`, for its 2026-07-28
+    /// clients, which have no session to be asked on): an `input_required` comes back as it
+    /// is, and the next round brings the client's `round`. A server before 2026-07-28 asks
+    /// by requests of its own, answered by the pool's handlers as in `call_tool`.
+    pub async fn call_tool_round(
+        &self,
+        tool_id: &str,
+        arguments: serde_json::Value,
+        options: CallOptions,
+        round: InputRound,
+    ) -> Result<CallRound> {
+        self.call_tool_rounds(tool_id, arguments, options, Some(round))
+            .await
+    }
+
+    /// `call_tool`, whose server's questions the pool answers (`round` none) or returns.
+    async fn call_tool_rounds(
+        &self,
+        tool_id: &str,
+        arguments: serde_json::Value,
+        options: CallOptions,
+        round: Option<InputRound>,
+    ) -> Result<CallRound> {
         let _flight = self.inner.begin()?;
         let arguments: Option<JsonObject> = match arguments {
             serde_json::Value::Null => None,
@@ -251,7 +320,9 @@ impl Pool {
         if self.inner.local.contains(tool_id) {
             // Boxed, like every path but the common one below, so that a server tool call's
             // future stays small: it is moved into its task or binding on every call.
-            return Box::pin(self.call_local(tool_id, arguments, options)).await;
+            return Box::pin(self.call_local(tool_id, arguments, options))
+                .await
+                .map(CallRound::Done);
         }
         let (slot, tool) = match self.inner.find_tool(tool_id) {
             Some(hit) => hit,
@@ -274,7 +345,7 @@ impl Pool {
         let max_total = options.max_total;
         let call = self
             .inner
-            .call_on(&slot, server_name.clone(), &tool, arguments, options)
+            .call_on(&slot, server_name.clone(), &tool, arguments, options, round)
             .instrument(span);
         let result = match max_total {
             None => call.await,
@@ -288,15 +359,21 @@ impl Pool {
             },
         };
         let result = match result {
-            Ok(r) if validate => slot.checked_output(&tool, r),
+            Ok(CallRound::Done(r)) if validate => {
+                slot.checked_output(&tool, r).map(CallRound::Done)
+            }
             other => other,
         };
+        // A round that asks the caller is not a call yet: the last round is.
+        if let Ok(CallRound::InputRequired(_)) = &result {
+            return result;
+        }
         self.inner.events.emit_with(|| Event::ToolCalled {
             server_id: slot.id.clone(),
             tool_name: tool.clone(),
             tool_id: tool_id.to_string(),
             duration_ms: started.map_or(0, |s| s.elapsed().as_millis() as u64),
-            success: matches!(&result, Ok(r) if r.is_error != Some(true)),
+            success: matches!(&result, Ok(CallRound::Done(r)) if r.is_error != Some(true)),
         });
         result
     }
@@ -339,6 +416,26 @@ impl Pool {
 
     /// Reads one resource of one server.
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult> {
+        done(self.read_resource_rounds(server, uri, None).await?)
+    }
+
+    /// One round of `read_resource` whose server's questions come back (see
+    /// [`Pool::call_tool_round`]).
+    pub async fn read_resource_round(
+        &self,
+        server: &str,
+        uri: &str,
+        round: InputRound,
+    ) -> Result<CallRound<ReadResourceResult>> {
+        self.read_resource_rounds(server, uri, Some(round)).await
+    }
+
+    async fn read_resource_rounds(
+        &self,
+        server: &str,
+        uri: &str,
+        round: Option<InputRound>,
+    ) -> Result<CallRound<ReadResourceResult>> {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
         let conn = slot.connection(&self.inner).await?;
@@ -347,9 +444,14 @@ impl Pool {
         let peer = &conn.peer;
         async {
             crate::trace_context::stamp(&mut params.meta);
-            self.in_rounds(&slot, &conn, "resources/read", params, |p| async move {
-                peer.read_resource_once(p).await.map(Round::from)
-            })
+            self.in_rounds(
+                &slot,
+                &conn,
+                "resources/read",
+                params,
+                round,
+                |p| async move { peer.read_resource_once(p).await.map(Round::from) },
+            )
             .await
         }
         .instrument(span)
@@ -443,6 +545,32 @@ impl Pool {
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> Result<GetPromptResult> {
+        done(
+            self.get_prompt_rounds(server, name, arguments, None)
+                .await?,
+        )
+    }
+
+    /// One round of `get_prompt` whose server's questions come back (see
+    /// [`Pool::call_tool_round`]).
+    pub async fn get_prompt_round(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        round: InputRound,
+    ) -> Result<CallRound<GetPromptResult>> {
+        self.get_prompt_rounds(server, name, arguments, Some(round))
+            .await
+    }
+
+    async fn get_prompt_rounds(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        round: Option<InputRound>,
+    ) -> Result<CallRound<GetPromptResult>> {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
         let conn = slot.connection(&self.inner).await?;
@@ -454,7 +582,7 @@ impl Pool {
         let peer = &conn.peer;
         async {
             crate::trace_context::stamp(&mut params.meta);
-            self.in_rounds(&slot, &conn, "prompts/get", params, |p| async move {
+            self.in_rounds(&slot, &conn, "prompts/get", params, round, |p| async move {
                 peer.get_prompt_once(p).await.map(Round::from)
             })
             .await
@@ -464,20 +592,26 @@ impl Pool {
     }
 
     /// Sends a request with `send` until the server answers it with a result, answering the
-    /// `input_required` rounds of a 2026-07-28 server in between.
+    /// `input_required` rounds of a 2026-07-28 server in between; with `round`, sends it once
+    /// with the caller's answers and returns what the server asks.
     async fn in_rounds<P, R, F, Fut>(
         &self,
         slot: &Arc<Slot>,
         conn: &Arc<Connection>,
         method: &str,
         mut params: P,
+        round: Option<InputRound>,
         send: F,
-    ) -> Result<R>
+    ) -> Result<CallRound<R>>
     where
         P: Retry + Clone,
         F: Fn(P) -> Fut,
         Fut: Future<Output = std::result::Result<Round<R>, ServiceError>>,
     {
+        let returns_input = round.is_some();
+        if let Some(round) = round {
+            params.retry_with(round.responses, round.state);
+        }
         let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
         loop {
             let round = send(params.clone()).await.map_err(|e| {
@@ -485,7 +619,8 @@ impl Pool {
                 conn.failure(&slot.name(), method, e)
             })?;
             let asked = match round {
-                Round::Done(result) => return Ok(result),
+                Round::Done(result) => return Ok(CallRound::Done(result)),
+                Round::Input(asked) if returns_input => return Ok(CallRound::InputRequired(asked)),
                 Round::Input(asked) => asked,
                 Round::Unexpected => return Err(unexpected(slot, method)),
             };
@@ -502,7 +637,8 @@ impl Inner {
         tool: &str,
         arguments: Option<JsonObject>,
         options: CallOptions,
-    ) -> Result<CallToolResult> {
+        round: Option<InputRound>,
+    ) -> Result<CallRound> {
         let conn = match slot.ready_connection(self) {
             Some(c) => c,
             None => Box::pin(slot.connection(self)).await?,
@@ -522,6 +658,10 @@ impl Inner {
             }
         }
         crate::trace_context::stamp(&mut params.meta);
+        let returns_input = round.is_some();
+        if let Some(round) = round {
+            params.retry_with(round.responses, round.state);
+        }
         let call = ToolCall {
             slot,
             conn: &conn,
@@ -529,6 +669,7 @@ impl Inner {
             tool,
             timeout,
             cancel: options.cancel.as_ref(),
+            capabilities: options.client_capabilities.as_ref(),
         };
         // stdio sessions take the direct path, progress and all; every other transport goes
         // through rmcp.
@@ -547,7 +688,10 @@ impl Inner {
                 }
             };
             match self.read_response(&call, response)? {
-                Answer::Result(result) => return Ok(result),
+                Answer::Result(result) => return Ok(CallRound::Done(result)),
+                Answer::InputRequired(asked) if returns_input => {
+                    return Ok(CallRound::InputRequired(asked));
+                }
                 Answer::InputRequired(asked) => {
                     call.answer_input(&mut rounds, asked, &mut params).await?
                 }
@@ -571,6 +715,9 @@ impl Inner {
                 mine.insert(k.clone(), v.clone());
             }
             super::logs::stamp(mine, &call.slot.shared);
+            if let Some(capabilities) = call.capabilities {
+                mine.insert(CLIENT_CAPABILITIES.into(), capabilities.clone());
+            }
         }
         // As through rmcp: the server may report progress, which keeps the call from timing
         // out, and goes to the caller's callback (routed before the request is written, so
@@ -620,13 +767,20 @@ impl Inner {
         on_progress: &Option<ProgressFn>,
     ) -> Result<std::result::Result<ServerResult, ServiceError>> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let mut options =
+            PeerRequestOptions::with_timeout(call.timeout).reset_timeout_on_progress();
+        // rmcp writes its own capabilities into `_meta` and then the options' keys over them.
+        if let Some(capabilities) = call.capabilities
+            && call.conn.modern
+        {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            meta.insert(CLIENT_CAPABILITIES.into(), capabilities.clone());
+            options.meta = Some(meta);
+        }
         let handle = call
             .conn
             .peer
-            .send_request_with_option(
-                request,
-                PeerRequestOptions::with_timeout(call.timeout).reset_timeout_on_progress(),
-            )
+            .send_request_with_option(request, options)
             .await
             .map_err(|e| {
                 call.slot.connection_failed(self, call.conn);
@@ -675,7 +829,9 @@ impl Inner {
             Err(ServiceError::McpError(e)) => Err(needs_url(call.name, "tools/call", &e)
                 .unwrap_or_else(|| Error::Tool {
                     tool: call.tool.to_string(),
-                    message: format!("{} (code {})", e.message, e.code.0),
+                    message: e.message.to_string(),
+                    code: Some(e.code.0),
+                    data: e.data.clone(),
                 })),
             Err(ServiceError::Timeout { timeout }) => {
                 // A session the server forgot (e.g. it restarted and answers HTTP 400 rather

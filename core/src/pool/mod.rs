@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-pub use calls::{CallOptions, CallSettings};
+pub use calls::{CallOptions, CallRound, CallSettings, InputRound};
 pub use client_side::{Progress, ProgressFn};
 pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use listing::Unlisted;
