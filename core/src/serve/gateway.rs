@@ -34,9 +34,10 @@ use super::host_requests::{Callers, forward};
 use super::logging::{ClientLevel, ServerFilter};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
 use super::profiles::Profile;
+use super::seal::Seal;
 use super::subscriptions::{Subscriber, Subscriptions};
 use crate::error::Error;
-use crate::pool::{CallOptions, Pool, Progress, PromptInfo};
+use crate::pool::{CallOptions, CallRound, InputRound, Pool, Progress, PromptInfo};
 use crate::tools::ToolInfo;
 
 /// How long a call's last progress notifications may take to go out before its result does.
@@ -61,6 +62,8 @@ pub struct Gateway {
     client: u64,
     /// The log level this client asked with `logging/setLevel`.
     log_level: Arc<ClientLevel>,
+    /// Seals what clients carry back: 2026-07-28 clients' request states.
+    seal: Arc<Seal>,
 }
 
 /// What a served tool name stands for.
@@ -70,6 +73,8 @@ struct ServedTool {
     id: String,
     /// Its server's name, for the audit log.
     server: String,
+    /// Its input schema, for the HTTP front's checks of `Mcp-Param-*` headers.
+    schema: Arc<rmcp::model::JsonObject>,
 }
 
 /// The `_meta` key of a 2026-07-28 request's client.
@@ -83,8 +88,8 @@ fn next_client() -> u64 {
 }
 
 impl Gateway {
-    /// A gateway over `pool`.
-    pub fn new(pool: Pool, options: ServeOptions) -> Gateway {
+    /// A gateway over `pool`, sealing request states with `seal`.
+    pub(super) fn new(pool: Pool, options: ServeOptions, seal: Arc<Seal>) -> Gateway {
         let callers = Arc::new(Callers::default());
         if options.forward_host_requests {
             forward(&pool, &callers);
@@ -97,6 +102,7 @@ impl Gateway {
             callers,
             client: next_client(),
             log_level: Arc::default(),
+            seal,
         }
     }
 
@@ -122,6 +128,7 @@ impl Gateway {
             subscriptions: self.subscriptions.clone(),
             client: next_client(),
             log_level: Arc::default(),
+            seal: self.seal.clone(),
         }
     }
 
@@ -165,6 +172,7 @@ impl Gateway {
                 let tool = ServedTool {
                     id: t.id.clone(),
                     server: t.server_name.clone(),
+                    schema: Arc::new(t.input_schema.as_object().cloned().unwrap_or_default()),
                 };
                 (name.clone(), tool)
             })
@@ -386,10 +394,32 @@ impl Gateway {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        match self.call_round(name, arguments, context, None).await? {
+            CallToolResponse::Complete(result) => Ok(result),
+            _ => Err(ErrorData::internal_error(
+                "a call that answers in rounds went the other way",
+                None,
+            )),
+        }
+    }
+
+    /// A call of the served tool `name`. With `round` (a 2026-07-28 client's call), an
+    /// upstream's `input_required` goes back to the client, and `round` brings its answers;
+    /// without, the pool answers it (asking a legacy client through its session).
+    async fn call_round(
+        &self,
+        name: &str,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        context: &RequestContext<RoleServer>,
+        round: Option<InputRound>,
+    ) -> Result<CallToolResponse, ErrorData> {
         if self.exposure() != Exposure::Direct
             && [SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL].contains(&name)
         {
-            return self.call_meta(name, arguments, context).await;
+            return self
+                .call_meta(name, arguments, context)
+                .await
+                .map(Into::into);
         }
         let arguments = arguments
             .map(serde_json::Value::Object)
@@ -409,7 +439,24 @@ impl Gateway {
                 .map(|server| self.callers.enter(server, context.peer.clone()));
             let started = std::time::Instant::now();
             let logs = self.call_logs(context, &tool).await;
-            let call = self.pool.call_tool(&tool.id, arguments.clone(), options);
+            let call = async {
+                match &round {
+                    Some(round) => {
+                        let call = self.pool.call_tool_round(
+                            &tool.id,
+                            arguments.clone(),
+                            options,
+                            round.clone(),
+                        );
+                        call.await
+                    }
+                    None => self
+                        .pool
+                        .call_tool(&tool.id, arguments.clone(), options)
+                        .await
+                        .map(CallRound::Done),
+                }
+            };
             let result = Callers::as_caller(context.peer.clone(), call).await;
             if let Some(relay) = relay {
                 relay.flush().await;
@@ -423,7 +470,11 @@ impl Gateway {
                 self.audit(context, name, &tool, &result, started.elapsed());
             }
             return match result {
-                Ok(result) => Ok(result),
+                Ok(CallRound::Done(result)) => Ok(result.into()),
+                Ok(CallRound::InputRequired(asked)) => {
+                    let request = format!("tool {name}");
+                    super::input_rounds::ask_client(&self.seal, &request, asked).map(Into::into)
+                }
                 // The pool's tools changed since the names were taken: once more, by name.
                 Err(Error::NotFound { kind: "tool", .. }) if !fresh => {
                     fresh = true;
@@ -431,16 +482,37 @@ impl Gateway {
                 }
                 Err(Error::Cancelled) => Err(ErrorData::internal_error("cancelled", None)),
                 Err(e @ Error::InvalidArgument(_)) => Err(to_error_data(e)),
+                // The upstream refused the call (unknown arguments, a capability the client
+                // lacks): the client gets the same error.
+                Err(Error::Tool {
+                    message,
+                    code: Some(code),
+                    data,
+                    ..
+                }) => Err(ErrorData::new(rmcp::model::ErrorCode(code), message, data)),
                 // The tool or its server failed: the client's user reads why.
-                Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(
-                    e.to_string(),
-                )])),
+                Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
             };
         }
     }
 }
 
 impl Gateway {
+    /// For a 2026-07-28 client, which is asked in rounds: what its `request` brings to the
+    /// upstream (its answers, the upstream's state). `None` for a client with a session.
+    fn round_of(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: &str,
+        responses: Option<rmcp::model::InputResponses>,
+        state: Option<&str>,
+    ) -> Result<Option<InputRound>, ErrorData> {
+        if !is_modern(context) {
+            return Ok(None);
+        }
+        super::input_rounds::from_client(&self.seal, request, responses, state).map(Some)
+    }
+
     /// The servers of this gateway's profile, by id, as a relay's filter.
     fn server_filter(&self) -> ServerFilter {
         let (pool, profile) = (self.pool.clone(), self.options.profile.clone());
@@ -486,15 +558,17 @@ impl Gateway {
         context: &RequestContext<RoleServer>,
         name: &str,
         tool: &ServedTool,
-        result: &crate::error::Result<CallToolResult>,
+        result: &crate::error::Result<CallRound>,
         took: std::time::Duration,
     ) {
         let Some(log) = &self.options.audit else {
             return;
         };
         let (outcome, error) = match result {
-            Ok(r) if r.is_error == Some(true) => ("error", Some(text_of(r))),
-            Ok(_) => ("ok", None),
+            // Asking the client is not the end of the call: its last round is recorded.
+            Ok(CallRound::InputRequired(_)) => return,
+            Ok(CallRound::Done(r)) if r.is_error == Some(true) => ("error", Some(text_of(r))),
+            Ok(CallRound::Done(_)) => ("ok", None),
             Err(Error::Cancelled) => ("cancelled", None),
             Err(e) => ("error", Some(e.to_string())),
         };
@@ -519,6 +593,24 @@ impl Gateway {
     }
 }
 
+/// What the calling client said it can answer: in the request's `_meta` (2026-07-28), else
+/// at its `initialize`. An upstream is told these, not the pool's, so it asks only what this
+/// client can give.
+fn client_capabilities(context: &RequestContext<RoleServer>) -> Option<serde_json::Value> {
+    let declared = match context.meta.client_capabilities() {
+        Some(capabilities) => capabilities,
+        None => context.peer.peer_info()?.capabilities.clone(),
+    };
+    serde_json::to_value(declared).ok()
+}
+
+/// Whether the request is of protocol 2026-07-28 or later (stateless, asked in rounds).
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
+}
+
 /// The text blocks of a result, joined.
 fn text_of(result: &CallToolResult) -> String {
     result
@@ -535,6 +627,7 @@ fn text_of(result: &CallToolResult) -> String {
 fn call_options(context: &RequestContext<RoleServer>) -> (CallOptions, Option<Arc<ProgressRelay>>) {
     let mut options = CallOptions {
         cancel: Some(context.ct.clone()),
+        client_capabilities: client_capabilities(context),
         ..CallOptions::default()
     };
     let Some(token) = context.meta.get_progress_token() else {
@@ -761,6 +854,13 @@ impl ServerHandler for Gateway {
         super::changes::watch(self.pool.clone(), context.peer);
     }
 
+    // What rmcp's HTTP front checks a call's `Mcp-Param-*` headers against (SEP-2243): the
+    // schema of a tool as last listed; a tool not listed yet goes unchecked.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let schema = self.tools.lock().unwrap().get(name)?.schema.clone();
+        Some(Tool::new(name.to_string(), "", schema))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -782,9 +882,15 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(&request.name, request.arguments, &context)
+        // A 2026-07-28 client has no session to be asked on: it is asked in rounds.
+        let round = self.round_of(
+            &context,
+            &format!("tool {}", request.name),
+            request.input_responses,
+            request.request_state.as_deref(),
+        )?;
+        self.call_round(&request.name, request.arguments, &context, round)
             .await
-            .map(Into::into)
     }
 
     async fn list_resources(
@@ -834,15 +940,30 @@ impl ServerHandler for Gateway {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let (server, uri) = self.unwrap(&request.uri)?;
-        let result = self
-            .pool
-            .read_resource(&server, &uri)
-            .await
-            .map_err(to_error_data)?;
-        Ok(rewrap_contents(result, &request.uri)?.into())
+        let asked_as = format!("resource {}", request.uri);
+        let round = self.round_of(
+            &context,
+            &asked_as,
+            request.input_responses,
+            request.request_state.as_deref(),
+        )?;
+        let result = match round {
+            Some(round) => self.pool.read_resource_round(&server, &uri, round).await,
+            None => self
+                .pool
+                .read_resource(&server, &uri)
+                .await
+                .map(CallRound::Done),
+        };
+        match result.map_err(to_error_data)? {
+            CallRound::Done(result) => Ok(rewrap_contents(result, &request.uri)?.into()),
+            CallRound::InputRequired(asked) => {
+                super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
+            }
+        }
     }
 
     async fn list_prompts(
@@ -866,15 +987,33 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let (server, prompt) = self.find_prompt(&request.name).await?;
-        let result = self
-            .pool
-            .get_prompt(&server, &prompt, request.arguments)
-            .await
-            .map_err(to_error_data)?;
-        Ok(result.into())
+        let asked_as = format!("prompt {}", request.name);
+        let round = self.round_of(
+            &context,
+            &asked_as,
+            request.input_responses,
+            request.request_state.as_deref(),
+        )?;
+        let (pool, arguments) = (&self.pool, request.arguments);
+        let result = match round {
+            Some(round) => {
+                pool.get_prompt_round(&server, &prompt, arguments, round)
+                    .await
+            }
+            None => pool
+                .get_prompt(&server, &prompt, arguments)
+                .await
+                .map(CallRound::Done),
+        };
+        match result.map_err(to_error_data)? {
+            CallRound::Done(result) => Ok(result.into()),
+            CallRound::InputRequired(asked) => {
+                super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
+            }
+        }
     }
 
     async fn complete(

@@ -188,7 +188,7 @@ impl Pool {
             .enforce_origin_validation();
         config.session_store = Some(sessions.store());
         let profiles = super::profiles::load(self.config_path())?;
-        let gateway = Gateway::new(self.clone(), serve);
+        let gateway = Gateway::new(self.clone(), serve, sessions.seal());
         let service_of = |gateway: Gateway| {
             StreamableHttpService::new(
                 move || Ok(gateway.for_client()),
@@ -355,15 +355,28 @@ async fn mcp(
     mut request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
     let opened = site.sessions.open(request.headers_mut());
-    if let Opened::Foreign = opened {
-        // 404 is what tells a client to start a new session.
-        return plain(
-            hyper::StatusCode::NOT_FOUND,
-            "Not Found: Session not found (not issued by this server, or the replicas were \
-             given different session keys)\n",
-        );
+    // 404 is what tells a client to start a new session.
+    match opened {
+        Opened::Foreign => {
+            return plain(
+                hyper::StatusCode::NOT_FOUND,
+                "Not Found: Session not found (not issued by this server, or the replicas \
+                 were given different session keys)\n",
+            );
+        }
+        Opened::Ended => {
+            return plain(
+                hyper::StatusCode::NOT_FOUND,
+                "Not Found: the session was ended (DELETE); start a new one\n",
+            );
+        }
+        _ => {}
     }
+    let ending = request.method() == hyper::Method::DELETE;
     let mut response = service.handle(request).await;
+    if ending && response.status().is_success() {
+        site.sessions.end(&opened);
+    }
     site.sessions.close(&opened, response.headers_mut());
     response
 }

@@ -11,11 +11,13 @@ pub mod exposure;
 mod gateway;
 mod host_requests;
 pub mod http;
+mod input_rounds;
 mod logging;
 mod metrics;
 pub mod names;
 pub mod profiles;
 mod reload;
+mod seal;
 mod sessions;
 mod settings;
 mod stdio;
@@ -86,7 +88,8 @@ impl Pool {
         let following = self.closed()?.child_token();
         reload::follow_config(self.clone(), following.clone());
         let _following = following.drop_guard();
-        let running = Gateway::new(self.clone(), options)
+        let seal = std::sync::Arc::new(seal::Seal::new(None)?);
+        let running = Gateway::new(self.clone(), options, seal)
             .serve(transport)
             .await
             .map_err(|e| Error::io("serving a client", std::io::Error::other(e.to_string())))?;

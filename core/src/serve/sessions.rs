@@ -12,23 +12,15 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use aws_lc_rs::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
-use aws_lc_rs::digest::{SHA256, digest};
-use aws_lc_rs::rand::{SecureRandom, SystemRandom};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
 };
 
-use crate::error::{Error, Result};
+use super::seal::Seal;
+use crate::error::Result;
 
 /// The header a legacy session travels in.
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
-
-/// Fewest characters a shared session key may have: it stands between anyone who can reach a
-/// replica and every session's client parameters.
-pub const MIN_SESSION_KEY_LEN: usize = 16;
 
 /// What a sealed session id carries: rmcp's id of the session and the client's handshake.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -37,90 +29,8 @@ struct Carried {
     init: rmcp::model::InitializeRequestParams,
 }
 
-/// Seals and opens session ids with the replicas' shared key.
-pub(super) struct SessionSeal {
-    key: LessSafeKey,
-    random: SystemRandom,
-}
-
-impl SessionSeal {
-    /// A seal keyed by `secret` (the same on every replica), or by a random key when there is
-    /// none: then only this process can open its ids, as with plain in-memory sessions.
-    pub(super) fn new(secret: Option<&str>) -> Result<SessionSeal> {
-        let random = SystemRandom::new();
-        let mut key = [0u8; 32];
-        match secret {
-            Some(secret) => {
-                check_key(secret)?;
-                let derived = digest(
-                    &SHA256,
-                    [b"mcpmux serve session key\0", secret.as_bytes()]
-                        .concat()
-                        .as_slice(),
-                );
-                key.copy_from_slice(derived.as_ref());
-            }
-            None => random.fill(&mut key).map_err(|_| {
-                Error::invalid("the system has no random numbers for a session key")
-            })?,
-        }
-        let key = UnboundKey::new(&CHACHA20_POLY1305, &key)
-            .map_err(|_| Error::invalid("a session key of the wrong length"))?;
-        Ok(SessionSeal {
-            key: LessSafeKey::new(key),
-            random,
-        })
-    }
-
-    /// The id a client sees for rmcp's session `id` of a client that sent `state`.
-    fn seal(&self, id: &str, state: &SessionState) -> Option<String> {
-        let carried = Carried {
-            id: id.to_string(),
-            init: state.initialize_params.clone(),
-        };
-        let mut sealed = serde_json::to_vec(&carried).ok()?;
-        let mut nonce = [0u8; NONCE_LEN];
-        self.random.fill(&mut nonce).ok()?;
-        self.key
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::empty(),
-                &mut sealed,
-            )
-            .ok()?;
-        let mut bytes = nonce.to_vec();
-        bytes.extend_from_slice(&sealed);
-        Some(URL_SAFE_NO_PAD.encode(bytes))
-    }
-
-    /// rmcp's session id and the client's handshake, if this key sealed `outer`.
-    fn open(&self, outer: &str) -> Option<(String, SessionState)> {
-        let bytes = URL_SAFE_NO_PAD.decode(outer).ok()?;
-        if bytes.len() < NONCE_LEN {
-            return None;
-        }
-        let (nonce, sealed) = bytes.split_at(NONCE_LEN);
-        let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
-        let mut sealed = sealed.to_vec();
-        let plain = self
-            .key
-            .open_in_place(nonce, Aad::empty(), &mut sealed)
-            .ok()?;
-        let carried: Carried = serde_json::from_slice(plain).ok()?;
-        Some((carried.id, SessionState::new(carried.init)))
-    }
-}
-
-/// Refuses a shared key too short to keep sessions apart.
-pub fn check_key(secret: &str) -> Result<()> {
-    if secret.chars().count() < MIN_SESSION_KEY_LEN {
-        return Err(Error::invalid(format!(
-            "the session key has fewer than {MIN_SESSION_KEY_LEN} characters: give every \
-             replica the same long random secret (e.g. the output of `openssl rand -hex 32`)"
-        )));
-    }
-    Ok(())
-}
+/// The purpose a session id is sealed for (no other sealed text opens as one).
+const SESSION: &[u8] = b"session id";
 
 /// rmcp's session store, filled from the ids themselves: a session's handshake until its id is
 /// sealed, and the sessions that requests in flight name, in case this replica must restore one.
@@ -189,8 +99,20 @@ impl SessionStore for CarriedSessions {
 /// Sealed sessions in front of rmcp's service: opens the id a request carries, and seals the
 /// id an `initialize` answer names.
 pub(super) struct SealedSessions {
-    seal: SessionSeal,
+    seal: std::sync::Arc<Seal>,
     store: std::sync::Arc<CarriedSessions>,
+    /// Sessions a client ended here (DELETE), newest last: their ids still open, so they are
+    /// refused by name. Bounded; a replica that did not see the DELETE does not know of it.
+    ended: Mutex<Ended>,
+}
+
+/// The most ended sessions remembered.
+const ENDED_KEPT: usize = 10_000;
+
+#[derive(Default)]
+struct Ended {
+    ids: std::collections::HashSet<String>,
+    order: std::collections::VecDeque<String>,
 }
 
 /// What a request's session id turned out to be.
@@ -201,14 +123,22 @@ pub(super) enum Opened<'a> {
     Session { outer: String, _named: Named<'a> },
     /// An id this key did not seal (another key, another server, or tampered with).
     Foreign,
+    /// A session its client ended.
+    Ended,
 }
 
 impl SealedSessions {
     pub(super) fn new(secret: Option<&str>) -> Result<SealedSessions> {
         Ok(SealedSessions {
-            seal: SessionSeal::new(secret)?,
+            seal: std::sync::Arc::new(Seal::new(secret)?),
             store: Default::default(),
+            ended: Default::default(),
         })
+    }
+
+    /// The seal, for what else the server hands out to carry back (request states).
+    pub(super) fn seal(&self) -> std::sync::Arc<Seal> {
+        self.seal.clone()
     }
 
     /// The store rmcp restores sessions from.
@@ -222,9 +152,13 @@ impl SealedSessions {
             return Opened::None;
         };
         let outer = outer.to_str().unwrap_or_default().to_string();
-        let Some((id, state)) = self.seal.open(&outer) else {
+        if self.ended.lock().unwrap().ids.contains(&outer) {
+            return Opened::Ended;
+        }
+        let Some(Carried { id, init }) = self.seal.open(SESSION, &outer) else {
             return Opened::Foreign;
         };
+        let state = SessionState::new(init);
         let Ok(value) = http::HeaderValue::from_str(&id) else {
             return Opened::Foreign;
         };
@@ -232,6 +166,22 @@ impl SealedSessions {
         Opened::Session {
             outer,
             _named: self.store.name(&id, state),
+        }
+    }
+
+    /// Remembers that the client of `opened` ended its session.
+    pub(super) fn end(&self, opened: &Opened<'_>) {
+        let Opened::Session { outer, .. } = opened else {
+            return;
+        };
+        let mut ended = self.ended.lock().unwrap();
+        if ended.ids.insert(outer.clone()) {
+            ended.order.push_back(outer.clone());
+        }
+        while ended.order.len() > ENDED_KEPT {
+            if let Some(oldest) = ended.order.pop_front() {
+                ended.ids.remove(&oldest);
+            }
         }
     }
 
@@ -249,7 +199,13 @@ impl SealedSessions {
             Opened::Session { outer, .. } => Some(outer.clone()),
             _ => {
                 let state = self.store.handshakes.lock().unwrap().remove(&id);
-                state.and_then(|state| self.seal.seal(&id, &state))
+                state.and_then(|state| {
+                    let carried = Carried {
+                        id: id.clone(),
+                        init: state.initialize_params,
+                    };
+                    self.seal.seal(SESSION, &carried)
+                })
             }
         };
         match outer.and_then(|o| http::HeaderValue::from_str(&o).ok()) {
@@ -279,44 +235,14 @@ mod tests {
         SessionState::new(init)
     }
 
-    #[test]
-    fn replicas_with_one_key_open_each_others_ids() {
-        let key = "a shared secret of some length";
-        let a = SessionSeal::new(Some(key)).unwrap();
-        let b = SessionSeal::new(Some(key)).unwrap();
-        let outer = a.seal("rmcp-id", &state()).unwrap();
-        assert!(outer.bytes().all(|c| (0x21..=0x7e).contains(&c)), "{outer}");
-        let (id, opened) = b.open(&outer).unwrap();
-        assert_eq!(id, "rmcp-id");
-        assert_eq!(opened.initialize_params.client_info.name, "a client");
-    }
-
-    #[test]
-    fn other_keys_and_altered_ids_open_nothing() {
-        let a = SessionSeal::new(Some("a shared secret of some length")).unwrap();
-        let other = SessionSeal::new(Some("another secret of some length")).unwrap();
-        let random = SessionSeal::new(None).unwrap();
-        let outer = a.seal("rmcp-id", &state()).unwrap();
-        assert!(other.open(&outer).is_none());
-        assert!(random.open(&outer).is_none());
-        let mut altered = outer.into_bytes();
-        let last = altered.len() - 3;
-        altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
-        assert!(a.open(std::str::from_utf8(&altered).unwrap()).is_none());
-        assert!(a.open("not-sealed").is_none());
-        assert!(a.open("").is_none());
-    }
-
-    #[test]
-    fn a_short_key_is_refused_with_what_to_use() {
-        let error = SessionSeal::new(Some("short")).err().unwrap().to_string();
-        assert!(error.contains("openssl rand -hex 32"), "{error}");
-    }
-
     #[tokio::test]
     async fn a_named_session_is_restorable_only_while_a_request_names_it() {
         let sessions = SealedSessions::new(Some("a shared secret of some length")).unwrap();
-        let outer = sessions.seal.seal("rmcp-id", &state()).unwrap();
+        let carried = Carried {
+            id: "rmcp-id".into(),
+            init: state().initialize_params,
+        };
+        let outer = sessions.seal.seal(SESSION, &carried).unwrap();
         let mut headers = http::HeaderMap::new();
         headers.insert(SESSION_HEADER, outer.parse().unwrap());
         let store = sessions.store();
@@ -329,5 +255,12 @@ mod tests {
             assert_eq!(headers[SESSION_HEADER], outer.as_str());
         }
         assert!(store.load("rmcp-id").await.unwrap().is_none());
+
+        // Ended by its client: the id still opens, but is refused by name.
+        let opened = sessions.open(&mut headers);
+        sessions.end(&opened);
+        drop(opened);
+        headers.insert(SESSION_HEADER, outer.parse().unwrap());
+        assert!(matches!(sessions.open(&mut headers), Opened::Ended));
     }
 }

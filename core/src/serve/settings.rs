@@ -95,7 +95,7 @@ impl HttpServeSettings {
             (None, false) => HttpAuth::generate(),
         };
         if let Some(key) = &self.session_key {
-            super::sessions::check_key(key)?;
+            super::seal::check_key(key)?;
         }
         // Last, once everything else is known good: it may create the audit log's file.
         let serve = self.serve_options()?;
