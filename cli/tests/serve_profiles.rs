@@ -152,3 +152,65 @@ fn an_unknown_or_broken_profile_is_refused_with_what_to_change() {
     assert!(!out.status.success());
     assert!(stderr.contains("exactly one server"), "{stderr}");
 }
+
+/// Profiles edited while serving apply to connected clients (told with `list_changed`): a
+/// tool allowed later shows up, one denied later can no longer be called, a profile added
+/// gets its URL and a removed one's URL answers 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn profiles_edited_while_serving_apply_to_connected_clients() {
+    let (dir, config) = fleet(false).unwrap();
+    let first = json!({"one": {"servers": ["demo"], "allow": ["demo__echo"], "mode": "direct"}});
+    write_profiles(&config, first);
+    let (_server, url) = serve_http(&config, &["--token", TOKEN]);
+    let one = client_pool(dir.path(), &format!("{url}/p/one"), TOKEN).await;
+    assert_eq!(tool_names(&one).await, ["demo__echo"]);
+
+    let edited = json!({
+        "one": {"servers": ["demo"], "allow": ["demo__add"], "mode": "direct"},
+        "two": {"servers": ["demo"], "passThrough": true, "mode": "direct"}
+    });
+    write_profiles(&config, edited);
+    // The client relists when it is told the list changed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while tool_names(&one).await != ["demo__add"] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edited profile never showed: {:?}",
+            tool_names(&one).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let hidden = one
+        .call_tool(
+            "mcp__fleet__demo__echo",
+            json!({"text": "x"}),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(hidden.is_err(), "a tool no longer allowed: {hidden:?}");
+
+    let two_dir = dir.path().join("two-client");
+    std::fs::create_dir(&two_dir).unwrap();
+    let two = client_pool(&two_dir, &format!("{url}/p/two"), TOKEN).await;
+    assert_eq!(tool_names(&two).await, ["add", "countdown", "echo"]);
+    two.close().await;
+
+    write_profiles(
+        &config,
+        json!({"two": {"servers": ["demo"], "passThrough": true}}),
+    );
+    let auth = format!("Bearer {TOKEN}");
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while http_request(&url, "POST", "/mcp/p/one", &headers, "{}").0 != 404 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "profile one still served"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    one.close().await;
+}

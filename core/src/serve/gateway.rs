@@ -5,7 +5,7 @@
 //! down.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 #[allow(
@@ -64,6 +64,8 @@ pub struct Gateway {
     log_level: Arc<ClientLevel>,
     /// Seals what clients carry back: 2026-07-28 clients' request states.
     seal: Arc<Seal>,
+    /// The profile shown, as last read from the config (shared by its clients' gateways).
+    view: Arc<RwLock<Arc<Profile>>>,
 }
 
 /// What a served tool name stands for.
@@ -97,12 +99,13 @@ impl Gateway {
         Gateway {
             subscriptions: Subscriptions::new(pool.clone()),
             pool,
-            options: Arc::new(options),
             tools: Arc::default(),
             callers,
             client: next_client(),
             log_level: Arc::default(),
             seal,
+            view: Arc::new(RwLock::new(Arc::new(options.profile.clone()))),
+            options: Arc::new(options),
         }
     }
 
@@ -119,7 +122,7 @@ impl Gateway {
     /// pool's sampling and elicitation handlers look callers up there).
     pub fn for_profile(&self, profile: Profile) -> Gateway {
         let mut options = (*self.options).clone();
-        options.profile = profile;
+        options.profile = profile.clone();
         Gateway {
             pool: self.pool.clone(),
             options: Arc::new(options),
@@ -129,6 +132,7 @@ impl Gateway {
             client: next_client(),
             log_level: Arc::default(),
             seal: self.seal.clone(),
+            view: Arc::new(RwLock::new(Arc::new(profile))),
         }
     }
 
@@ -136,8 +140,30 @@ impl Gateway {
         max_name_len(self.options.name_budget)
     }
 
-    fn profile(&self) -> &Profile {
-        &self.options.profile
+    /// The profile shown now.
+    fn profile(&self) -> Arc<Profile> {
+        self.view.read().unwrap().clone()
+    }
+
+    /// Shows its profile as `profiles` now has it, when it shows a named one that is still
+    /// there.
+    pub(super) fn show_named(&self, profiles: &std::collections::BTreeMap<String, Profile>) {
+        let name = self.profile().name.clone();
+        if let Some(profile) = name.and_then(|n| profiles.get(&n)) {
+            self.show(profile.clone());
+        }
+    }
+
+    /// Shows `profile` from now on (read again from the changed config), and tells clients
+    /// that the lists changed.
+    pub(super) fn show(&self, profile: Profile) {
+        let mut view = self.view.write().unwrap();
+        if **view != profile {
+            *view = Arc::new(profile);
+            // Names taken under the old view must not reach a tool the new one hides.
+            self.tools.lock().unwrap().clear();
+            self.pool.emit(crate::events::Event::ServersChanged);
+        }
     }
 
     /// The exposure in force: the profile's, else the server's.
@@ -515,8 +541,9 @@ impl Gateway {
 
     /// The servers of this gateway's profile, by id, as a relay's filter.
     fn server_filter(&self) -> ServerFilter {
-        let (pool, profile) = (self.pool.clone(), self.options.profile.clone());
+        let (pool, view) = (self.pool.clone(), self.view.clone());
         Box::new(move |id| {
+            let profile = view.read().unwrap().clone();
             pool.server_states()
                 .iter()
                 .any(|s| s.id == id && profile.serves(&s.name))
@@ -581,9 +608,10 @@ impl Gateway {
             .and_then(|name| name.as_str())
             .map(str::to_string)
             .or_else(|| context.peer.peer_info().map(|i| i.client_info.name.clone()));
+        let profile = self.profile();
         let entry = super::audit::Entry {
             client: client.as_deref().unwrap_or("unknown"),
-            profile: self.profile().name.as_deref(),
+            profile: profile.name.as_deref(),
             server: &tool.server,
             tool: name,
             outcome,

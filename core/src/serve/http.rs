@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::cors::Cors;
 use super::metrics::Metrics;
 use super::sessions::{Opened, SealedSessions};
-use super::{Gateway, ServeOptions};
+use super::{Gateway, Profile, ServeOptions};
 use crate::error::{Error, Result};
 use crate::pool::Pool;
 
@@ -189,18 +189,13 @@ impl Pool {
         config.session_store = Some(sessions.store());
         let profiles = super::profiles::load(self.config_path())?;
         let gateway = Gateway::new(self.clone(), serve, sessions.seal());
-        let service_of = |gateway: Gateway| {
-            StreamableHttpService::new(
-                move || Ok(gateway.for_client()),
-                Arc::new(LocalSessionManager::default()),
-                config.clone(),
-            )
+        let profiled = Profiled {
+            gateway: gateway.clone(),
+            config: config.clone(),
+            served: Default::default(),
         };
-        let profiles = profiles
-            .into_iter()
-            .map(|(name, profile)| (name, service_of(gateway.for_profile(profile))))
-            .collect();
-        let service = service_of(gateway);
+        profiled.follow(profiles);
+        let service = service_of(gateway.clone(), config);
         let auth = options.auth.clone();
         let site = Arc::new(Site {
             service,
@@ -209,9 +204,13 @@ impl Pool {
             pool: self.clone(),
             cors: Cors::new(&options.allowed_origins),
             sessions,
-            profiles,
+            profiles: Arc::new(profiled),
         });
-        super::reload::follow_config(self.clone(), stop.clone());
+        let profiles = site.profiles.clone();
+        super::reload::follow_config(self.clone(), stop.clone(), move |changed| {
+            gateway.show_named(&changed);
+            profiles.follow(changed);
+        });
         let task = tokio::spawn(accept_loop(listener, site, stop.clone()));
         Ok(HttpServer {
             addr,
@@ -224,11 +223,52 @@ impl Pool {
 
 type Service = StreamableHttpService<Gateway, LocalSessionManager>;
 
+/// rmcp's HTTP service of a gateway: each session (or stateless request) gets its own.
+fn service_of(gateway: Gateway, config: StreamableHttpServerConfig) -> Service {
+    StreamableHttpService::new(
+        move || Ok(gateway.for_client()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// The profiles served at `/mcp/p/NAME`, as the config has them now.
+struct Profiled {
+    /// The gateway each profile's is made from.
+    gateway: Gateway,
+    config: StreamableHttpServerConfig,
+    served: std::sync::RwLock<std::collections::HashMap<String, (Gateway, Service)>>,
+}
+
+impl Profiled {
+    /// Serves `profiles`: a profile kept shows its new self to its connected clients, a new
+    /// one gets its URL, a removed one's URL answers 404.
+    fn follow(&self, profiles: std::collections::BTreeMap<String, Profile>) {
+        let mut served = self.served.write().unwrap();
+        served.retain(|name, _| profiles.contains_key(name));
+        for (name, profile) in profiles {
+            match served.get(&name) {
+                Some((gateway, _)) => gateway.show(profile),
+                None => {
+                    let gateway = self.gateway.for_profile(profile);
+                    let service = service_of(gateway.clone(), self.config.clone());
+                    served.insert(name, (gateway, service));
+                }
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<Service> {
+        let served = self.served.read().unwrap();
+        served.get(name).map(|(_, service)| service.clone())
+    }
+}
+
 /// What every request may need.
 struct Site {
     service: Service,
     /// Each profile of the config, by name.
-    profiles: std::collections::HashMap<String, Service>,
+    profiles: Arc<Profiled>,
     auth: HttpAuth,
     metrics: Arc<Metrics>,
     pool: Pool,
@@ -338,7 +378,7 @@ async fn answer(
         _ => {
             let name = path.strip_prefix(PROFILE_PATH).unwrap_or_default();
             match site.profiles.get(name) {
-                Some(service) => mcp(site, service, request).await,
+                Some(service) => mcp(site, &service, request).await,
                 None => plain(
                     hyper::StatusCode::NOT_FOUND,
                     "no such profile: profiles are named under `profiles` in the config file\n",

@@ -86,10 +86,14 @@ impl Pool {
     {
         // Config changes reach this client for as long as it is served.
         let following = self.closed()?.child_token();
-        reload::follow_config(self.clone(), following.clone());
-        let _following = following.drop_guard();
         let seal = std::sync::Arc::new(seal::Seal::new(None)?);
-        let running = Gateway::new(self.clone(), options, seal)
+        let gateway = Gateway::new(self.clone(), options, seal);
+        let shown = gateway.clone();
+        reload::follow_config(self.clone(), following.clone(), move |profiles| {
+            shown.show_named(&profiles);
+        });
+        let _following = following.drop_guard();
+        let running = gateway
             .serve(transport)
             .await
             .map_err(|e| Error::io("serving a client", std::io::Error::other(e.to_string())))?;

@@ -3,20 +3,27 @@
 //! file is looked at every second; when it changed, the pool reads it again and brings its
 //! servers in line by difference (added ones are started on first use, removed ones are
 //! stopped, changed ones reconnect), and its `servers:changed` event becomes the clients'
-//! `list_changed`.
+//! `list_changed`. The profiles are read again too: a front shows each one as it now is.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
+use super::profiles::Profile;
 use crate::pool::Pool;
 
 /// How often the config file is looked at.
 const POLL: Duration = Duration::from_secs(1);
 
-/// Follows `pool`'s config file until `stop`.
-pub(crate) fn follow_config(pool: Pool, stop: CancellationToken) {
+/// Follows `pool`'s config file until `stop`; `profiles_changed` gets the profiles after each
+/// change (not when they cannot be read: the ones served go on meanwhile).
+pub(crate) fn follow_config(
+    pool: Pool,
+    stop: CancellationToken,
+    profiles_changed: impl Fn(BTreeMap<String, Profile>) + Send + 'static,
+) {
     tokio::spawn(async move {
         let path = pool.config_path().to_path_buf();
         let mut seen = stamp(&path);
@@ -34,6 +41,10 @@ pub(crate) fn follow_config(pool: Pool, stop: CancellationToken) {
             // servers already in the pool go on being served meanwhile.
             if let Err(e) = pool.list_servers().await {
                 tracing::warn!("serve: the changed config was not applied: {e}");
+            }
+            match super::profiles::load(&path) {
+                Ok(profiles) => profiles_changed(profiles),
+                Err(e) => tracing::warn!("serve: the changed profiles were not applied: {e}"),
             }
         }
     });
