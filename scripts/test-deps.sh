@@ -121,3 +121,7 @@ echo "mcp[ws] $WS_MCP_VERSION (WebSocket test server): $ws_venv/bin/python"
 # The load balancer in front of `mcpmux serve` replicas (cli/tests/serve_replicas.rs).
 bash "$repo_root/scripts/apt-install.sh" nginx
 echo "nginx: $(nginx -v 2>&1)"
+
+# The browser that loads a page using `mcpmux serve` through CORS (cli/tests/serve_browser.rs).
+bash "$repo_root/scripts/apt-install.sh" chromium
+echo "chromium: $(chromium --version 2>/dev/null)"

@@ -5,9 +5,13 @@
 
 use hyper::header::{HeaderMap, HeaderValue};
 
-/// Request headers a page may send to `/mcp`.
+/// Request headers a page may send to `/mcp`: the transport's, and 2026-07-28's routing
+/// headers (`Mcp-Method`, `Mcp-Name`; a tool's `Mcp-Param-*` headers are allowed as asked).
 const ALLOW_HEADERS: &str = "authorization, content-type, accept, mcp-session-id, \
-                             mcp-protocol-version, last-event-id";
+                             mcp-protocol-version, last-event-id, mcp-method, mcp-name";
+
+/// The prefix of the headers a 2026-07-28 client sends for a tool's `x-mcp-header` arguments.
+const PARAM_HEADER: &str = "mcp-param-";
 /// Response headers a page may read.
 const EXPOSE_HEADERS: &str = "mcp-session-id, mcp-protocol-version, www-authenticate";
 const ALLOW_METHODS: &str = "GET, POST, DELETE, OPTIONS";
@@ -61,17 +65,38 @@ impl Cors {
         headers.append(hyper::header::VARY, HeaderValue::from_static("Origin"));
     }
 
-    /// The answer to a preflight from an allowed origin.
-    pub fn preflight(origin: HeaderValue, headers: &mut HeaderMap) {
+    /// The answer to a preflight from an allowed origin, which asked to send `requested`
+    /// (its `Access-Control-Request-Headers`).
+    pub fn preflight(
+        origin: HeaderValue,
+        requested: Option<&HeaderValue>,
+        headers: &mut HeaderMap,
+    ) {
         Cors::decorate(origin, headers);
+        // Header names cannot be allowed by pattern: the tool parameters' ones asked for are
+        // named back.
+        let params: Vec<&str> = requested
+            .and_then(|r| r.to_str().ok())
+            .into_iter()
+            .flat_map(|r| r.split(','))
+            .map(str::trim)
+            .filter(|h| {
+                h.len() > PARAM_HEADER.len()
+                    && h[..PARAM_HEADER.len()].eq_ignore_ascii_case(PARAM_HEADER)
+                    && h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            })
+            .collect();
+        let allowed = std::iter::once(ALLOW_HEADERS)
+            .chain(params)
+            .collect::<Vec<_>>()
+            .join(", ");
         headers.insert(
             hyper::header::ACCESS_CONTROL_ALLOW_METHODS,
             HeaderValue::from_static(ALLOW_METHODS),
         );
-        headers.insert(
-            hyper::header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static(ALLOW_HEADERS),
-        );
+        if let Ok(allowed) = HeaderValue::from_str(&allowed) {
+            headers.insert(hyper::header::ACCESS_CONTROL_ALLOW_HEADERS, allowed);
+        }
         headers.insert(
             hyper::header::ACCESS_CONTROL_MAX_AGE,
             HeaderValue::from_static("600"),
@@ -99,5 +124,22 @@ mod tests {
         assert!(cors.allowed(&origin("http://127.0.0.1.evil:80")).is_none());
         assert!(cors.allowed(&origin("http://127.0.0.1:80x")).is_none());
         assert!(cors.allowed(&HeaderMap::new()).is_none());
+    }
+
+    #[test]
+    fn a_preflight_allows_the_routing_and_tool_parameter_headers_asked_for() {
+        let mut headers = HeaderMap::new();
+        let asked = HeaderValue::from_static("authorization, Mcp-Param-Region, mcp-method, x-evil");
+        let origin = HeaderValue::from_static("http://localhost:5173");
+        Cors::preflight(origin, Some(&asked), &mut headers);
+        let allowed = headers[hyper::header::ACCESS_CONTROL_ALLOW_HEADERS]
+            .to_str()
+            .unwrap();
+        assert!(
+            allowed.contains("mcp-method") && allowed.contains("mcp-name"),
+            "{allowed}"
+        );
+        assert!(allowed.contains("Mcp-Param-Region"), "{allowed}");
+        assert!(!allowed.contains("x-evil"), "{allowed}");
     }
 }

@@ -329,7 +329,10 @@ async fn route(
     // A preflight carries no token: it is answered before the token is asked for.
     if request.method() == hyper::Method::OPTIONS {
         let mut response = plain(hyper::StatusCode::NO_CONTENT, "");
-        Cors::preflight(origin, response.headers_mut());
+        let requested = request
+            .headers()
+            .get(hyper::header::ACCESS_CONTROL_REQUEST_HEADERS);
+        Cors::preflight(origin, requested, response.headers_mut());
         return response;
     }
     let mut response = answer(site, request).await;
