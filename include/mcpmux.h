@@ -328,9 +328,11 @@ mcpmux_status mcpmux_cancel(mcpmux_request_id request);
  * (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
  * healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
  * connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes,
- * maxInputRounds, logLevel; an unknown field is an error). Without configPath, $MCPMUX_CONFIG or
- * the platform's default file is used. logLevel ("debug" … "emergency", unset by default) asks
- * servers for their log messages from that level up (`log` events).
+ * maxInputRounds, logLevel, idleStopMs; an unknown field is an error). Without configPath,
+ * $MCPMUX_CONFIG or the platform's default file is used. logLevel ("debug" … "emergency",
+ * unset by default) asks servers for their log messages from that level up (`log` events).
+ * idleStopMs (0 by default: never) stops a server's connection after that long without a
+ * request; the next request starts it again.
  */
 mcpmux_status mcpmux_pool_open(const char *options_json, mcpmux_pool *out_pool);
 

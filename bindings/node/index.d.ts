@@ -46,6 +46,11 @@ export interface PoolOptions {
    * to a 2026-07-28 server, with `logging/setLevel` to older ones; a server's own `logLevel`
    * wins. Unset (the default): 2026-07-28 servers send none, older ones what they choose. */
   logLevel?: LogLevel;
+  /** Stop a server's connection (a stdio server's process) after this many ms without a
+   * request; the next request starts it again, and lists and search answer from the catalog
+   * meanwhile. A server with resource subscriptions or a request in flight is kept. 0 (the
+   * default) keeps every connection. */
+  idleStopMs?: number;
 }
 
 /** Server log severities, least severe first (syslog's, as MCP names them). */

@@ -83,6 +83,10 @@ async fn open(cli: &Cli) -> Result<Pool> {
             Command::Serve(_) => defaults.health_check_interval_ms,
             _ => 0,
         },
+        idle_stop_ms: match &cli.command {
+            Command::Serve(args) => args.idle_stop.saturating_mul(1000),
+            _ => 0,
+        },
         ..defaults
     };
     Ok(Pool::open(options).await?)

@@ -64,7 +64,16 @@ pub struct ServeArgs {
     /// The most tools `--mode auto` lists before it shows the search tools instead.
     #[arg(long, value_name = "N", default_value_t = mcpmux::serve::exposure::AUTO_LIMIT)]
     auto_limit: usize,
+    /// Stop a server's process (or remote session) after SECS without a call; the next call
+    /// starts it again, and lists answer from the catalog meanwhile. 0 keeps them running
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_IDLE_STOP_SECS)]
+    pub idle_stop: u64,
 }
+
+/// How long a served server may go without a call before its process is stopped: long enough
+/// that a client's working session keeps its servers warm, short enough that a day's
+/// forgotten ones do not pile up.
+const DEFAULT_IDLE_STOP_SECS: u64 = 600;
 
 pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
     let profile = match &args.profile {

@@ -1311,3 +1311,64 @@ async fn a_private_tool_list_without_oauth_is_saved_for_its_config() {
     let file = std::fs::read_to_string(pool.dir.path().join("servers.tools.json")).unwrap();
     assert!(file.contains(&mine.id), "{file}");
 }
+
+/// `idleStopMs`: a server no request took for that long is stopped (its process ends, the
+/// host hears why), a call that runs longer than that is not cut, a server with a resource
+/// subscription is kept, and the next request starts a stopped one again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_servers_are_stopped_and_start_again_on_the_next_request() {
+    let pool = pool_with(PoolOptions {
+        idle_stop_ms: 400,
+        ..options()
+    })
+    .await;
+    // Lists it says may be kept: a stopped server's tools then come from the cache.
+    add_test_server(&pool, "t", &["--tools-ttl-ms", "600000"]).await;
+    add_test_server(&pool, "kept", &[]).await;
+    let mut events = pool.events();
+    let pid = |pool: &mcpmux::Pool, server: &str| {
+        let states = pool.server_states();
+        let state = states.iter().find(|s| s.name == server).unwrap();
+        (state.state, state.pid)
+    };
+
+    // A call longer than the idle time runs to its end.
+    let slept = call_ok(&pool, "mcp__t__sleep", json!({"ms": 1200})).await;
+    assert!(!slept.is_error.unwrap_or(false), "{slept:?}");
+    let (state, first) = pid(&pool, "t");
+    let first = first.expect("a running stdio server has a pid");
+    assert_eq!(state, ConnectionState::Connected);
+    pool.subscribe_resource("kept", "test://hello")
+        .await
+        .unwrap();
+
+    let said = wait_event(
+        &mut events,
+        Duration::from_secs(10),
+        |e| matches!(e, Event::Log { message, .. } if message.contains("without a request")),
+    )
+    .await;
+    assert!(said.is_some(), "the host is told why the server stopped");
+    assert!(
+        wait_for_pid_exit(first, Duration::from_secs(10)),
+        "the process ended"
+    );
+    assert_eq!(pid(&pool, "t").0, ConnectionState::Disconnected);
+    // Lists still answer, from the cache, without starting it.
+    let listed = pool.list_tools(Some("t")).await.unwrap();
+    assert!(listed.iter().any(|t| t.name == "echo"));
+    assert_eq!(pid(&pool, "t").0, ConnectionState::Disconnected);
+
+    let again = call_ok(&pool, "mcp__t__echo", json!({"text": "back"})).await;
+    assert_eq!(text(&again), "back");
+    let (state, second) = pid(&pool, "t");
+    assert_eq!(state, ConnectionState::Connected);
+    assert_ne!(second, Some(first), "a new process");
+
+    let (state, _) = pid(&pool, "kept");
+    assert_eq!(
+        state,
+        ConnectionState::Connected,
+        "a subscription keeps its server"
+    );
+}

@@ -53,6 +53,8 @@ pub(crate) struct Connection {
     intentional: Arc<AtomicBool>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
     last_used: Mutex<Instant>,
+    /// When a request last took this connection (health checks do not count), for idle stop.
+    last_request: Mutex<Instant>,
 }
 
 /// Why a connection ended without being asked to.
@@ -414,6 +416,7 @@ impl Connection {
             intentional,
             child: tokio::sync::Mutex::new(child),
             last_used: Mutex::new(Instant::now()),
+            last_request: Mutex::new(Instant::now()),
         }))
     }
 
@@ -453,6 +456,16 @@ impl Connection {
             *last = now;
         }
         fresh
+    }
+
+    /// A request takes the connection now.
+    pub fn requested(&self) {
+        *self.last_request.lock().unwrap() = Instant::now();
+    }
+
+    /// How long since a request last took the connection.
+    pub fn unrequested_for(&self) -> Duration {
+        self.last_request.lock().unwrap().elapsed()
     }
 
     pub fn idle_for(&self) -> Duration {

@@ -156,6 +156,13 @@ impl Pool {
                 inner.shutdown.clone(),
             ));
         }
+        if let Some(idle) = inner.opts.idle_stop() {
+            tokio::spawn(idle_loop(
+                Arc::downgrade(&inner),
+                idle,
+                inner.shutdown.clone(),
+            ));
+        }
         Ok(Pool { inner })
     }
 
@@ -319,6 +326,22 @@ pub(crate) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Error::io("background task failed", std::io::Error::other(e)))?
+}
+
+/// Stops connections no request took for `idle` (`PoolOptions::idle_stop_ms`), looking a few
+/// times per `idle` so that one is stopped not much later than that.
+async fn idle_loop(pool: std::sync::Weak<Inner>, idle: Duration, shutdown: CancellationToken) {
+    let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = shutdown.cancelled() => return,
+        }
+        let Some(inner) = pool.upgrade() else { return };
+        for slot in inner.slots() {
+            slot.stop_if_idle(&inner, idle).await;
+        }
+    }
 }
 
 /// Checks idle connections now and then, so a dead server is found before a call needs it.

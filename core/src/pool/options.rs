@@ -46,6 +46,11 @@ pub struct PoolOptions {
     /// to a 2026-07-28 server, with `logging/setLevel` to older ones. A server's own
     /// `logLevel` wins. Unset: 2026-07-28 servers send none, older ones what they choose.
     pub log_level: Option<crate::events::LogLevel>,
+    /// Stops a server's connection (a stdio server's process) after this long without a
+    /// request from the pool; the next request starts it again, and lists and search keep
+    /// answering from the catalog meanwhile. A server with resource subscriptions or a
+    /// request in flight is kept. 0 (the default) keeps every connection.
+    pub idle_stop_ms: u64,
 }
 
 impl Default for PoolOptions {
@@ -67,6 +72,7 @@ impl Default for PoolOptions {
             max_message_bytes: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
             max_input_rounds: super::input_rounds::DEFAULT_MAX_INPUT_ROUNDS,
             log_level: None,
+            idle_stop_ms: 0,
         }
     }
 }
@@ -87,6 +93,9 @@ impl PoolOptions {
     }
     pub(crate) fn health_idle(&self) -> Duration {
         Duration::from_millis(self.health_check_idle_ms)
+    }
+    pub(crate) fn idle_stop(&self) -> Option<Duration> {
+        (self.idle_stop_ms > 0).then(|| Duration::from_millis(self.idle_stop_ms))
     }
     pub(crate) fn shutdown_timeout(&self) -> Duration {
         Duration::from_millis(self.shutdown_timeout_ms)

@@ -330,6 +330,7 @@ impl Slot {
             if c.is_alive() {
                 if c.idle_for() < inner.opts.health_idle() || self.check(inner, &c).await.is_ok() {
                     c.touch();
+                    c.requested();
                     return Ok(c);
                 }
                 self.drop_connection(
@@ -348,8 +349,55 @@ impl Slot {
 
     /// The live connection, when it needs neither a connect nor a health check.
     pub fn ready_connection(&self, inner: &Inner) -> Option<Arc<Connection>> {
-        self.current()
-            .filter(|c| c.is_alive() && c.touch_if_fresh(inner.opts.health_idle()))
+        let conn = {
+            // Taken and marked under the lock `stop_if_idle` decides under.
+            let live = self.live.lock().unwrap();
+            let conn = live.conn.clone();
+            if let Some(c) = &conn {
+                c.requested();
+            }
+            conn
+        };
+        conn.filter(|c| c.is_alive() && c.touch_if_fresh(inner.opts.health_idle()))
+    }
+
+    /// Stops the connection when no request took it for `idle`, none holds it now and no
+    /// resource subscription needs it; the next request connects again.
+    pub async fn stop_if_idle(&self, inner: &Inner, idle: Duration) {
+        let Ok(_guard) = self.connect_lock.try_lock() else {
+            return;
+        };
+        if !self.shared.subscribed().is_empty() {
+            return;
+        }
+        let stopped = {
+            let mut live = self.live.lock().unwrap();
+            // Every request clones the connection under this lock: only `live` holding it
+            // means none is running, and none can start before it is gone.
+            let idle_now = live.conn.as_ref().is_some_and(|c| {
+                Arc::strong_count(c) == 1 && c.is_alive() && c.unrequested_for() >= idle
+            });
+            if idle_now { live.conn.take() } else { None }
+        };
+        let Some(conn) = stopped else {
+            return;
+        };
+        self.shared.transport_log(
+            "info",
+            format!(
+                "stopped after {} s without a request; the next one starts it again",
+                idle.as_secs_f64()
+            ),
+        );
+        // Said down before the process is gone, so no one sees it gone yet `connected`.
+        self.set_down(
+            inner,
+            ConnectionState::Disconnected,
+            ConnectionPhase::Closed,
+            None,
+            None,
+        );
+        conn.close(Duration::from_secs(2)).await;
     }
 
     /// Connects; the caller holds `connect_lock`.
