@@ -188,16 +188,7 @@ async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
 
     // Whoever runs the server sees it: the restart in /status and /metrics, the calls too.
     let auth = [("Authorization", "Bearer t0ken")];
-    let (status, body) = http_request(&url, "GET", "/status", &auth, "");
-    assert_eq!(status, 200, "{body}");
-    let json_body = &body[body.find("\r\n\r\n").unwrap() + 4..];
-    let json_body =
-        json_body.trim_start_matches(|c: char| c.is_ascii_hexdigit() || c.is_whitespace());
-    let status_json: serde_json::Value = serde_json::Deserializer::from_str(json_body)
-        .into_iter()
-        .next()
-        .expect("a JSON body")
-        .unwrap();
+    let status_json = served_status(&url, "t0ken");
     let test = status_json["servers"]
         .as_array()
         .unwrap()
@@ -825,5 +816,63 @@ async fn a_refused_configured_token_is_said_plainly() {
         error.contains("refused the Authorization header"),
         "{error}"
     );
+    pool.close().await;
+}
+
+/// `/status` of the served pool (its body is chunked: the JSON follows a chunk size).
+fn served_status(url: &str, token: &str) -> serde_json::Value {
+    let auth = format!("Bearer {token}");
+    let (status, body) = http_request(url, "GET", "/status", &[("Authorization", &auth)], "");
+    assert_eq!(status, 200, "{body}");
+    let json_body = &body[body.find("\r\n\r\n").unwrap() + 4..];
+    let json_body =
+        json_body.trim_start_matches(|c: char| c.is_ascii_hexdigit() || c.is_whitespace());
+    serde_json::Deserializer::from_str(json_body)
+        .into_iter()
+        .next()
+        .expect("a JSON body")
+        .unwrap()
+}
+
+/// A server's state as `/status` of the served pool says it.
+fn served_state(url: &str, token: &str, server: &str) -> String {
+    let status_json = served_status(url, token);
+    let servers = status_json["servers"].as_array().unwrap();
+    let entry = servers.iter().find(|s| s["name"] == server).unwrap();
+    entry["state"].as_str().unwrap().to_string()
+}
+
+/// `--idle-stop`: an upstream no call needed for that long is stopped; a client listing the
+/// tools does not start it again (its tools come from the catalog), a call does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken", "--mode", "direct", "--idle-stop", "1"],
+    );
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let call = || {
+        let args = json!({"text": "warm"});
+        pool.call_tool("mcp__fleet__demo__echo", args, CallOptions::default())
+    };
+    assert_eq!(text(&call().await.unwrap()), "warm");
+    assert_eq!(served_state(&url, "t0ken", "demo"), "connected");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while served_state(&url, "t0ken", "demo") != "disconnected" {
+        assert!(
+            Instant::now() < deadline,
+            "the idle upstream was never stopped"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let listed = pool
+        .list_tools_with(Some("fleet"), mcpmux::ListOptions::refresh())
+        .await
+        .unwrap();
+    assert!(listed.iter().any(|t| t.name == "demo__echo"), "{listed:?}");
+    assert_eq!(served_state(&url, "t0ken", "demo"), "disconnected");
+    assert_eq!(text(&call().await.unwrap()), "warm");
+    assert_eq!(served_state(&url, "t0ken", "demo"), "connected");
     pool.close().await;
 }

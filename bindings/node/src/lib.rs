@@ -812,5 +812,6 @@ async fn call_tool(
 fn list_options(refresh: Option<bool>) -> mcpmux::ListOptions {
     mcpmux::ListOptions {
         refresh: refresh.unwrap_or(false),
+        ..Default::default()
     }
 }

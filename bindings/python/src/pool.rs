@@ -240,7 +240,10 @@ impl NativePool {
         refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
-        let options = mcpmux::ListOptions { refresh };
+        let options = mcpmux::ListOptions {
+            refresh,
+            ..Default::default()
+        };
         awaitable(py, async move {
             json_result(pool.list_tools_with(server.as_deref(), options).await)
         })
@@ -331,7 +334,10 @@ impl NativePool {
         refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
-        let options = mcpmux::ListOptions { refresh };
+        let options = mcpmux::ListOptions {
+            refresh,
+            ..Default::default()
+        };
         awaitable(py, async move {
             json_result(pool.list_resources_with(server.as_deref(), options).await)
         })
@@ -346,7 +352,10 @@ impl NativePool {
         refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
-        let options = mcpmux::ListOptions { refresh };
+        let options = mcpmux::ListOptions {
+            refresh,
+            ..Default::default()
+        };
         awaitable(py, async move {
             json_result(
                 pool.list_resource_templates_with(server.as_deref(), options)
@@ -449,7 +458,10 @@ impl NativePool {
         refresh: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
-        let options = mcpmux::ListOptions { refresh };
+        let options = mcpmux::ListOptions {
+            refresh,
+            ..Default::default()
+        };
         awaitable(py, async move {
             json_result(pool.list_prompts_with(server.as_deref(), options).await)
         })

@@ -126,7 +126,7 @@ impl Inner {
             + LIST_GRACE;
         let listing = {
             let (inner, slot) = (self.clone(), slot.clone());
-            tokio::spawn(async move { inner.server_tools(&slot, None).await.map(drop) })
+            tokio::spawn(async move { inner.server_tools(&slot, None, false).await.map(drop) })
         };
         let failed = match tokio::time::timeout(wait, listing).await {
             Ok(Ok(Ok(()))) => return Ok(()),

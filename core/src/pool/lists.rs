@@ -27,12 +27,29 @@ pub struct ListOptions {
     /// another caller after this call began is taken as it is.
     #[serde(default)]
     pub refresh: bool,
+    /// A server that is not connected (not started yet, or stopped idle) answers with its
+    /// last known list from the catalog instead of being started (one never listed is
+    /// still started): what a gateway's listing wants, so a client's `tools/list` does not
+    /// start every server.
+    #[serde(skip)]
+    pub known: bool,
 }
 
 impl ListOptions {
     /// Options that ask the servers again.
     pub fn refresh() -> Self {
-        ListOptions { refresh: true }
+        ListOptions {
+            refresh: true,
+            ..ListOptions::default()
+        }
+    }
+
+    /// Options that take a stopped server's tools from the catalog.
+    pub fn known() -> Self {
+        ListOptions {
+            known: true,
+            ..ListOptions::default()
+        }
     }
 }
 
@@ -123,7 +140,7 @@ impl Pool {
                 let group = self.inner.prefix_group(&slot.name());
                 let mut tools = self
                     .inner
-                    .index_group(&group, Some(&slot.id), asked_since)
+                    .index_group(&group, Some(&slot.id), asked_since, options.known)
                     .await?;
                 tools.retain(|t| t.server_id == slot.id);
                 // In the order of a listing of every server.
@@ -135,7 +152,7 @@ impl Pool {
                 let lists = futures::future::join_all(
                     groups
                         .iter()
-                        .map(|g| self.inner.index_group(g, None, asked_since)),
+                        .map(|g| self.inner.index_group(g, None, asked_since, options.known)),
                 )
                 .await;
                 let mut out: Vec<ToolInfo> = lists.into_iter().flatten().flatten().collect();

@@ -690,6 +690,11 @@ impl Slot {
 
 impl Slot {
     /// The current connection if it is alive; never connects.
+    /// Whether its last connection attempts failed (state `error`).
+    pub fn is_failing(&self) -> bool {
+        self.live.lock().unwrap().state == ConnectionState::Error
+    }
+
     pub fn live_connection(&self) -> Option<Arc<Connection>> {
         self.current().filter(|c| c.is_alive())
     }

@@ -32,11 +32,13 @@ impl Inner {
         group: &[Arc<Slot>],
         only: Option<&str>,
         asked_since: Option<Instant>,
+        stopped_from_catalog: bool,
     ) -> Result<Vec<ToolInfo>> {
         let mut lists = Vec::new();
         for slot in group {
             let tools = if only.is_none_or(|id| id == slot.id) {
-                match self.server_tools(slot, asked_since).await {
+                let listed = self.server_tools(slot, asked_since, stopped_from_catalog);
+                match listed.await {
                     Ok(t) => t,
                     Err(e) if only.is_some() => return Err(e),
                     Err(_) => continue,
@@ -58,11 +60,14 @@ impl Inner {
     }
 
     /// A server's tools, from the cache while it is fresh (TTL, no `list_changed` since) and,
-    /// with `asked_since`, asked for since that instant.
+    /// with `asked_since`, asked for since that instant. With `stopped_from_catalog`, a
+    /// server not connected answers with its catalog entry, if it has one for its config,
+    /// rather than being started.
     pub(super) async fn server_tools(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
         asked_since: Option<Instant>,
+        stopped_from_catalog: bool,
     ) -> Result<crate::tools::ToolList> {
         let generation = slot
             .shared
@@ -72,6 +77,15 @@ impl Inner {
             && c.serves(generation, asked_since)
         {
             return Ok(c.tools.clone());
+        }
+        // A server whose connection failed is tried instead: if it still fails, it drops out.
+        if stopped_from_catalog
+            && asked_since.is_none()
+            && slot.live_connection().is_none()
+            && !slot.is_failing()
+            && let Some(known) = self.catalog.get(&slot.id, &slot.config_key())
+        {
+            return Ok(known);
         }
         let conn = slot.connection(self).await?;
         self.fetch_tools(slot, &conn, generation, asked_since).await
@@ -181,11 +195,11 @@ impl Inner {
         }
         let mut last_error = None;
         for slot in &group {
-            if let Err(e) = self.server_tools(slot, None).await {
+            if let Err(e) = self.server_tools(slot, None, false).await {
                 last_error = Some(e);
             }
         }
-        self.index_group(&group, None, None).await?;
+        self.index_group(&group, None, None, false).await?;
         if let Some(hit) = self.find_tool(tool_id) {
             return Ok(hit);
         }

@@ -174,9 +174,10 @@ impl Gateway {
     /// The profile's tools under their served names; remembers the names for calls.
     async fn served_tools(&self) -> Result<Vec<(String, ToolInfo)>, ErrorData> {
         let profile = self.profile();
+        // A stopped server's tools come from the catalog: a client listing does not start it.
         let tools: Vec<ToolInfo> = self
             .pool
-            .list_tools(None)
+            .list_tools_with(None, crate::pool::ListOptions::known())
             .await
             .map_err(to_error_data)?
             .into_iter()
