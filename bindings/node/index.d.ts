@@ -1031,6 +1031,9 @@ export interface HttpServeSettings {
   /** A file that gets one JSON line per tool call (time, client, profile, server, tool,
    * duration, outcome). */
   auditLog?: string;
+  /** Also serve the HTTP+SSE transport of protocol 2024-11-05 (`GET /sse`, `POST
+   * /messages`), for clients that predate Streamable HTTP. Default false. */
+  legacySse?: boolean;
 }
 
 /**

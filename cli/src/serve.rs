@@ -61,6 +61,10 @@ pub struct ServeArgs {
     /// passed through. Over HTTP every profile is also served at /mcp/p/NAME.
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
+    /// Also serve the HTTP+SSE transport of protocol 2024-11-05 (GET /sse, POST /messages),
+    /// for clients that predate Streamable HTTP
+    #[arg(long, requires = "http")]
+    sse: bool,
     /// The most tools `--mode auto` lists before it shows the search tools instead.
     #[arg(long, value_name = "N", default_value_t = mcpmux::serve::exposure::AUTO_LIMIT)]
     auto_limit: usize,
@@ -110,6 +114,7 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
             .audit_log
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned()),
+        legacy_sse: args.sse,
         ..HttpServeSettings::default()
     };
     let generated = args.token.is_none() && !args.no_auth;

@@ -876,3 +876,65 @@ async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
     assert_eq!(served_state(&url, "t0ken", "demo"), "connected");
     pool.close().await;
 }
+
+/// `--sse`: clients of the HTTP+SSE transport (protocol 2024-11-05) get the fleet at `/sse`:
+/// the Python SDK's `sse_client` and mcpmux's own pool (configured as type `sse`) list and
+/// call; the token and the DNS-rebinding check hold there too, and without `--sse` there is
+/// no such path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_sse_clients_use_the_fleet_when_asked_for() {
+    let (dir, config) = fleet(false).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct", "--sse"]);
+    let sse = url.replace("/mcp", "/sse");
+    if let Some(python) = python_client() {
+        let (python, sse) = (python.clone(), sse.clone());
+        tokio::task::spawn_blocking(move || run_python_client(&python, &["sse", &sse, "t0ken"]))
+            .await
+            .unwrap();
+    }
+
+    let client = mcpmux::Pool::open(mcpmux::PoolOptions {
+        config_path: Some(dir.path().join("client.json")),
+        health_check_interval_ms: 0,
+        ..mcpmux::PoolOptions::default()
+    })
+    .await
+    .unwrap();
+    let server: mcpmux::ServerConfig = serde_json::from_value(json!({
+        "url": sse,
+        "headers": {"Authorization": "Bearer t0ken"},
+    }))
+    .unwrap();
+    client
+        .add_server(mcpmux::ServerInput {
+            name: "fleet".into(),
+            transport: Some(mcpmux::TransportType::Sse),
+            config: server,
+            ..mcpmux::ServerInput::default()
+        })
+        .await
+        .unwrap();
+    let echoed = client
+        .call_tool(
+            "mcp__fleet__demo__echo",
+            json!({"text": "sse"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "sse");
+    client.close().await;
+
+    let (status, body) = http_request(&url, "GET", "/sse", &[], "");
+    assert_eq!(status, 401, "{body}");
+    let auth = [("Authorization", "Bearer t0ken"), ("Host", "evil.example")];
+    let (status, body) = http_request(&url, "GET", "/sse", &auth, "");
+    assert_eq!(status, 403, "{body}");
+    let posted = [("Authorization", "Bearer t0ken")];
+    let (status, body) = http_request(&url, "POST", "/messages?sessionId=nope", &posted, "{}");
+    assert_eq!(status, 404, "{body}");
+
+    let (_plain, plain_url) = serve_http(&config, &["--token", "t0ken"]);
+    let (status, body) = http_request(&plain_url, "GET", "/sse", &posted, "");
+    assert_eq!(status, 404, "{body}");
+}

@@ -274,6 +274,20 @@ async def logs(url: str, token: str) -> None:
     print("python sdk client: ok")
 
 
+async def legacy_sse(url: str, token: str) -> None:
+    """The HTTP+SSE transport of 2024-11-05 (`serve --sse`): a session over /sse."""
+    from mcp.client.sse import sse_client
+
+    async with sse_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            names = [t.name for t in (await s.list_tools()).tools]
+            check("demo__echo" in names, "the fleet's tools are listed", names)
+            echoed = text_of(await s.call_tool("demo__echo", {"text": "over sse"}))
+            check(echoed == "over sse", "a call answers on the event stream", echoed)
+    print("python sdk client: ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "calls":
         asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
@@ -285,5 +299,7 @@ if __name__ == "__main__":
         asyncio.run(ask(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "logs":
         asyncio.run(logs(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "sse":
+        asyncio.run(legacy_sse(sys.argv[2], sys.argv[3]))
     else:
         asyncio.run(main(sys.argv[1:]))

@@ -167,12 +167,17 @@ pub fn http_request(
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
+    // A `Host` given in `headers` replaces the real one (a DNS-rebinding attempt).
+    let host = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
+        .map_or(authority, |(_, v)| *v);
     let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
          Content-Length: {}\r\n",
         body.len()
     );
-    for (k, v) in headers {
+    for (k, v) in headers.iter().filter(|(k, _)| !k.eq_ignore_ascii_case("host")) {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");

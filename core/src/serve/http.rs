@@ -17,6 +17,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::cors::Cors;
+use super::legacy_sse::{LegacySessions, MESSAGES_PATH, SSE_PATH};
 use super::metrics::Metrics;
 use super::sessions::{Opened, SealedSessions};
 use super::{Gateway, Profile, ServeOptions};
@@ -89,6 +90,10 @@ pub struct HttpOptions {
     /// The secret replicas share to open each other's session ids, so a round-robin balancer
     /// can send any request anywhere (default: a random key; sessions stay with this process).
     pub session_key: Option<String>,
+    /// Also serve the HTTP+SSE transport of protocol 2024-11-05 (`GET /sse`, `POST
+    /// /messages`), for clients that predate Streamable HTTP. Its sessions live in this
+    /// process (no replicas).
+    pub legacy_sse: bool,
 }
 
 impl HttpOptions {
@@ -100,6 +105,7 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             session_key: None,
+            legacy_sse: false,
         }
     }
 }
@@ -180,6 +186,12 @@ impl Pool {
             .map_err(|e| Error::io("reading the listening address", e))?;
         let mut hosts = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
         hosts.extend(options.allowed_hosts.iter().cloned());
+        let legacy = options.legacy_sse.then(|| Legacy {
+            sessions: Arc::default(),
+            gateway: None,
+            hosts: hosts.clone(),
+            own_origins: own_origins(addr.port()).collect(),
+        });
         let sessions = SealedSessions::new(options.session_key.as_deref())?;
         let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(stop.child_token())
@@ -196,6 +208,10 @@ impl Pool {
         };
         profiled.follow(profiles);
         let service = service_of(gateway.clone(), config);
+        let legacy = legacy.map(|l| Legacy {
+            gateway: Some(gateway.clone()),
+            ..l
+        });
         let auth = options.auth.clone();
         let site = Arc::new(Site {
             service,
@@ -205,6 +221,7 @@ impl Pool {
             cors: Cors::new(&options.allowed_origins),
             sessions,
             profiles: Arc::new(profiled),
+            legacy,
         });
         let profiles = site.profiles.clone();
         super::reload::follow_config(self.clone(), stop.clone(), move |changed| {
@@ -274,6 +291,67 @@ struct Site {
     pool: Pool,
     cors: Cors,
     sessions: SealedSessions,
+    /// The HTTP+SSE front, when asked for.
+    legacy: Option<Legacy>,
+}
+
+/// What the HTTP+SSE front needs: its sessions, the gateway they are of, and what Host and
+/// Origin rmcp would accept on `/mcp` (this front does its own checks).
+struct Legacy {
+    sessions: Arc<LegacySessions>,
+    gateway: Option<Gateway>,
+    hosts: Vec<String>,
+    own_origins: Vec<String>,
+}
+
+impl Legacy {
+    /// Whether `request` comes through a name this server answers to (DNS rebinding) and,
+    /// from a browser, from its own or an allowed origin.
+    fn admits(&self, request: &hyper::Request<hyper::body::Incoming>, cors: &Cors) -> bool {
+        let host = request
+            .headers()
+            .get(hyper::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        let name = match host.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().unwrap_or_default(),
+            None => host.split(':').next().unwrap_or_default(),
+        };
+        if !self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+            return false;
+        }
+        match request.headers().get(hyper::header::ORIGIN) {
+            None => true,
+            Some(origin) => {
+                let text = origin.to_str().unwrap_or_default().to_ascii_lowercase();
+                self.own_origins.contains(&text) || cors.allowed(request.headers()).is_some()
+            }
+        }
+    }
+
+    async fn answer(
+        &self,
+        request: hyper::Request<hyper::body::Incoming>,
+        cors: &Cors,
+    ) -> hyper::Response<Body> {
+        if !self.admits(&request, cors) {
+            return plain(
+                hyper::StatusCode::FORBIDDEN,
+                "Forbidden: Host or Origin not allowed (DNS rebinding)\n",
+            );
+        }
+        let path = request.uri().path();
+        match (request.method(), path, &self.gateway) {
+            (&hyper::Method::GET, SSE_PATH, Some(gateway)) => {
+                self.sessions.open(gateway.for_client())
+            }
+            (&hyper::Method::POST, MESSAGES_PATH, _) => self.sessions.post(request).await,
+            _ => plain(
+                hyper::StatusCode::METHOD_NOT_ALLOWED,
+                "the HTTP+SSE transport takes GET /sse and POST /messages\n",
+            ),
+        }
+    }
 }
 
 async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: CancellationToken) {
@@ -349,6 +427,7 @@ async fn answer(
         "/healthz" => return plain(hyper::StatusCode::OK, "ok\n"),
         "/readyz" => return plain(hyper::StatusCode::OK, "ready\n"),
         MCP_PATH | "/status" | "/metrics" => {}
+        SSE_PATH | MESSAGES_PATH if site.legacy.is_some() => {}
         _ if path.starts_with(PROFILE_PATH) => {}
         _ => {
             return plain(
@@ -378,6 +457,10 @@ async fn answer(
             site.metrics.prometheus(&site.pool),
         ),
         MCP_PATH => mcp(site, &site.service, request).await,
+        SSE_PATH | MESSAGES_PATH => match &site.legacy {
+            Some(legacy) => legacy.answer(request, &site.cors).await,
+            None => plain(hyper::StatusCode::NOT_FOUND, "not found\n"),
+        },
         _ => {
             let name = path.strip_prefix(PROFILE_PATH).unwrap_or_default();
             match site.profiles.get(name) {

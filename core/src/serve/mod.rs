@@ -12,6 +12,7 @@ mod gateway;
 mod host_requests;
 pub mod http;
 mod input_rounds;
+mod legacy_sse;
 mod logging;
 mod metrics;
 pub mod names;

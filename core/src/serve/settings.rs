@@ -13,8 +13,8 @@ use crate::error::{Error, Result};
 
 /// `{"addr": "127.0.0.1:0", "token": null, "noAuth": false, "allowedOrigins": [],
 /// "allowedHosts": [], "mode": "auto", "autoLimit": 40, "nameBudget": 0, "serverName":
-/// "mcpmux", "sessionKey": null, "auditLog": null}`, every field optional; an unknown one is
-/// refused.
+/// "mcpmux", "sessionKey": null, "auditLog": null, "legacySse": false}`, every field optional;
+/// an unknown one is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpServeSettings {
@@ -53,6 +53,10 @@ pub struct HttpServeSettings {
     /// duration, outcome).
     #[serde(default)]
     pub audit_log: Option<String>,
+    /// Also serve the HTTP+SSE transport of protocol 2024-11-05 (`GET /sse`, `POST
+    /// /messages`), for clients that predate Streamable HTTP.
+    #[serde(default)]
+    pub legacy_sse: bool,
 }
 
 impl HttpServeSettings {
@@ -105,6 +109,7 @@ impl HttpServeSettings {
             allowed_origins: self.allowed_origins,
             allowed_hosts: self.allowed_hosts,
             session_key: self.session_key,
+            legacy_sse: self.legacy_sse,
         };
         Ok((serve, http))
     }

@@ -40,8 +40,9 @@ static HTTP_SERVERS: Table<HttpServerEntry> = Table::new(Tag::HttpServer, "http 
 /// "mode": "search"}` (fields: addr, token, noAuth, allowedOrigins, allowedHosts, mode
 /// (direct, search, auto), autoLimit, nameBudget, serverName, sessionKey (a secret of 16
 /// characters or more that replicas share, so any of them serves any session), auditLog (a
-/// file that gets one JSON line per tool call); an unknown field is an error, and noAuth is
-/// refused off loopback). mcpmux_http_server_info() gives the URL and token.
+/// file that gets one JSON line per tool call), legacySse (also the 2024-11-05 HTTP+SSE
+/// transport at /sse and /messages); an unknown field is an error, and noAuth is refused off
+/// loopback). mcpmux_http_server_info() gives the URL and token.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_pool_serve_http(
     pool: mcpmux_pool,

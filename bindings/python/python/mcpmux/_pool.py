@@ -966,6 +966,7 @@ class Pool:
         server_name: str | None = None,
         session_key: str | None = None,
         audit_log: str | os.PathLike[str] | None = None,
+        legacy_sse: bool = False,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP, for MCP clients that
         want a single server in front of the fleet (Claude Desktop, Cursor, an agent in
@@ -985,7 +986,9 @@ class Pool:
         characters or more) that replicas behind one load balancer share, so that any of
         them serves any session (left out, sessions stay with this server). ``audit_log`` is
         a file that gets one JSON line per tool call (time, client, profile, server, tool,
-        duration, outcome). A setting the core refuses raises
+        duration, outcome). ``legacy_sse=True`` also serves the HTTP+SSE transport of
+        protocol 2024-11-05 (``GET /sse``, ``POST /messages``) for clients that predate
+        Streamable HTTP. A setting the core refuses raises
         :class:`InvalidArgumentError` saying what to change.
         """
         settings: dict[str, Any] = {
@@ -1001,6 +1004,7 @@ class Pool:
             "server_name": server_name,
             "session_key": session_key,
             "audit_log": None if audit_log is None else os.fspath(audit_log),
+            "legacy_sse": legacy_sse,
         }
         body = {camel(k): v for k, v in settings.items() if v is not None}
         return HttpServer(await self._native.serve_http(json.dumps(body)))

@@ -653,6 +653,7 @@ class Pool:
         server_name: str | None = None,
         session_key: str | None = None,
         audit_log: str | os.PathLike[str] | None = None,
+        legacy_sse: bool = False,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP (see
         :meth:`mcpmux.Pool.serve_http`); it serves from the background loop until stopped or
@@ -662,7 +663,7 @@ class Pool:
                 addr=addr, token=token, no_auth=no_auth, allowed_origins=allowed_origins,
                 allowed_hosts=allowed_hosts, mode=mode, auto_limit=auto_limit,
                 name_budget=name_budget, server_name=server_name,
-                session_key=session_key, audit_log=audit_log,
+                session_key=session_key, audit_log=audit_log, legacy_sse=legacy_sse,
             )
         )  # fmt: skip
         return HttpServer(self, inner)
