@@ -271,25 +271,38 @@ async fn raw_tokio(k: usize, conc: usize) -> Figures {
 /// rmcp 3.11 as its README shows it: `().serve(transport)` (the `initialize` handshake) over the
 /// child's pipes, then `Peer::call_tool`.
 async fn rmcp_client(k: usize, conc: usize) -> Figures {
-    use rmcp::ServiceExt;
-    use rmcp::model::CallToolRequestParams;
-
     let started = Instant::now();
     let mut child = spawn_server();
     let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    rmcp_calls(started, transport, "echo", k, conc).await
+}
+
+/// rmcp's client over `transport` (a child's stdout and stdin), started at `started`: the
+/// handshake, then `k` sequential and `conc` concurrent calls of `tool` with `{"text":
+/// "hello"}`.
+pub(crate) async fn rmcp_calls(
+    started: Instant,
+    transport: (tokio::process::ChildStdout, tokio::process::ChildStdin),
+    tool: &'static str,
+    k: usize,
+    conc: usize,
+) -> Figures {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+
     let client =
         ().serve(transport)
             .await
             .unwrap_or_else(|e| fail(&format!("rmcp handshake: {e}")));
     let connect = started.elapsed();
     let args = json!({"text": "hello"}).as_object().unwrap().clone();
-    let params = CallToolRequestParams::new("echo").with_arguments(args);
+    let params = CallToolRequestParams::new(tool).with_arguments(args);
     let peer = client.peer().clone();
     let (seq, seq_total, conc_total) = measure(k, conc, || {
         let (peer, params) = (peer.clone(), params.clone());
         async move {
             let r = peer.call_tool(params).await.expect("rmcp call");
-            assert!(r.is_error != Some(true));
+            assert!(r.is_error != Some(true), "{r:?}");
         }
     })
     .await;

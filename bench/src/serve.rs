@@ -7,9 +7,7 @@
 use std::process::Stdio;
 use std::time::Instant;
 
-use serde_json::json;
-
-use crate::clients::{Figures, measure, multi_thread, open_pool, server_input};
+use crate::clients::{Figures, multi_thread, open_pool, server_input};
 use crate::fail;
 
 /// `mcpmux-bench serve-front`: serves a pool holding the bench server on stdio until stdin
@@ -36,9 +34,6 @@ pub(crate) fn front() {
 /// rmcp's client through the front: connect (which starts the front; the bench server starts
 /// on the first call, in the warm-up), then `bench__echo`.
 pub(crate) async fn client(k: usize, conc: usize) -> Figures {
-    use rmcp::ServiceExt;
-    use rmcp::model::CallToolRequestParams;
-
     let started = Instant::now();
     let mut front = tokio::process::Command::new(std::env::current_exe().unwrap())
         .arg("serve-front")
@@ -50,28 +45,7 @@ pub(crate) async fn client(k: usize, conc: usize) -> Figures {
     let transport = (front.stdout.take().unwrap(), front.stdin.take().unwrap());
     // As `rmcp` does with the bench server, but the front speaks 2026-07-28 and rmcp prefers
     // it: each request then carries its own `_meta`, as a current client's do.
-    let client = ()
-        .serve(transport)
-        .await
-        .unwrap_or_else(|e| fail(&format!("rmcp handshake with the front: {e}")));
-    let connect = started.elapsed();
-    let args = json!({"text": "hello"}).as_object().unwrap().clone();
-    let params = CallToolRequestParams::new("bench__echo").with_arguments(args);
-    let peer = client.peer().clone();
-    let (seq, seq_total, conc_total) = measure(k, conc, || {
-        let (peer, params) = (peer.clone(), params.clone());
-        async move {
-            let r = peer.call_tool(params).await.expect("call through serve");
-            assert!(r.is_error != Some(true), "{r:?}");
-        }
-    })
-    .await;
-    let _ = client.cancel().await;
+    let figures = crate::clients::rmcp_calls(started, transport, "bench__echo", k, conc).await;
     let _ = front.wait().await;
-    Figures {
-        connect,
-        seq,
-        seq_total,
-        conc_total,
-    }
+    figures
 }

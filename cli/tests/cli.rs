@@ -3,15 +3,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn mcpmux(config: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcpmux"))
-        .arg("--config")
-        .arg(config)
-        .args(args)
-        .env_remove("MCPMUX_CONFIG")
-        .output()
-        .expect("run mcpmux")
-}
+#[allow(dead_code)]
+mod support;
+use support::mcpmux;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
