@@ -177,7 +177,10 @@ pub fn http_request(
          Content-Length: {}\r\n",
         body.len()
     );
-    for (k, v) in headers.iter().filter(|(k, _)| !k.eq_ignore_ascii_case("host")) {
+    for (k, v) in headers
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("host"))
+    {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");
