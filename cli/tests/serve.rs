@@ -938,3 +938,59 @@ async fn legacy_sse_clients_use_the_fleet_when_asked_for() {
     let (status, body) = http_request(&plain_url, "GET", "/sse", &posted, "");
     assert_eq!(status, 404, "{body}");
 }
+
+/// A 2026-07-28 client (mcpmux's pool, with its host handlers) answers an upstream's
+/// `input_required` round through serve: the gateway passes the questions back as its own
+/// round and the upstream's state sealed in its own; the same through the search tools'
+/// `call_tool`, whose state is bound to that call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    deprecated,
+    reason = "sampling and roots (SEP-2577) are what the test server's `ask` asks for"
+)]
+async fn a_2026_client_answers_an_upstreams_round_through_serve() {
+    let (dir, config) = fleet(false).unwrap();
+    for (mode, tool, args) in [
+        ("direct", "mcp__fleet__test__ask", json!({})),
+        (
+            "search",
+            "mcp__fleet__call_tool",
+            json!({"name": "test__ask", "arguments": {}}),
+        ),
+    ] {
+        let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", mode]);
+        let client_dir = dir.path().join(mode);
+        std::fs::create_dir(&client_dir).unwrap();
+        let pool = client_pool(&client_dir, &url, "t0ken").await;
+        pool.set_sampling_handler(Some(std::sync::Arc::new(|_req| {
+            Box::pin(async {
+                Ok(serde_json::from_value(json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "hi from the client"},
+                    "model": "m"
+                }))
+                .unwrap())
+            })
+        })));
+        pool.set_elicitation_handler(Some(std::sync::Arc::new(|_req| {
+            Box::pin(async {
+                Ok(
+                    mcpmux::model::ElicitResult::new(mcpmux::model::ElicitationAction::Accept)
+                        .with_content(json!({"name": "Ada"})),
+                )
+            })
+        })));
+        pool.set_roots(vec![mcpmux::model::Root::new("file:///only")])
+            .await;
+        let answered = pool
+            .call_tool(tool, args, CallOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        assert_eq!(
+            text(&answered),
+            r#"name="Ada" sample="hi from the client" roots=1"#,
+            "{mode}"
+        );
+        pool.close().await;
+    }
+}

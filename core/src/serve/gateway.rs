@@ -31,13 +31,14 @@ use super::exposure::{
     SearchArgs, answer, arguments, search_surface,
 };
 use super::host_requests::{Callers, forward};
+use super::input_rounds::ClientRound;
 use super::logging::{ClientLevel, ServerFilter};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
 use super::profiles::Profile;
 use super::seal::Seal;
 use super::subscriptions::{Subscriber, Subscriptions};
 use crate::error::Error;
-use crate::pool::{CallOptions, CallRound, InputRound, Pool, Progress, PromptInfo};
+use crate::pool::{CallOptions, CallRound, Pool, Progress, PromptInfo};
 use crate::tools::ToolInfo;
 
 /// How long a call's last progress notifications may take to go out before its result does.
@@ -348,19 +349,20 @@ impl Gateway {
         tool: &str,
         args: Option<serde_json::Map<String, serde_json::Value>>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+        round: Option<ClientRound>,
+    ) -> Result<CallToolResponse, ErrorData> {
         match tool {
             SEARCH_TOOLS => {
                 let SearchArgs { query, limit } = arguments(tool, args)?;
-                self.search(&query, limit).await
+                self.search(&query, limit).await.map(Into::into)
             }
             DESCRIBE_TOOLS => {
                 let DescribeArgs { names } = arguments(tool, args)?;
-                self.describe(&names).await
+                self.describe(&names).await.map(Into::into)
             }
             _ => {
                 let CallArgs { name, arguments: a } = arguments(tool, args)?;
-                Box::pin(self.call(&name, a, context)).await
+                Box::pin(self.call_round(&name, a, context, round)).await
             }
         }
     }
@@ -415,21 +417,6 @@ impl Gateway {
         Ok(answer(value))
     }
 
-    async fn call(
-        &self,
-        name: &str,
-        arguments: Option<serde_json::Map<String, serde_json::Value>>,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        match self.call_round(name, arguments, context, None).await? {
-            CallToolResponse::Complete(result) => Ok(result),
-            _ => Err(ErrorData::internal_error(
-                "a call that answers in rounds went the other way",
-                None,
-            )),
-        }
-    }
-
     /// A call of the served tool `name`. With `round` (a 2026-07-28 client's call), an
     /// upstream's `input_required` goes back to the client, and `round` brings its answers;
     /// without, the pool answers it (asking a legacy client through its session).
@@ -438,15 +425,12 @@ impl Gateway {
         name: &str,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         context: &RequestContext<RoleServer>,
-        round: Option<InputRound>,
+        round: Option<ClientRound>,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.exposure() != Exposure::Direct
             && [SEARCH_TOOLS, DESCRIBE_TOOLS, CALL_TOOL].contains(&name)
         {
-            return self
-                .call_meta(name, arguments, context)
-                .await
-                .map(Into::into);
+            return self.call_meta(name, arguments, context, round).await;
         }
         let arguments = arguments
             .map(serde_json::Value::Object)
@@ -473,7 +457,7 @@ impl Gateway {
                             &tool.id,
                             arguments.clone(),
                             options,
-                            round.clone(),
+                            round.input.clone(),
                         );
                         call.await
                     }
@@ -499,8 +483,9 @@ impl Gateway {
             return match result {
                 Ok(CallRound::Done(result)) => Ok(result.into()),
                 Ok(CallRound::InputRequired(asked)) => {
-                    let request = format!("tool {name}");
-                    super::input_rounds::ask_client(&self.seal, &request, asked).map(Into::into)
+                    // Only a call in rounds gets the upstream's questions back.
+                    let asked_as = round.as_ref().map_or(name, |r| r.asked_as.as_str());
+                    super::input_rounds::ask_client(&self.seal, asked_as, asked).map(Into::into)
                 }
                 // The pool's tools changed since the names were taken: once more, by name.
                 Err(Error::NotFound { kind: "tool", .. }) if !fresh => {
@@ -533,11 +518,15 @@ impl Gateway {
         request: &str,
         responses: Option<rmcp::model::InputResponses>,
         state: Option<&str>,
-    ) -> Result<Option<InputRound>, ErrorData> {
+    ) -> Result<Option<ClientRound>, ErrorData> {
         if !is_modern(context) {
             return Ok(None);
         }
-        super::input_rounds::from_client(&self.seal, request, responses, state).map(Some)
+        let input = super::input_rounds::from_client(&self.seal, request, responses, state)?;
+        Ok(Some(ClientRound {
+            input,
+            asked_as: request.to_string(),
+        }))
     }
 
     /// The servers of this gateway's profile, by id, as a relay's filter.
@@ -980,7 +969,10 @@ impl ServerHandler for Gateway {
             request.request_state.as_deref(),
         )?;
         let result = match round {
-            Some(round) => self.pool.read_resource_round(&server, &uri, round).await,
+            Some(round) => {
+                let round = round.input;
+                self.pool.read_resource_round(&server, &uri, round).await
+            }
             None => self
                 .pool
                 .read_resource(&server, &uri)
@@ -1029,6 +1021,7 @@ impl ServerHandler for Gateway {
         let (pool, arguments) = (&self.pool, request.arguments);
         let result = match round {
             Some(round) => {
+                let round = round.input;
                 pool.get_prompt_round(&server, &prompt, arguments, round)
                     .await
             }

@@ -17,6 +17,14 @@ use crate::pool::InputRound;
 /// What request states are sealed for (no other sealed text opens as one).
 const REQUEST_STATE: &[u8] = b"requestState";
 
+/// A 2026-07-28 client's request in rounds: what it brings upstream, and the request its
+/// state is bound to (`tool call_tool` for a call through the search tools, whatever tool that
+/// calls).
+pub(super) struct ClientRound {
+    pub input: InputRound,
+    pub asked_as: String,
+}
+
 /// What the gateway's `requestState` carries.
 #[derive(Serialize, Deserialize)]
 struct Carried {
