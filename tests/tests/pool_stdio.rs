@@ -1318,7 +1318,7 @@ async fn a_private_tool_list_without_oauth_is_saved_for_its_config() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_servers_are_stopped_and_start_again_on_the_next_request() {
     let pool = pool_with(PoolOptions {
-        idle_stop_ms: 400,
+        idle_stop_ms: 1000,
         ..options()
     })
     .await;
@@ -1333,7 +1333,7 @@ async fn idle_servers_are_stopped_and_start_again_on_the_next_request() {
     };
 
     // A call longer than the idle time runs to its end.
-    let slept = call_ok(&pool, "mcp__t__sleep", json!({"ms": 1200})).await;
+    let slept = call_ok(&pool, "mcp__t__sleep", json!({"ms": 2500})).await;
     assert!(!slept.is_error.unwrap_or(false), "{slept:?}");
     let (state, first) = pid(&pool, "t");
     let first = first.expect("a running stdio server has a pid");

@@ -746,6 +746,8 @@ impl Inner {
             _ = call.cancelled() => return Err(Error::Cancelled),
         };
         call.conn.touch();
+        // Idle time counts from a call's end, not its start.
+        call.conn.requested();
         Ok(match reply {
             Ok(line) => call_reply(&line).map_err(|message| Error::Protocol {
                 server: call.name.to_string(),
@@ -801,6 +803,8 @@ impl Inner {
         };
         guard.disarm();
         call.conn.touch();
+        // Idle time counts from a call's end, not its start.
+        call.conn.requested();
         Ok(response)
     }
 
