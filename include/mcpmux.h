@@ -1290,8 +1290,11 @@ mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
  * (direct, search, auto), autoLimit, nameBudget, serverName, sessionKey (a secret of 16
  * characters or more that replicas share, so any of them serves any session), auditLog (a
  * file that gets one JSON line per tool call), legacySse (also the 2024-11-05 HTTP+SSE
- * transport at /sse and /messages); an unknown field is an error, and noAuth is refused off
- * loopback). mcpmux_http_server_info() gives the URL and token.
+ * transport at /sse and /messages), oauth (accept access tokens an OAuth authorization server
+ * issued instead of one shared token: `{"issuer": URL, "resource": URL, "audience": "...",
+ * "scopes": [...], "jwksUri": URL}`, only issuer required; the issuer's metadata and keys
+ * are read before this returns); an unknown field is an error, and noAuth is refused off
+ * loopback). mcpmux_http_server_info() gives the URL and token (null behind oauth).
  */
 mcpmux_status mcpmux_pool_serve_http(mcpmux_pool pool,
                                      const char *settings_json,

@@ -118,6 +118,27 @@ if [[ "$(installed_ws_version)" != "$WS_MCP_VERSION" ]]; then
 fi
 echo "mcp[ws] $WS_MCP_VERSION (WebSocket test server): $ws_venv/bin/python"
 
+# --- oidc-provider (Node): the authorization server of `serve --oauth-issuer` -----
+# (cli/tests/serve_oauth.rs). Its own prefix: the one above is pruned to its packages.
+OIDC_PROVIDER_VERSION="9.13.3"
+oidc_prefix="$deps_dir/oidc"
+installed_oidc_version() {
+    local manifest="$oidc_prefix/node_modules/oidc-provider/package.json"
+    [[ -f "$manifest" ]] || return 0
+    node -e 'process.stdout.write(require(process.argv[1]).version || "")' "$manifest" \
+        2>/dev/null || true
+}
+if [[ "$(installed_oidc_version)" != "$OIDC_PROVIDER_VERSION" ]]; then
+    mkdir -p "$oidc_prefix"
+    npm install --prefix "$oidc_prefix" --no-save --no-audit --no-fund --loglevel=error \
+        "oidc-provider@$OIDC_PROVIDER_VERSION" >&2
+    if [[ "$(installed_oidc_version)" != "$OIDC_PROVIDER_VERSION" ]]; then
+        echo "test-deps: oidc-provider $OIDC_PROVIDER_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "oidc-provider $OIDC_PROVIDER_VERSION: $oidc_prefix"
+
 # The load balancer in front of `mcpmux serve` replicas (cli/tests/serve_replicas.rs).
 bash "$repo_root/scripts/apt-install.sh" nginx
 echo "nginx: $(nginx -v 2>&1)"

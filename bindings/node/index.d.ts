@@ -1034,6 +1034,29 @@ export interface HttpServeSettings {
   /** Also serve the HTTP+SSE transport of protocol 2024-11-05 (`GET /sse`, `POST
    * /messages`), for clients that predate Streamable HTTP. Default false. */
   legacySse?: boolean;
+  /** Accept access tokens an OAuth authorization server issued, instead of one shared token
+   * (with `token` or `noAuth` it is an error). `serveHttp` reads the issuer's metadata and
+   * keys before it resolves: an issuer it cannot reach rejects with a `ConnectionError`. */
+  oauth?: OAuthResourceSettings;
+}
+
+/** OAuth resource-server mode of `serveHttp` (core's `OAuthResourceSettings`): clients find
+ * the issuer in `/.well-known/oauth-protected-resource/mcp` (a 401 points there) and bring JWT
+ * access tokens it issued for this server; bearer and DPoP-bound tokens are both taken. */
+export interface OAuthResourceSettings {
+  /** The authorization server's issuer identifier, exactly as in its metadata and tokens
+   * (HTTPS, or HTTP on this machine). */
+  issuer: string;
+  /** This server's resource identifier, what tokens must be issued for (default
+   * `http://HOST/mcp`, as the client reached the server; set it behind a proxy). */
+  resource?: string;
+  /** The audience tokens must name, when the issuer names this server otherwise than by its
+   * resource URL (e.g. an Auth0 API identifier). */
+  audience?: string;
+  /** Scopes every token must carry; a token without them is answered 403. */
+  scopes?: string[];
+  /** The issuer's key set, for an issuer that publishes no metadata. */
+  jwksUri?: string;
 }
 
 /**
@@ -1046,7 +1069,8 @@ export declare class HttpServer {
   private constructor();
   /** The URL clients connect to, e.g. `http://127.0.0.1:39127/mcp`. */
   readonly url: string;
-  /** The bearer token clients send (`Authorization: Bearer <token>`); `null` with `noAuth`. */
+  /** The bearer token clients send (`Authorization: Bearer <token>`); `null` with `noAuth`
+   * or `oauth`. */
   readonly token: string | null;
   /** Whether it still serves. */
   readonly listening: boolean;

@@ -32,6 +32,25 @@ pub struct ServeArgs {
     /// Serve HTTP without a token: anyone who can reach the address may use every server.
     #[arg(long, requires = "http")]
     no_auth: bool,
+    /// Accept access tokens from this OAuth authorization server (its issuer URL) instead of
+    /// one shared token: clients find it in /.well-known/oauth-protected-resource/mcp and
+    /// bring tokens issued for this server (JWTs, checked with the issuer's published keys).
+    #[arg(long, value_name = "URL", requires = "http")]
+    oauth_issuer: Option<String>,
+    /// The resource identifier tokens must be issued for (default http://HOST/mcp, as the
+    /// client reached the server; set it behind a proxy, e.g. https://mcp.example.com/mcp).
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_resource: Option<String>,
+    /// The audience tokens must name, when the issuer names this server otherwise than by its
+    /// resource URL (e.g. an Auth0 API identifier).
+    #[arg(long, value_name = "AUDIENCE", requires = "oauth_issuer")]
+    oauth_audience: Option<String>,
+    /// A scope every token must carry (repeat for several).
+    #[arg(long = "oauth-scope", value_name = "SCOPE", requires = "oauth_issuer")]
+    oauth_scopes: Vec<String>,
+    /// The issuer's key set (JWKS) URL, for an issuer that publishes no metadata.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_jwks: Option<String>,
     /// A secret shared by replicas behind one load balancer (16 characters or more): any of
     /// them can then serve any session, with no sticky routing and no shared store.
     #[arg(
@@ -115,9 +134,19 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned()),
         legacy_sse: args.sse,
+        oauth: args
+            .oauth_issuer
+            .as_ref()
+            .map(|issuer| mcpmux::serve::OAuthResourceSettings {
+                issuer: issuer.clone(),
+                resource: args.oauth_resource.clone(),
+                audience: args.oauth_audience.clone(),
+                scopes: args.oauth_scopes.clone(),
+                jwks_uri: args.oauth_jwks.clone(),
+            }),
         ..HttpServeSettings::default()
     };
-    let generated = args.token.is_none() && !args.no_auth;
+    let generated = args.token.is_none() && !args.no_auth && args.oauth_issuer.is_none();
     let (mut serve, options) = settings.into_options()?;
     // The command line's pool is only served: its upstreams ask the clients.
     serve.forward_host_requests = true;
@@ -132,7 +161,12 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
              (set it with --token or MCPMUX_SERVE_TOKEN)"
         ),
         Some(_) => eprintln!("mcpmux serve: clients send the token given"),
-        None => eprintln!("mcpmux serve: no token (--no-auth)"),
+        None => match &args.oauth_issuer {
+            Some(issuer) => eprintln!(
+                "mcpmux serve: clients send access tokens that {issuer} issued for this server"
+            ),
+            None => eprintln!("mcpmux serve: no token (--no-auth)"),
+        },
     }
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}

@@ -55,6 +55,7 @@ pub fn mirrored() -> Value {
             "ToolInfo": fields::<crate::tools::ToolInfo>(),
             "ServerStatus": fields::<crate::pool::ServerStatus>(),
             "HttpServeSettings": fields::<crate::serve::HttpServeSettings>(),
+            "OAuthResourceSettings": fields::<crate::serve::OAuthResourceSettings>(),
         },
         "events": events(),
         "errorCodes": ErrorKind::ALL.map(ErrorKind::as_str),

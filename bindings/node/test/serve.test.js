@@ -101,6 +101,9 @@ test('bad settings reject with InvalidArgumentError naming the fix', async (t) =
     [{ token: ' ' }, /empty/],
     [{ port: 8808 }, /unknown field `port`/],
     [{ sessionKey: 'short' }, /openssl rand -hex 32/],
+    [{ oauth: { issuer: 'https://a.example' }, token: 't' }, /give oauth, or a token/],
+    [{ oauth: { issuer: 'http://auth.example.com' } }, /is not HTTPS/],
+    [{ oauth: { issuer: 'https://a.example', scope: 'x' } }, /unknown field `scope`/],
   ];
   for (const [settings, message] of cases) {
     await assert.rejects(pool.serveHttp(settings), (err) => {
@@ -112,6 +115,19 @@ test('bad settings reject with InvalidArgumentError naming the fix', async (t) =
   }
   await assert.rejects(pool.serveHttp('127.0.0.1:0'), InvalidArgumentError);
   await assert.rejects(pool.serveHttp({ autoLimit: -1 }), InvalidArgumentError);
+});
+
+test('an OAuth issuer whose keys cannot be read rejects with ConnectionError', async (t) => {
+  const pool = await Pool.open(testOptions(t));
+  t.after(() => pool.close());
+  // Nothing listens on port 1: the key set (given, so no metadata is looked for) is
+  // unreadable, and serving does not start with tokens it could never check.
+  const oauth = { issuer: 'http://127.0.0.1:1', jwksUri: 'http://127.0.0.1:1/jwks' };
+  await assert.rejects(pool.serveHttp({ oauth }), (err) => {
+    assert.equal(err.code, 'connection', String(err));
+    assert.match(err.message, /the issuer's keys cannot be read: http:\/\/127\.0\.0\.1:1\/jwks/);
+    return true;
+  });
 });
 
 test('an address already in use rejects with IoError', async (t) => {

@@ -15,7 +15,7 @@ import mcpmux
 import mcpmux.sync
 from mcpmux import _native, errors
 from mcpmux._pool import OPTION_NAMES
-from mcpmux.types import _RENAMES, IdpSettings, OAuthSettings, snake
+from mcpmux.types import _RENAMES, IdpSettings, OAuthResourceSettings, OAuthSettings, snake
 
 MIRRORED: dict[str, Any] = json.loads(_native.MIRRORED)
 
@@ -38,7 +38,12 @@ def test_each_record_type_has_every_field_of_core(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name,typed", [("OAuthSettings", OAuthSettings), ("IdpSettings", IdpSettings)]
+    "name,typed",
+    [
+        ("OAuthSettings", OAuthSettings),
+        ("IdpSettings", IdpSettings),
+        ("OAuthResourceSettings", OAuthResourceSettings),
+    ],
 )
 def test_each_settings_dict_takes_every_key_of_core(name: str, typed: type) -> None:
     keys = set(typed.__annotations__)

@@ -139,9 +139,13 @@ async def test_no_auth_serves_on_loopback_without_a_token(
         ({"token": " "}, "the token is empty"),
         ({"allowed_origins": "http://localhost:5173"}, "expected a sequence"),
         ({"session_key": "short"}, "openssl rand -hex 32"),
+        ({"oauth": {"issuer": "https://a.example"}, "token": "t"}, "give oauth, or a token"),
+        ({"oauth": {"issuer": "http://auth.example.com"}}, "is not HTTPS"),
+        ({"oauth": {"issuer": "https://a.example", "scope": "x"}}, "unknown field `scope`"),
     ],
     ids=["addr without port", "no_auth off loopback", "unknown mode", "token and no_auth",
-         "empty token", "origins as one string", "short session key"],
+         "empty token", "origins as one string", "short session key", "oauth and token",
+         "oauth issuer over http", "oauth unknown key"],
 )  # fmt: skip
 async def test_a_bad_setting_says_what_to_change(
     pool: mcpmux.Pool, settings: Mapping[str, Any], fix: str
@@ -150,6 +154,17 @@ async def test_a_bad_setting_says_what_to_change(
         await pool.serve_http(**settings)
     assert fix in str(e.value), e.value
     assert e.value.code == "invalid_argument"
+
+
+async def test_an_oauth_issuer_whose_keys_cannot_be_read_stops_the_start(
+    pool: mcpmux.Pool,
+) -> None:
+    # Nothing listens on port 1: the key set (given, so no metadata is looked for) is
+    # unreadable, and serving does not start with tokens it could never check.
+    oauth = {"issuer": "http://127.0.0.1:1", "jwks_uri": "http://127.0.0.1:1/jwks"}
+    with pytest.raises(mcpmux.ConnectionError) as e:
+        await pool.serve_http(oauth=oauth)
+    assert "the issuer's keys cannot be read: http://127.0.0.1:1/jwks" in str(e.value)
 
 
 async def test_closing_the_pool_stops_what_serves_it(config_path: str, test_server: str) -> None:

@@ -30,6 +30,8 @@ use serde::{Deserialize, Serialize};
 use crate::host::BoxFuture;
 
 pub(crate) use dpop::Dpop;
+#[cfg(test)]
+pub(crate) use dpop::DpopKey;
 pub(crate) use flow::{authorize, stored_manager};
 pub(crate) use session_client::{Grantor, SessionClient};
 pub use store::{FileTokenStore, MemoryTokenStore, TokenStore};

@@ -6,6 +6,9 @@
 //! {"time":"2026-12-03T04:30:00.123Z","client":"claude-ai","profile":null,"server":"files","tool":"files__read_file","ms":12.5,"outcome":"ok"}
 //! ```
 //!
+//! Behind OAuth (resource-server mode), `subject` and `oauthClient` name whom the call's
+//! access token was issued to.
+//!
 //! `outcome` is `ok`, `error` (the tool or its server failed: `error` says why) or
 //! `cancelled`.
 
@@ -29,9 +32,10 @@ pub struct AuditLog {
 }
 
 /// One call, as recorded.
-#[derive(Serialize)]
 pub(crate) struct Entry<'a> {
     pub client: &'a str,
+    /// Whom the call's access token was issued to (resource-server mode).
+    pub principal: Option<&'a super::resource_server::Principal>,
     pub profile: Option<&'a str>,
     pub server: &'a str,
     pub tool: &'a str,
@@ -40,9 +44,14 @@ pub(crate) struct Entry<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Line<'a> {
     time: String,
     client: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subject: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    oauth_client: Option<&'a str>,
     profile: Option<&'a str>,
     server: &'a str,
     tool: &'a str,
@@ -82,6 +91,8 @@ impl AuditLog {
         let line = Line {
             time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             client: entry.client,
+            subject: entry.principal.and_then(|p| p.subject.as_deref()),
+            oauth_client: entry.principal.and_then(|p| p.client_id.as_deref()),
             profile: entry.profile,
             server: entry.server,
             tool: entry.tool,

@@ -7,7 +7,7 @@ use hyper::header::{HeaderMap, HeaderValue};
 
 /// Request headers a page may send to `/mcp`: the transport's, and 2026-07-28's routing
 /// headers (`Mcp-Method`, `Mcp-Name`; a tool's `Mcp-Param-*` headers are allowed as asked).
-const ALLOW_HEADERS: &str = "authorization, content-type, accept, mcp-session-id, \
+const ALLOW_HEADERS: &str = "authorization, dpop, content-type, accept, mcp-session-id, \
                              mcp-protocol-version, last-event-id, mcp-method, mcp-name";
 
 /// The prefix of the headers a 2026-07-28 client sends for a tool's `x-mcp-header` arguments.
@@ -140,6 +140,8 @@ mod tests {
             "{allowed}"
         );
         assert!(allowed.contains("Mcp-Param-Region"), "{allowed}");
+        // A DPoP-bound token's proof (resource-server mode).
+        assert!(allowed.contains("dpop"), "{allowed}");
         assert!(!allowed.contains("x-evil"), "{allowed}");
     }
 }

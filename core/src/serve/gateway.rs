@@ -599,8 +599,13 @@ impl Gateway {
             .map(str::to_string)
             .or_else(|| context.peer.peer_info().map(|i| i.client_info.name.clone()));
         let profile = self.profile();
+        let principal = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<super::resource_server::Principal>());
         let entry = super::audit::Entry {
             client: client.as_deref().unwrap_or("unknown"),
+            principal,
             profile: profile.name.as_deref(),
             server: &tool.server,
             tool: name,

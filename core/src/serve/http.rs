@@ -19,6 +19,9 @@ use tokio_util::sync::CancellationToken;
 use super::cors::Cors;
 use super::legacy_sse::{LegacySessions, MESSAGES_PATH, SSE_PATH};
 use super::metrics::Metrics;
+use super::resource_server::{
+    METADATA_PATH, OAuthResourceSettings, Presented, Principal, Refusal, ResourceServer,
+};
 use super::sessions::{Opened, SealedSessions};
 use super::{Gateway, Profile, ServeOptions};
 use crate::error::{Error, Result};
@@ -35,6 +38,8 @@ pub const PROFILE_PATH: &str = "/mcp/p/";
 pub enum HttpAuth {
     /// Requests carry `Authorization: Bearer TOKEN`.
     Bearer(String),
+    /// Access tokens an OAuth authorization server issued (resource-server mode).
+    OAuth(OAuthResourceSettings),
     /// Anyone who can reach the address (said explicitly: never the default).
     None,
 }
@@ -43,6 +48,7 @@ impl std::fmt::Debug for HttpAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HttpAuth::Bearer(_) => f.write_str("Bearer(..)"),
+            HttpAuth::OAuth(settings) => write!(f, "OAuth({})", settings.issuer),
             HttpAuth::None => f.write_str("None"),
         }
     }
@@ -56,18 +62,16 @@ impl HttpAuth {
         rand::rng().fill_bytes(&mut bytes);
         HttpAuth::Bearer(bytes.iter().map(|b| format!("{b:02x}")).collect())
     }
+}
 
-    fn admits(&self, request: &hyper::Request<hyper::body::Incoming>) -> bool {
-        let HttpAuth::Bearer(token) = self else {
-            return true;
-        };
-        let given = request
-            .headers()
-            .get(hyper::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes()))
-    }
+/// Whether `request` carries the shared bearer `token`.
+fn has_token(request: &hyper::Request<hyper::body::Incoming>, token: &str) -> bool {
+    let given = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    given.is_some_and(|given| same_secret(given.as_bytes(), token.as_bytes()))
 }
 
 /// Compares without stopping at the first difference, so timing tells nothing of the token.
@@ -134,7 +138,7 @@ impl HttpServer {
     pub fn token(&self) -> Option<&str> {
         match &self.auth {
             HttpAuth::Bearer(t) => Some(t),
-            HttpAuth::None => None,
+            HttpAuth::OAuth(_) | HttpAuth::None => None,
         }
     }
 
@@ -193,9 +197,15 @@ impl Pool {
             own_origins: own_origins(addr.port()).collect(),
         });
         let sessions = SealedSessions::new(options.session_key.as_deref())?;
+        let oauth = match &options.auth {
+            HttpAuth::OAuth(settings) => {
+                Some(Arc::new(ResourceServer::start(settings.clone()).await?))
+            }
+            _ => None,
+        };
         let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(stop.child_token())
-            .with_allowed_hosts(hosts)
+            .with_allowed_hosts(hosts.clone())
             .with_allowed_origins(own_origins(addr.port()).chain(options.allowed_origins.clone()))
             .enforce_origin_validation();
         config.session_store = Some(sessions.store());
@@ -216,6 +226,8 @@ impl Pool {
         let site = Arc::new(Site {
             service,
             auth: auth.clone(),
+            oauth,
+            hosts,
             metrics: Metrics::watch(self),
             pool: self.clone(),
             cors: Cors::new(&options.allowed_origins),
@@ -287,6 +299,10 @@ struct Site {
     /// Each profile of the config, by name.
     profiles: Arc<Profiled>,
     auth: HttpAuth,
+    /// The token checks of resource-server mode.
+    oauth: Option<Arc<ResourceServer>>,
+    /// The host names this server answers to (DNS rebinding).
+    hosts: Vec<String>,
     metrics: Arc<Metrics>,
     pool: Pool,
     cors: Cors,
@@ -308,16 +324,7 @@ impl Legacy {
     /// Whether `request` comes through a name this server answers to (DNS rebinding) and,
     /// from a browser, from its own or an allowed origin.
     fn admits(&self, request: &hyper::Request<hyper::body::Incoming>, cors: &Cors) -> bool {
-        let host = request
-            .headers()
-            .get(hyper::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or_default();
-        let name = match host.strip_prefix('[') {
-            Some(rest) => rest.split(']').next().unwrap_or_default(),
-            None => host.split(':').next().unwrap_or_default(),
-        };
-        if !self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+        if allowed_host(request, &self.hosts).is_none() {
             return false;
         }
         match request.headers().get(hyper::header::ORIGIN) {
@@ -341,11 +348,15 @@ impl Legacy {
             );
         }
         let path = request.uri().path();
+        let owner = request
+            .extensions()
+            .get::<Principal>()
+            .map(Principal::owner);
         match (request.method(), path, &self.gateway) {
             (&hyper::Method::GET, SSE_PATH, Some(gateway)) => {
-                self.sessions.open(gateway.for_client())
+                self.sessions.open(gateway.for_client(), owner)
             }
-            (&hyper::Method::POST, MESSAGES_PATH, _) => self.sessions.post(request).await,
+            (&hyper::Method::POST, MESSAGES_PATH, _) => self.sessions.post(request, owner).await,
             _ => plain(
                 hyper::StatusCode::METHOD_NOT_ALLOWED,
                 "the HTTP+SSE transport takes GET /sse and POST /messages\n",
@@ -396,6 +407,25 @@ fn own_origins(port: u16) -> impl Iterator<Item = String> {
         .map(move |host| format!("http://{host}:{port}"))
 }
 
+/// The `Host` of `request` when it is one of `hosts` (else a DNS rebinding attempt).
+fn allowed_host<'a>(
+    request: &'a hyper::Request<hyper::body::Incoming>,
+    hosts: &[String],
+) -> Option<&'a str> {
+    let host = request
+        .headers()
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok())?;
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    hosts
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name))
+        .then_some(host)
+}
+
 /// [`answer`], with CORS for the allowed browser origins.
 async fn route(
     site: &Site,
@@ -420,12 +450,16 @@ async fn route(
 
 async fn answer(
     site: &Site,
-    request: hyper::Request<hyper::body::Incoming>,
+    mut request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
-    let path = request.uri().path();
+    let path = request.uri().path().to_string();
+    let path = path.as_str();
     match path {
         "/healthz" => return plain(hyper::StatusCode::OK, "ok\n"),
         "/readyz" => return plain(hyper::StatusCode::OK, "ready\n"),
+        _ if path.starts_with(METADATA_PATH) && site.oauth.is_some() => {
+            return resource_metadata(site, &request);
+        }
         MCP_PATH | "/status" | "/metrics" => {}
         SSE_PATH | MESSAGES_PATH if site.legacy.is_some() => {}
         _ if path.starts_with(PROFILE_PATH) => {}
@@ -436,16 +470,8 @@ async fn answer(
             );
         }
     }
-    if !site.auth.admits(&request) {
-        let mut response = plain(
-            hyper::StatusCode::UNAUTHORIZED,
-            "a bearer token is required (Authorization: Bearer TOKEN; mcpmux serve printed it)\n",
-        );
-        response.headers_mut().insert(
-            hyper::header::WWW_AUTHENTICATE,
-            hyper::header::HeaderValue::from_static("Bearer"),
-        );
-        return response;
+    if let Err(refused) = authorize(site, &mut request).await {
+        return refused;
     }
     match path {
         "/status" => typed(
@@ -480,7 +506,11 @@ async fn mcp(
     service: &Service,
     mut request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
-    let opened = site.sessions.open(request.headers_mut());
+    let owner = request
+        .extensions()
+        .get::<Principal>()
+        .map(Principal::owner);
+    let opened = site.sessions.open(request.headers_mut(), owner.as_deref());
     // 404 is what tells a client to start a new session.
     match opened {
         Opened::Foreign => {
@@ -496,6 +526,12 @@ async fn mcp(
                 "Not Found: the session was ended (DELETE); start a new one\n",
             );
         }
+        Opened::NotOwned => {
+            return plain(
+                hyper::StatusCode::NOT_FOUND,
+                "Not Found: the session was opened with another user's token; start a new one\n",
+            );
+        }
         _ => {}
     }
     let ending = request.method() == hyper::Method::DELETE;
@@ -503,7 +539,8 @@ async fn mcp(
     if ending && response.status().is_success() {
         site.sessions.end(&opened);
     }
-    site.sessions.close(&opened, response.headers_mut());
+    site.sessions
+        .close(&opened, response.headers_mut(), owner.as_deref());
     response
 }
 
@@ -514,4 +551,231 @@ fn typed(content_type: &'static str, body: String) -> hyper::Response<Body> {
         hyper::header::HeaderValue::from_static(content_type),
     );
     response
+}
+
+/// Lets `request` through when it carries what `site.auth` asks for; else the answer that
+/// tells the client what it lacks.
+async fn authorize(
+    site: &Site,
+    request: &mut hyper::Request<hyper::body::Incoming>,
+) -> std::result::Result<(), hyper::Response<Body>> {
+    match (&site.auth, &site.oauth) {
+        (HttpAuth::Bearer(token), _) if !has_token(request, token) => {
+            let mut response = plain(
+                hyper::StatusCode::UNAUTHORIZED,
+                "a bearer token is required (Authorization: Bearer TOKEN; mcpmux serve printed it)\n",
+            );
+            response.headers_mut().insert(
+                hyper::header::WWW_AUTHENTICATE,
+                hyper::header::HeaderValue::from_static("Bearer"),
+            );
+            Err(response)
+        }
+        (HttpAuth::OAuth(_), Some(oauth)) => {
+            let principal = admit(site, oauth, request).await?;
+            request.extensions_mut().insert(principal);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Resource-server mode: checks the request's access token for the resource its path is.
+async fn admit(
+    site: &Site,
+    oauth: &ResourceServer,
+    request: &hyper::Request<hyper::body::Incoming>,
+) -> std::result::Result<Principal, hyper::Response<Body>> {
+    let Some(host) = allowed_host(request, &site.hosts) else {
+        return Err(plain(
+            hyper::StatusCode::FORBIDDEN,
+            "Forbidden: Host not allowed (DNS rebinding)\n",
+        ));
+    };
+    let resources = Resources::of(oauth, host, &site.hosts, site_port(host));
+    let path = request.uri().path();
+    let audiences = match &oauth.settings().audience {
+        Some(audience) => vec![audience.clone()],
+        None => resources.audiences(path),
+    };
+    let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
+    let presented = Presented {
+        authorization: header("authorization"),
+        proof: header("dpop"),
+        method: request.method().as_str(),
+        urls: &resources.urls(path),
+        audiences: &audiences,
+    };
+    oauth.admit(&presented).await.map_err(|refusal| {
+        if let Refusal::Invalid(why) = &refusal {
+            tracing::info!("serve: an access token was refused: {why}");
+        }
+        let metadata_url = resources.metadata_url(path);
+        let (status, text) = match &refusal {
+            Refusal::Scope => (
+                hyper::StatusCode::FORBIDDEN,
+                "the access token lacks a scope this server asks for\n".to_string(),
+            ),
+            Refusal::Missing => (
+                hyper::StatusCode::UNAUTHORIZED,
+                format!("an access token is required: its issuer is named at {metadata_url}\n"),
+            ),
+            Refusal::Invalid(why) => (
+                hyper::StatusCode::UNAUTHORIZED,
+                format!("the access token cannot be used: {why}\n"),
+            ),
+        };
+        let mut response = hyper::Response::new(Full::new(Bytes::from(text)).boxed());
+        *response.status_mut() = status;
+        if let Ok(value) = oauth.challenge(&refusal, &metadata_url).parse() {
+            response
+                .headers_mut()
+                .insert(hyper::header::WWW_AUTHENTICATE, value);
+        }
+        response
+    })
+}
+
+/// The port of a `Host` value (80 when it names none; `[::1]` has no port).
+fn site_port(host: &str) -> u16 {
+    host.rsplit_once(':')
+        .and_then(|(_, port)| port.parse().ok())
+        .unwrap_or(80)
+}
+
+/// Answers `/.well-known/oauth-protected-resource[PATH]`: the metadata of the resource PATH
+/// names (`/mcp`, or a profile's `/mcp/p/NAME`).
+fn resource_metadata(
+    site: &Site,
+    request: &hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Body> {
+    let (Some(oauth), Some(host)) = (&site.oauth, allowed_host(request, &site.hosts)) else {
+        return plain(
+            hyper::StatusCode::FORBIDDEN,
+            "Forbidden: Host not allowed (DNS rebinding)\n",
+        );
+    };
+    let resources = Resources::of(oauth, host, &site.hosts, site_port(host));
+    let suffix = &request.uri().path()[METADATA_PATH.len()..];
+    let named = resources.named_by(suffix).filter(|(_, profile)| {
+        profile
+            .as_ref()
+            .is_none_or(|p| site.profiles.get(p).is_some())
+    });
+    let Some((resource, _)) = named else {
+        return plain(
+            hyper::StatusCode::NOT_FOUND,
+            "not found: the resources here are /mcp and the profiles' /mcp/p/NAME\n",
+        );
+    };
+    let mut response = typed("application/json", oauth.metadata(&resource).to_string());
+    // A public document: a browser client on any origin may read it, as it must to find
+    // the issuer (no credentials ride on it).
+    response.headers_mut().insert(
+        hyper::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        hyper::header::HeaderValue::from_static("*"),
+    );
+    response
+}
+
+/// The resource identifiers of this server, as one request sees them: the root one (`/mcp`)
+/// and a profile's under it (`/mcp/p/NAME`).
+struct Resources {
+    /// The root resource, as published (no trailing slash).
+    root: String,
+    /// The root resource under every name this server answers to, when none is configured
+    /// (a client names the resource by the URL it used).
+    roots: Vec<String>,
+}
+
+impl Resources {
+    fn of(oauth: &ResourceServer, host: &str, hosts: &[String], port: u16) -> Resources {
+        match &oauth.settings().resource {
+            Some(resource) => {
+                let root = resource.trim_end_matches('/').to_string();
+                Resources {
+                    roots: vec![root.clone()],
+                    root,
+                }
+            }
+            None => Resources {
+                root: format!("http://{host}{MCP_PATH}"),
+                roots: hosts
+                    .iter()
+                    .map(|h| match h.contains(':') {
+                        true => format!("http://[{h}]:{port}{MCP_PATH}"),
+                        false => format!("http://{h}:{port}{MCP_PATH}"),
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// What follows `/mcp` in a request's path (`/p/NAME` for a profile, else nothing).
+    fn below(path: &str) -> &str {
+        path.strip_prefix(PROFILE_PATH)
+            .map_or("", |_| &path[MCP_PATH.len()..])
+    }
+
+    /// The audiences a token may name for `path`: the root resource (every profile is part
+    /// of it) or, for a profile, the profile's own.
+    fn audiences(&self, path: &str) -> Vec<String> {
+        let below = Self::below(path);
+        let mut all = self.roots.clone();
+        if !below.is_empty() {
+            all.extend(self.roots.iter().map(|r| format!("{r}{below}")));
+        }
+        all
+    }
+
+    /// The URLs a DPoP proof for `path` may name.
+    fn urls(&self, path: &str) -> Vec<String> {
+        let below = Self::below(path);
+        let root_path = url::Url::parse(&self.root)
+            .map(|u| u.path().trim_end_matches('/').to_string())
+            .unwrap_or_default();
+        self.roots
+            .iter()
+            .map(|r| {
+                let origin = r.strip_suffix(&root_path).unwrap_or(r);
+                match path {
+                    MCP_PATH => r.clone(),
+                    _ if !below.is_empty() => format!("{r}{below}"),
+                    other => format!("{origin}{other}"),
+                }
+            })
+            .collect()
+    }
+
+    /// Where the metadata of the resource `path` is (RFC 9728: the well-known part between
+    /// the resource's origin and its path).
+    fn metadata_url(&self, path: &str) -> String {
+        let resource = format!("{}{}", self.root, Self::below(path));
+        match url::Url::parse(&resource) {
+            Ok(url) => format!(
+                "{}{METADATA_PATH}{}",
+                url.origin().ascii_serialization(),
+                url.path().trim_end_matches('/')
+            ),
+            Err(_) => resource,
+        }
+    }
+
+    /// The resource a metadata path's `suffix` names (empty: the root), and the profile it
+    /// is, if one.
+    fn named_by(&self, suffix: &str) -> Option<(String, Option<String>)> {
+        let root_path = url::Url::parse(&self.root)
+            .map(|u| u.path().trim_end_matches('/').to_string())
+            .unwrap_or_default();
+        if suffix.is_empty() || suffix == root_path {
+            return Some((self.root.clone(), None));
+        }
+        let profile = suffix.strip_prefix(&root_path)?.strip_prefix("/p/")?;
+        (!profile.is_empty() && !profile.contains('/')).then(|| {
+            (
+                format!("{}/p/{profile}", self.root),
+                Some(profile.to_string()),
+            )
+        })
+    }
 }

@@ -35,16 +35,30 @@ type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 /// The open legacy sessions, by id.
 #[derive(Default)]
 pub(super) struct LegacySessions {
-    open: Mutex<HashMap<String, mpsc::Sender<RxJsonRpcMessage<RoleServer>>>>,
+    open: Mutex<HashMap<String, Open>>,
+}
+
+/// One open session: where its client's messages go, and (behind OAuth) whose token opened
+/// it, so that no other user's token posts to it.
+struct Open {
+    to_server: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    owner: Option<String>,
 }
 
 impl LegacySessions {
-    /// `GET /sse`: a new session of `gateway`, as an event stream.
-    pub(super) fn open(self: &Arc<Self>, gateway: Gateway) -> hyper::Response<Body> {
+    /// `GET /sse`: a new session of `gateway` for `owner`, as an event stream.
+    pub(super) fn open(
+        self: &Arc<Self>,
+        gateway: Gateway,
+        owner: Option<String>,
+    ) -> hyper::Response<Body> {
         let id = session_id();
         let (to_server, from_client) = mpsc::channel(QUEUE);
         let (to_client, from_server) = mpsc::channel(QUEUE);
-        self.open.lock().unwrap().insert(id.clone(), to_server);
+        self.open
+            .lock()
+            .unwrap()
+            .insert(id.clone(), Open { to_server, owner });
         let channels = Channels {
             to_client,
             from_client,
@@ -83,17 +97,23 @@ impl LegacySessions {
         response
     }
 
-    /// `POST /messages?sessionId=ID`: one message of the session's client.
+    /// `POST /messages?sessionId=ID`: one message of the session's client, `owner`.
     pub(super) async fn post(
         &self,
         request: hyper::Request<hyper::body::Incoming>,
+        owner: Option<String>,
     ) -> hyper::Response<Body> {
         let id = request.uri().query().and_then(|q| {
             q.split('&')
                 .find_map(|pair| pair.strip_prefix("sessionId="))
                 .map(str::to_string)
         });
-        let Some(to_server) = id.and_then(|id| self.open.lock().unwrap().get(&id).cloned()) else {
+        let to_server = id.and_then(|id| {
+            let open = self.open.lock().unwrap();
+            let session = open.get(&id).filter(|s| s.owner == owner)?;
+            Some(session.to_server.clone())
+        });
+        let Some(to_server) = to_server else {
             return text(
                 hyper::StatusCode::NOT_FOUND,
                 "no such session: open one with GET /sse and post to the endpoint it names\n",

@@ -18,6 +18,7 @@ mod metrics;
 pub mod names;
 pub mod profiles;
 mod reload;
+pub mod resource_server;
 mod seal;
 mod sessions;
 mod settings;
@@ -28,6 +29,7 @@ pub use exposure::Exposure;
 pub use gateway::Gateway;
 pub use http::{HttpAuth, HttpOptions, HttpServer};
 pub use profiles::Profile;
+pub use resource_server::OAuthResourceSettings;
 pub use settings::HttpServeSettings;
 
 use rmcp::ServiceExt;

@@ -22,11 +22,14 @@ use crate::error::Result;
 /// The header a legacy session travels in.
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
-/// What a sealed session id carries: rmcp's id of the session and the client's handshake.
+/// What a sealed session id carries: rmcp's id of the session, the client's handshake, and,
+/// behind OAuth, whose token opened it.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Carried {
     id: String,
     init: rmcp::model::InitializeRequestParams,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
 }
 
 /// The purpose a session id is sealed for (no other sealed text opens as one).
@@ -125,6 +128,8 @@ pub(super) enum Opened<'a> {
     Foreign,
     /// A session its client ended.
     Ended,
+    /// A session opened with another user's token.
+    NotOwned,
 }
 
 impl SealedSessions {
@@ -146,8 +151,9 @@ impl SealedSessions {
         self.store.clone()
     }
 
-    /// Replaces the sealed id of `headers` by rmcp's own.
-    pub(super) fn open(&self, headers: &mut http::HeaderMap) -> Opened<'_> {
+    /// Replaces the sealed id of `headers` by rmcp's own, for a request made by `owner`
+    /// (behind OAuth; else None).
+    pub(super) fn open(&self, headers: &mut http::HeaderMap, owner: Option<&str>) -> Opened<'_> {
         let Some(outer) = headers.get(SESSION_HEADER) else {
             return Opened::None;
         };
@@ -155,9 +161,17 @@ impl SealedSessions {
         if self.ended.lock().unwrap().ids.contains(&outer) {
             return Opened::Ended;
         }
-        let Some(Carried { id, init }) = self.seal.open(SESSION, &outer) else {
+        let Some(Carried {
+            id,
+            init,
+            owner: opener,
+        }) = self.seal.open(SESSION, &outer)
+        else {
             return Opened::Foreign;
         };
+        if opener.as_deref() != owner {
+            return Opened::NotOwned;
+        }
         let state = SessionState::new(init);
         let Ok(value) = http::HeaderValue::from_str(&id) else {
             return Opened::Foreign;
@@ -186,8 +200,13 @@ impl SealedSessions {
     }
 
     /// Puts the client's id back in an answer's headers: the one it sent, or for a new
-    /// session, rmcp's id sealed with the handshake that made it.
-    pub(super) fn close(&self, opened: &Opened<'_>, headers: &mut http::HeaderMap) {
+    /// session, rmcp's id sealed with the handshake that made it and its `owner`.
+    pub(super) fn close(
+        &self,
+        opened: &Opened<'_>,
+        headers: &mut http::HeaderMap,
+        owner: Option<&str>,
+    ) {
         let Some(id) = headers
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
@@ -203,6 +222,7 @@ impl SealedSessions {
                     let carried = Carried {
                         id: id.clone(),
                         init: state.initialize_params,
+                        owner: owner.map(str::to_string),
                     };
                     self.seal.seal(SESSION, &carried)
                 })
@@ -241,26 +261,58 @@ mod tests {
         let carried = Carried {
             id: "rmcp-id".into(),
             init: state().initialize_params,
+            owner: None,
         };
         let outer = sessions.seal.seal(SESSION, &carried).unwrap();
         let mut headers = http::HeaderMap::new();
         headers.insert(SESSION_HEADER, outer.parse().unwrap());
         let store = sessions.store();
         {
-            let opened = sessions.open(&mut headers);
+            let opened = sessions.open(&mut headers, None);
             assert!(matches!(opened, Opened::Session { .. }));
             assert_eq!(headers[SESSION_HEADER], "rmcp-id");
             assert!(store.load("rmcp-id").await.unwrap().is_some());
-            sessions.close(&opened, &mut headers);
+            sessions.close(&opened, &mut headers, None);
             assert_eq!(headers[SESSION_HEADER], outer.as_str());
         }
         assert!(store.load("rmcp-id").await.unwrap().is_none());
 
         // Ended by its client: the id still opens, but is refused by name.
-        let opened = sessions.open(&mut headers);
+        let opened = sessions.open(&mut headers, None);
         sessions.end(&opened);
         drop(opened);
         headers.insert(SESSION_HEADER, outer.parse().unwrap());
-        assert!(matches!(sessions.open(&mut headers), Opened::Ended));
+        assert!(matches!(sessions.open(&mut headers, None), Opened::Ended));
+    }
+
+    #[test]
+    fn a_session_opened_with_a_token_is_only_its_owners() {
+        let sessions = SealedSessions::new(None).unwrap();
+        sessions
+            .store
+            .handshakes
+            .lock()
+            .unwrap()
+            .insert("rmcp-id".into(), state());
+        let mut answer = http::HeaderMap::new();
+        answer.insert(SESSION_HEADER, "rmcp-id".parse().unwrap());
+        sessions.close(&Opened::None, &mut answer, Some("alice"));
+        let outer = answer[SESSION_HEADER].clone();
+
+        let mut request = http::HeaderMap::new();
+        request.insert(SESSION_HEADER, outer.clone());
+        assert!(matches!(
+            sessions.open(&mut request, Some("mallory")),
+            Opened::NotOwned
+        ));
+        assert!(matches!(
+            sessions.open(&mut request, None),
+            Opened::NotOwned
+        ));
+        request.insert(SESSION_HEADER, outer);
+        assert!(matches!(
+            sessions.open(&mut request, Some("alice")),
+            Opened::Session { .. }
+        ));
     }
 }

@@ -13,8 +13,8 @@ use crate::error::{Error, Result};
 
 /// `{"addr": "127.0.0.1:0", "token": null, "noAuth": false, "allowedOrigins": [],
 /// "allowedHosts": [], "mode": "auto", "autoLimit": 40, "nameBudget": 0, "serverName":
-/// "mcpmux", "sessionKey": null, "auditLog": null, "legacySse": false}`, every field optional;
-/// an unknown one is refused.
+/// "mcpmux", "sessionKey": null, "auditLog": null, "legacySse": false, "oauth": null}`, every
+/// field optional; an unknown one is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpServeSettings {
@@ -57,6 +57,11 @@ pub struct HttpServeSettings {
     /// /messages`), for clients that predate Streamable HTTP.
     #[serde(default)]
     pub legacy_sse: bool,
+    /// Accept access tokens an OAuth authorization server issued, instead of one shared
+    /// token: `{"issuer": URL, "resource": URL, "audience": ..., "scopes": [...], "jwksUri":
+    /// URL}` (only `issuer` is required).
+    #[serde(default)]
+    pub oauth: Option<super::OAuthResourceSettings>,
 }
 
 impl HttpServeSettings {
@@ -80,6 +85,7 @@ impl HttpServeSettings {
             })?,
         };
         let auth = match (self.token.clone(), self.no_auth) {
+            _ if self.oauth.is_some() => self.oauth_auth()?,
             (Some(_), true) => {
                 return Err(Error::invalid(
                     "give a token or noAuth, not both".to_string(),
@@ -112,6 +118,19 @@ impl HttpServeSettings {
             legacy_sse: self.legacy_sse,
         };
         Ok((serve, http))
+    }
+
+    /// Resource-server mode, alone: a shared token beside it would be a second way in.
+    fn oauth_auth(&self) -> Result<HttpAuth> {
+        if self.token.is_some() || self.no_auth {
+            return Err(Error::invalid(
+                "give oauth, or a token or noAuth, not both: behind OAuth every client brings \
+                 its own access token",
+            ));
+        }
+        let settings = self.oauth.clone().unwrap_or_default();
+        settings.validate()?;
+        Ok(HttpAuth::OAuth(settings))
     }
 
     fn serve_options(&self) -> Result<ServeOptions> {
@@ -161,6 +180,20 @@ mod tests {
     }
 
     #[test]
+    fn oauth_replaces_the_generated_token() {
+        let json = r#"{"oauth": {"issuer": "https://auth.example.com", "scopes": ["mcp"]}}"#;
+        let (_, http) = HttpServeSettings::from_json(json)
+            .unwrap()
+            .into_options()
+            .unwrap();
+        let HttpAuth::OAuth(settings) = &http.auth else {
+            panic!("not OAuth: {:?}", http.auth);
+        };
+        assert_eq!(settings.issuer, "https://auth.example.com");
+        assert_eq!(settings.scopes, ["mcp"]);
+    }
+
+    #[test]
     fn mistakes_say_what_to_change() {
         let bad = |json: &str| {
             HttpServeSettings::from_json(json)
@@ -175,5 +208,12 @@ mod tests {
         assert!(bad(r#"{"mode": "all"}"#).contains("direct, search or auto"));
         assert!(bad(r#"{"port": 1}"#).contains("unknown field `port`"));
         assert!(bad(r#"{"sessionKey": "short"}"#).contains("openssl rand -hex 32"));
+        let oauth = r#"{"oauth": {"issuer": "https://auth.example.com"}, "token": "t"}"#;
+        assert!(bad(oauth).contains("not both"));
+        assert!(bad(r#"{"oauth": {"issuer": "http://auth.example.com"}}"#).contains("not HTTPS"));
+        assert!(
+            bad(r#"{"oauth": {"issuer": "https://a.example", "scope": "x"}}"#)
+                .contains("unknown field `scope`")
+        );
     }
 }

@@ -41,8 +41,11 @@ static HTTP_SERVERS: Table<HttpServerEntry> = Table::new(Tag::HttpServer, "http 
 /// (direct, search, auto), autoLimit, nameBudget, serverName, sessionKey (a secret of 16
 /// characters or more that replicas share, so any of them serves any session), auditLog (a
 /// file that gets one JSON line per tool call), legacySse (also the 2024-11-05 HTTP+SSE
-/// transport at /sse and /messages); an unknown field is an error, and noAuth is refused off
-/// loopback). mcpmux_http_server_info() gives the URL and token.
+/// transport at /sse and /messages), oauth (accept access tokens an OAuth authorization server
+/// issued instead of one shared token: `{"issuer": URL, "resource": URL, "audience": "...",
+/// "scopes": [...], "jwksUri": URL}`, only issuer required; the issuer's metadata and keys
+/// are read before this returns); an unknown field is an error, and noAuth is refused off
+/// loopback). mcpmux_http_server_info() gives the URL and token (null behind oauth).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_pool_serve_http(
     pool: mcpmux_pool,

@@ -29,6 +29,7 @@ import {
   type Root,
   HttpServer,
   type HttpServeSettings,
+  type OAuthResourceSettings,
   type ServeMode,
 } from 'mcpmux';
 
@@ -258,6 +259,12 @@ async function serving(pool: Pool): Promise<void> {
   await server.stop();
   const open = await pool.serveHttp();
   await (await pool.serveHttp({ noAuth: true })).stop();
+  const oauth: OAuthResourceSettings = {
+    issuer: 'https://auth.example.com',
+    resource: 'https://mcp.example.com/mcp',
+    scopes: ['mcp:tools'],
+  };
+  await (await pool.serveHttp({ oauth })).stop();
   // @ts-expect-error: the token may be null (noAuth)
   const bearer: string = open.token;
   console.log(bearer);

@@ -215,6 +215,15 @@ def _camel_keys(settings: Any, keys: set[str], what: str) -> dict[str, Any]:
     return out
 
 
+def oauth_resource_json(settings: Any) -> dict[str, Any]:
+    """``serve_http``'s OAuth resource-server settings (snake_case or camelCase keys) as the
+    core's camelCase object; the core rejects unknown keys."""
+    out = _camel_keys(settings, {"jwks_uri"}, "oauth")
+    if "scopes" in out and not isinstance(out["scopes"], str):
+        out["scopes"] = list(out["scopes"])
+    return out
+
+
 def oauth_json(settings: Any) -> dict[str, Any]:
     """OAuth settings (snake_case or camelCase keys) as the core's camelCase object; the core
     rejects unknown keys."""

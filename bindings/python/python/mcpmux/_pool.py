@@ -16,6 +16,7 @@ from ._host import (
     elicitation_adapter,
     oauth_adapter,
     oauth_json,
+    oauth_resource_json,
     roots_adapter,
     roots_json,
     sampling_adapter,
@@ -34,6 +35,7 @@ from .types import (
     HostRequest,
     ImportResult,
     Model,
+    OAuthResourceSettings,
     OAuthSettings,
     Progress,
     PromptInfo,
@@ -265,7 +267,7 @@ class HttpServer:
     @property
     def token(self) -> str | None:
         """The bearer token clients send (the one given, or a new random one), or ``None``
-        when serving with ``no_auth=True``."""
+        when serving with ``no_auth=True`` or ``oauth``."""
         return self._native.token()
 
     async def stop(self) -> None:
@@ -967,6 +969,7 @@ class Pool:
         session_key: str | None = None,
         audit_log: str | os.PathLike[str] | None = None,
         legacy_sse: bool = False,
+        oauth: OAuthResourceSettings | Mapping[str, Any] | None = None,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP, for MCP clients that
         want a single server in front of the fleet (Claude Desktop, Cursor, an agent in
@@ -988,8 +991,12 @@ class Pool:
         a file that gets one JSON line per tool call (time, client, profile, server, tool,
         duration, outcome). ``legacy_sse=True`` also serves the HTTP+SSE transport of
         protocol 2024-11-05 (``GET /sse``, ``POST /messages``) for clients that predate
-        Streamable HTTP. A setting the core refuses raises
-        :class:`InvalidArgumentError` saying what to change.
+        Streamable HTTP. ``oauth`` (:class:`OAuthResourceSettings`, e.g. ``{"issuer":
+        "https://auth.example.com", "scopes": ["mcp"]}``) replaces the token: clients bring
+        access tokens that issuer gave them for this server, and find it in the server's
+        ``/.well-known/oauth-protected-resource/mcp``; the issuer's metadata and keys are read
+        first (an issuer that cannot be reached raises :class:`ConnectionError`). A setting
+        the core refuses raises :class:`InvalidArgumentError` saying what to change.
         """
         settings: dict[str, Any] = {
             "addr": addr,
@@ -1005,6 +1012,7 @@ class Pool:
             "session_key": session_key,
             "audit_log": None if audit_log is None else os.fspath(audit_log),
             "legacy_sse": legacy_sse,
+            "oauth": None if oauth is None else oauth_resource_json(oauth),
         }
         body = {camel(k): v for k, v in settings.items() if v is not None}
         return HttpServer(await self._native.serve_http(json.dumps(body)))

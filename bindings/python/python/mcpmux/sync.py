@@ -654,6 +654,7 @@ class Pool:
         session_key: str | None = None,
         audit_log: str | os.PathLike[str] | None = None,
         legacy_sse: bool = False,
+        oauth: Mapping[str, Any] | None = None,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP (see
         :meth:`mcpmux.Pool.serve_http`); it serves from the background loop until stopped or
@@ -664,6 +665,7 @@ class Pool:
                 allowed_hosts=allowed_hosts, mode=mode, auto_limit=auto_limit,
                 name_budget=name_budget, server_name=server_name,
                 session_key=session_key, audit_log=audit_log, legacy_sse=legacy_sse,
+                oauth=oauth,
             )
         )  # fmt: skip
         return HttpServer(self, inner)
@@ -699,7 +701,8 @@ class HttpServer:
 
     @property
     def token(self) -> str | None:
-        """The bearer token clients send, or ``None`` when serving with ``no_auth=True``."""
+        """The bearer token clients send, or ``None`` when serving with ``no_auth=True`` or
+        ``oauth``."""
         return self._inner.token
 
     def stop(self) -> None:

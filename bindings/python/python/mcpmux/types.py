@@ -162,6 +162,24 @@ class IdpSettings(TypedDict, total=False):
     idToken: str
 
 
+class OAuthResourceSettings(TypedDict, total=False):
+    """``serve_http(oauth=...)``: accept access tokens an OAuth authorization server issued,
+    instead of one shared token; keys in snake_case or camelCase. ``issuer`` (required): the
+    authorization server's issuer identifier, exactly as in its metadata and tokens (HTTPS, or
+    HTTP on this machine); ``resource``: this server's resource identifier, what tokens must
+    be issued for (default ``http://HOST/mcp`` as the client reached the server; set it behind
+    a proxy); ``audience``: the audience tokens must name when the issuer names this server
+    otherwise (e.g. an Auth0 API identifier); ``scopes``: scopes every token must carry (403
+    without); ``jwks_uri``: the issuer's key set, for an issuer that publishes no metadata."""
+
+    issuer: str
+    resource: str
+    audience: str
+    scopes: list[str]
+    jwks_uri: str
+    jwksUri: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServerConfig(Model):
     """How to reach a server: ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers``
