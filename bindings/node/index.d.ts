@@ -137,6 +137,11 @@ export interface IdpSettings {
   idToken?: string;
 }
 
+/** Whether the clients of a served pool share a server (`shared`, the default), or each gets a
+ * connection (for a stdio server, a process) of its own (`perClient`): for servers that keep
+ * state for their client, such as a browser, a REPL or a signed-in session. */
+export type SessionScope = 'shared' | 'perClient';
+
 /** Per-server time limits in milliseconds; unset ones use the pool's. */
 export interface Timeouts {
   connectMs?: number;
@@ -165,6 +170,10 @@ export interface ServerRecord {
   timeouts?: Timeouts;
   /** The least severe log messages asked of this server (else the pool's `logLevel`). */
   logLevel?: LogLevel;
+  /** Absent: `shared`. */
+  sessionScope?: SessionScope;
+  /** For `perClient`: the most clients with a connection of their own at once (default 8). */
+  maxClients?: number;
 }
 
 /** What `addServer` takes: everything but `name` and `config` has a default. `type` is inferred
@@ -182,6 +191,8 @@ export interface ServerInput {
   projectPath?: string;
   timeouts?: Timeouts;
   logLevel?: LogLevel;
+  sessionScope?: SessionScope;
+  maxClients?: number;
 }
 
 /** A partial update; absent fields stay as they are. Unknown keys are errors. */
@@ -198,6 +209,8 @@ export interface ServerPatch {
   projectPath?: string;
   timeouts?: Timeouts;
   logLevel?: LogLevel;
+  sessionScope?: SessionScope;
+  maxClients?: number;
 }
 
 /** The outcome of one entry of `addJson`. */

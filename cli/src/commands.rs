@@ -671,6 +671,8 @@ fn add_input(args: &AddArgs) -> Result<ServerInput> {
         transport,
         config,
         is_active: Some(!args.disabled),
+        session_scope: args.per_client.then_some(mcpmux::SessionScope::PerClient),
+        max_clients: args.max_clients,
         ..Default::default()
     })
 }

@@ -174,6 +174,13 @@ pub struct AddArgs {
     /// Save it inactive.
     #[arg(long)]
     pub disabled: bool,
+    /// For a server that keeps state for its client (a browser, a REPL, a login): under
+    /// `mcpmux serve`, each client gets a process (or remote session) of its own.
+    #[arg(long)]
+    pub per_client: bool,
+    /// With --per-client: the most clients with a process of their own at once (default 8).
+    #[arg(long, value_name = "N", requires = "per_client")]
+    pub max_clients: Option<u32>,
 }
 
 fn main() -> ExitCode {

@@ -994,3 +994,62 @@ async fn a_2026_client_answers_an_upstreams_round_through_serve() {
         pool.close().await;
     }
 }
+
+/// A server marked `perClient` (`servers add --per-client`): each legacy session has a process
+/// of its own, ended with the session (the Python SDK client's two sessions); a 2026-07-28
+/// client, which has no session, has one too, kept across its calls; a shared server stays one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_per_client_server_gives_each_session_its_own_process() {
+    let Some(python) = python_client() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    add_stdio(
+        &config,
+        "demo",
+        std::path::Path::new(MCPMUX),
+        &["demo-server".into()],
+    );
+    let bin = mcpmux_tests::test_server_bin();
+    let added = mcpmux(
+        &config,
+        &[
+            "servers",
+            "add",
+            "test",
+            "--command",
+            bin.to_str().unwrap(),
+            "--per-client",
+            "--max-clients",
+            "4",
+        ],
+    );
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let saved = std::fs::read_to_string(&config).unwrap();
+    assert!(saved.contains(r#""sessionScope": "perClient""#), "{saved}");
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+
+    run_python_client(&python, &["per-client", &url, "t0ken"]);
+
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let pid = || async {
+        let result = pool
+            .call_tool("mcp__fleet__test__pid", json!({}), CallOptions::default())
+            .await
+            .unwrap();
+        text(&result).parse::<u32>().unwrap()
+    };
+    let first = pid().await;
+    assert_eq!(
+        pid().await,
+        first,
+        "a 2026-07-28 client keeps its process across calls"
+    );
+    assert!(mcpmux_tests::pid_alive(first));
+    pool.close().await;
+}

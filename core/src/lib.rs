@@ -23,8 +23,8 @@ pub mod transport;
 pub mod widgets;
 
 pub use config::record::{
-    InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, Timeouts,
-    TransportType,
+    InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, SessionScope,
+    Timeouts, TransportType,
 };
 pub use config::store::ConfigStore;
 pub use error::{Error, ErrorKind, Result, UrlElicitation};

@@ -89,6 +89,23 @@ test('add, get, list, update and remove servers', async (t) => {
   await assert.rejects(pool.getServer(42), { code: 'invalid_argument' });
 });
 
+test('a perClient server is marked in its record; a typo is refused with the choices', async (t) => {
+  const pool = await open(t);
+  const shared = await pool.addServer(testServerInput('shared'));
+  assert.equal(shared.sessionScope, undefined);
+  const own = await pool.addServer({ ...testServerInput('own'), sessionScope: 'perClient', maxClients: 3 });
+  assert.equal(own.sessionScope, 'perClient');
+  assert.equal(own.maxClients, 3);
+  const back = await pool.updateServer('own', { sessionScope: 'shared' });
+  assert.equal(back.sessionScope, undefined);
+  await assert.rejects(pool.addServer({ ...testServerInput('typo'), sessionScope: 'per-client' }), (err) => {
+    assert.ok(err instanceof InvalidArgumentError, String(err));
+    assert.match(err.message, /expected `shared` or `perClient`/);
+    return true;
+  });
+  await assert.rejects(pool.addServer({ ...testServerInput('none'), maxClients: 0 }), /maxClients must be 1 or more/);
+});
+
 test('addJson imports each entry on its own, from text or an object', async (t) => {
   const pool = await open(t);
   const results = await pool.addJson(

@@ -96,6 +96,23 @@ async def test_add_server_rejects_bad_input(pool: mcpmux.Pool, test_server: str)
         await pool.add_server("x", comand=test_server)  # type: ignore[call-arg]
 
 
+async def test_a_per_client_server_is_marked_in_its_record(
+    pool: mcpmux.Pool, test_server: str
+) -> None:
+    shared = await pool.add_server("shared", command=test_server)
+    assert (shared.session_scope, shared.max_clients) == ("shared", None)
+    own = await pool.add_server(
+        "own", command=test_server, session_scope="perClient", max_clients=3
+    )
+    assert (own.session_scope, own.max_clients) == ("perClient", 3)
+    back = await pool.update_server("own", session_scope="shared")
+    assert back.session_scope == "shared"
+    with pytest.raises(mcpmux.InvalidArgumentError, match="expected `shared` or `perClient`"):
+        await pool.add_server("typo", command=test_server, session_scope="per-client")
+    with pytest.raises(mcpmux.InvalidArgumentError, match="maxClients must be 1 or more"):
+        await pool.add_server("none", command=test_server, max_clients=0)
+
+
 async def test_add_json(pool: mcpmux.Pool, test_server: str) -> None:
     results = await pool.add_json(
         {"mcpServers": {"a": {"command": test_server}, "b": {"url": "http://127.0.0.1:9/mcp"}}}

@@ -25,9 +25,15 @@ or calls the test server's `ask`, whose 2026-07-28 input round asks mcpmux for a
 the roots, which mcpmux asks this client for:
 
     python_sdk_client.py ask URL TOKEN
+
+or opens two sessions against a fleet whose `test` server is `perClient`, and checks that each
+has a process of its own, ended with the session:
+
+    python_sdk_client.py per-client URL TOKEN
 """
 
 import asyncio
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -288,6 +294,39 @@ async def legacy_sse(url: str, token: str) -> None:
     print("python sdk client: ok")
 
 
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def per_client(url: str, token: str) -> None:
+    """Two sessions of one client program: each has a process of its own of the `perClient`
+    server `test`, kept for the session, ended with it; `demo`'s is shared."""
+    async with session(["http", url, token]) as a, session(["http", url, token]) as b:
+        await a.initialize()
+        await b.initialize()
+
+        async def pid(s: ClientSession) -> int:
+            return int(text_of(await s.call_tool("test__pid", {})))
+
+        pa, pb = await pid(a), await pid(b)
+        check(pa != pb, "each session has its own process", (pa, pb))
+        check(await pid(a) == pa and await pid(b) == pb, "a session keeps its process", pa)
+        echoed = [text_of(await s.call_tool("demo__echo", {"text": "x"})) for s in (a, b)]
+        check(echoed == ["x", "x"], "a shared server answers both", echoed)
+    # Both sessions ended (the client deletes them): their processes end with them.
+    for _ in range(100):
+        if not alive(pa) and not alive(pb):
+            break
+        await asyncio.sleep(0.1)
+    check(not alive(pa) and not alive(pb), "the processes ended with their sessions", (pa, pb))
+    print(f"pids {pa} {pb}")
+    print("python sdk client: ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "calls":
         asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
@@ -301,5 +340,7 @@ if __name__ == "__main__":
         asyncio.run(logs(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "sse":
         asyncio.run(legacy_sse(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "per-client":
+        asyncio.run(per_client(sys.argv[2], sys.argv[3]))
     else:
         asyncio.run(main(sys.argv[1:]))

@@ -42,6 +42,24 @@ pub enum Scope {
     Local,
 }
 
+/// Whether the clients of a served pool share a server, or each gets its own connection (for a
+/// stdio server, its own process): for servers that keep state for their client, such as a
+/// browser, a REPL or a signed-in session.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum SessionScope {
+    /// One connection for every client (the default).
+    #[default]
+    Shared,
+    /// One connection per client (see `Pool::for_client`), at most `maxClients` at once.
+    PerClient,
+}
+
+/// How many clients a `perClient` server serves at once when its record does not say.
+pub const DEFAULT_MAX_CLIENTS: u32 = 8;
+
 /// Where a record came from.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
@@ -193,6 +211,16 @@ pub struct ServerRecord {
     /// The least severe log messages asked of this server (else the pool's `logLevel`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_level: Option<crate::events::LogLevel>,
+    /// Shared by every client of a served pool (the default), or one connection per client.
+    #[serde(default, skip_serializing_if = "is_shared")]
+    pub session_scope: SessionScope,
+    /// For `perClient`: the most clients with a connection of their own at once (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_clients: Option<u32>,
+}
+
+fn is_shared(scope: &SessionScope) -> bool {
+    *scope == SessionScope::Shared
 }
 
 /// What a caller gives to add a server; everything but `name` and `config` has a default.
@@ -222,6 +250,10 @@ pub struct ServerInput {
     pub timeouts: Timeouts,
     #[serde(default)]
     pub log_level: Option<crate::events::LogLevel>,
+    #[serde(default)]
+    pub session_scope: Option<SessionScope>,
+    #[serde(default)]
+    pub max_clients: Option<u32>,
 }
 
 /// A partial update of a record; `None` leaves a field as it is.
@@ -241,6 +273,8 @@ pub struct ServerPatch {
     pub project_path: Option<String>,
     pub timeouts: Option<Timeouts>,
     pub log_level: Option<crate::events::LogLevel>,
+    pub session_scope: Option<SessionScope>,
+    pub max_clients: Option<u32>,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -284,6 +318,8 @@ impl ServerInput {
             updated_at: None,
             timeouts: self.timeouts,
             log_level: self.log_level,
+            session_scope: self.session_scope.unwrap_or_default(),
+            max_clients: self.max_clients,
         };
         record.validate()?;
         Ok(record)
@@ -366,6 +402,13 @@ impl ServerRecord {
                 self.name
             )));
         }
+        if self.max_clients == Some(0) {
+            return Err(Error::invalid(format!(
+                "server '{}': maxClients must be 1 or more (it is how many clients may each \
+                 have a connection of their own at once)",
+                self.name
+            )));
+        }
         Ok(())
     }
 
@@ -423,6 +466,12 @@ impl ServerRecord {
         }
         if let Some(v) = patch.log_level {
             self.log_level = Some(v);
+        }
+        if let Some(v) = patch.session_scope {
+            self.session_scope = v;
+        }
+        if let Some(v) = patch.max_clients {
+            self.max_clients = Some(v);
         }
         self.updated_at = Some(now_ms().max(self.created_at));
         self.validate()?;

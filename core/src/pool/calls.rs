@@ -343,9 +343,26 @@ impl Pool {
         let started = self.inner.events.listening().then(Instant::now);
         let validate = options.validate != Some(false);
         let max_total = options.max_total;
+        // A `perClient` server's call goes to this view's client's own connection; the
+        // tool's output schema is the server's, checked on the shared slot below.
+        let own;
+        let target = match &self.client {
+            None => &slot,
+            Some(_) => {
+                own = self.slot_for(&slot)?;
+                &own
+            }
+        };
         let call = self
             .inner
-            .call_on(&slot, server_name.clone(), &tool, arguments, options, round)
+            .call_on(
+                target,
+                server_name.clone(),
+                &tool,
+                arguments,
+                options,
+                round,
+            )
             .instrument(span);
         let result = match max_total {
             None => call.await,
@@ -437,7 +454,7 @@ impl Pool {
         round: Option<InputRound>,
     ) -> Result<CallRound<ReadResourceResult>> {
         let _flight = self.inner.begin()?;
-        let slot = self.inner.slot(server)?;
+        let slot = self.slot_for(&self.inner.slot(server)?)?;
         let conn = slot.connection(&self.inner).await?;
         let mut params = ReadResourceRequestParams::new(uri);
         let span = tracing::info_span!("mcpmux.read_resource", server = %slot.name(), %uri);
@@ -572,7 +589,7 @@ impl Pool {
         round: Option<InputRound>,
     ) -> Result<CallRound<GetPromptResult>> {
         let _flight = self.inner.begin()?;
-        let slot = self.inner.slot(server)?;
+        let slot = self.slot_for(&self.inner.slot(server)?)?;
         let conn = slot.connection(&self.inner).await?;
         let mut params = GetPromptRequestParams::new(name);
         if let Some(args) = arguments {

@@ -1,6 +1,7 @@
 //! The connection pool: one per application, cheap to clone, every method async.
 
 mod calls;
+mod client_scope;
 pub(crate) mod client_side;
 mod connection;
 mod discovery;
@@ -57,6 +58,8 @@ use slot::Slot;
 #[derive(Clone)]
 pub struct Pool {
     inner: Arc<Inner>,
+    /// The client this view is of, for `perClient` servers (see [`Pool::for_client`]).
+    client: Option<Arc<client_scope::ClientScope>>,
 }
 
 pub(crate) struct Inner {
@@ -65,6 +68,8 @@ pub(crate) struct Inner {
     events: EventBus,
     /// Servers visible to this pool, by id.
     slots: RwLock<HashMap<String, Arc<Slot>>>,
+    /// Clients' own connections to `perClient` servers.
+    clients: client_scope::ClientSlots,
     /// Tool id → (server id, tool name), rebuilt whenever tool lists are fetched.
     tool_index: RwLock<HashMap<String, (String, String)>>,
     in_flight: AtomicUsize,
@@ -125,6 +130,7 @@ impl Pool {
         let inner = Arc::new(Inner {
             events: EventBus::new(1024),
             slots: RwLock::new(HashMap::new()),
+            clients: Default::default(),
             tool_index: RwLock::new(HashMap::new()),
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
@@ -163,7 +169,10 @@ impl Pool {
                 inner.shutdown.clone(),
             ));
         }
-        Ok(Pool { inner })
+        Ok(Pool {
+            inner,
+            client: None,
+        })
     }
 
     /// The path of the config file.
@@ -269,6 +278,7 @@ impl Pool {
         inner.shutdown.cancel();
         let slots = inner.slots();
         futures::future::join_all(slots.iter().map(|s| s.disconnect(inner))).await;
+        inner.clients.end_all(inner).await;
         inner.catalog.flush(Duration::from_secs(2)).await;
         inner.host.release();
         inner.local.clear();
@@ -341,6 +351,7 @@ async fn idle_loop(pool: std::sync::Weak<Inner>, idle: Duration, shutdown: Cance
         for slot in inner.slots() {
             slot.stop_if_idle(&inner, idle).await;
         }
+        inner.clients.stop_idle(&inner, idle).await;
     }
 }
 

@@ -24,7 +24,7 @@ impl Pool {
         mut params: CompleteRequestParams,
     ) -> Result<CompletionInfo> {
         let _flight = self.inner.begin()?;
-        let slot = self.inner.slot(server)?;
+        let slot = self.slot_for(&self.inner.slot(server)?)?;
         let span = tracing::info_span!("mcpmux.complete", server = %slot.name());
         async {
             crate::trace_context::stamp(&mut params.meta);
@@ -62,7 +62,7 @@ impl Pool {
     ) -> Result<serde_json::Value> {
         let _flight = self.inner.begin()?;
         check_method(method)?;
-        let slot = self.inner.slot(server)?;
+        let slot = self.slot_for(&self.inner.slot(server)?)?;
         let span = tracing::info_span!("mcpmux.request", server = %slot.name(), %method);
         async {
             crate::trace_context::stamp_params(&mut params);
@@ -100,7 +100,7 @@ impl Pool {
     ) -> Result<()> {
         let _flight = self.inner.begin()?;
         check_method(method)?;
-        let slot = self.inner.slot(server)?;
+        let slot = self.slot_for(&self.inner.slot(server)?)?;
         let conn = slot.connection(&self.inner).await?;
         let notification = CustomNotification::new(method, params.map(serde_json::Value::Object));
         conn.peer

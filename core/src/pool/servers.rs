@@ -401,6 +401,7 @@ impl Inner {
         if reconnect || !active {
             was_connected = slot.status().state == crate::ConnectionState::Connected;
             slot.disconnect(self).await;
+            self.clients.end_server(self, &slot.id).await;
         }
         if active && (list || (reconnect && was_connected)) {
             self.list_in_background(slot);
@@ -422,6 +423,7 @@ impl Inner {
         if let Some(slot) = slot {
             slot.removed.store(true, Ordering::SeqCst);
             slot.disconnect(self).await;
+            self.clients.end_server(self, id).await;
             self.tool_index
                 .write()
                 .unwrap()

@@ -86,6 +86,9 @@ pub(crate) struct Slot {
     about: RwLock<Option<Arc<ServerInfo>>>,
     /// Its tools' output schemas, compiled once per listing.
     pub validators: super::output_schema::OutputValidators,
+    /// The client this connection is of, for a `perClient` server (see `client_scope.rs`):
+    /// its state changes are its own, not the server's, and are not announced.
+    pub client: Option<String>,
 }
 
 /// A snapshot of one server's connection, as `server_states` reports it, with what the server
@@ -118,6 +121,15 @@ pub struct ServerStatus {
 
 impl Slot {
     pub fn new(record: ServerRecord, inner: &Arc<Inner>) -> Arc<Slot> {
+        Slot::of(record, inner, None)
+    }
+
+    /// A slot of `client`'s own, for a `perClient` server.
+    pub fn for_client(record: ServerRecord, inner: &Arc<Inner>, client: &str) -> Arc<Slot> {
+        Slot::of(record, inner, Some(client.to_string()))
+    }
+
+    fn of(record: ServerRecord, inner: &Arc<Inner>, client: Option<String>) -> Arc<Slot> {
         let slot = Arc::new(Slot {
             id: record.id.clone(),
             shared: ServerShared::new(
@@ -145,6 +157,7 @@ impl Slot {
             log_floor: inner.log_floor.clone(),
             about: RwLock::new(None),
             validators: Default::default(),
+            client,
         });
         *slot.about.write().unwrap() = inner.catalog.about(&slot.id);
         slot.shared
@@ -308,6 +321,9 @@ impl Slot {
             }
             live.state = state;
             live.error = error.clone();
+        }
+        if self.client.is_some() {
+            return;
         }
         inner.events.emit(Event::ConnectionState {
             server_id: self.id.clone(),
@@ -548,6 +564,18 @@ impl Slot {
             ConnectionState::Disconnected
         };
         self.set_down(inner, state, phase, error, None);
+    }
+
+    /// Whether a request may be using the slot: one holds its connection, or is connecting.
+    pub fn in_use(&self) -> bool {
+        self.connect_lock.try_lock().is_err()
+            || self
+                .live
+                .lock()
+                .unwrap()
+                .conn
+                .as_ref()
+                .is_some_and(|c| Arc::strong_count(c) > 1)
     }
 
     /// Closes the current connection, if any (disconnect, update, remove, shutdown).

@@ -57,7 +57,11 @@ impl Pool {
                 }),
                 handler: Arc::new(move |args| {
                     let result = match pool.upgrade() {
-                        Some(inner) => Pool { inner }.widget_display(
+                        Some(inner) => Pool {
+                            inner,
+                            client: None,
+                        }
+                        .widget_display(
                             args["name"].as_str().unwrap_or_default(),
                             args["params"].clone(),
                             &events,

@@ -67,6 +67,9 @@ pub struct Gateway {
     seal: Arc<Seal>,
     /// The profile shown, as last read from the config (shared by its clients' gateways).
     view: Arc<RwLock<Arc<Profile>>>,
+    /// The pool as this session's client, for `perClient` servers: made on its first request
+    /// of one, and dropped (closing those connections) with the session's gateway.
+    session_pool: Arc<std::sync::OnceLock<Pool>>,
 }
 
 /// What a served tool name stands for.
@@ -107,6 +110,7 @@ impl Gateway {
             seal,
             view: Arc::new(RwLock::new(Arc::new(options.profile.clone()))),
             options: Arc::new(options),
+            session_pool: Arc::default(),
         }
     }
 
@@ -115,6 +119,7 @@ impl Gateway {
         Gateway {
             client: next_client(),
             log_level: Arc::default(),
+            session_pool: Arc::default(),
             ..self.clone()
         }
     }
@@ -134,7 +139,28 @@ impl Gateway {
             log_level: Arc::default(),
             seal: self.seal.clone(),
             view: Arc::new(RwLock::new(Arc::new(profile))),
+            session_pool: Arc::default(),
         }
+    }
+
+    /// The pool as the client of `context` sees it, for `perClient` servers (a connection of
+    /// its own). A legacy client's session is the client; a 2026-07-28 client has no session,
+    /// so the client is whom its access token names (behind OAuth), and without one every
+    /// such client is the same one (they share the one token `serve` asks for).
+    fn pool_for(&self, context: &RequestContext<RoleServer>) -> Pool {
+        if is_modern(context) {
+            let owner = context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<super::resource_server::Principal>())
+                .map(super::resource_server::Principal::owner);
+            return self
+                .pool
+                .for_client_kept(format!("user:{}", owner.unwrap_or_default()));
+        }
+        self.session_pool
+            .get_or_init(|| self.pool.for_client(format!("session:{}", self.client)))
+            .clone()
     }
 
     fn max_name_len(&self) -> usize {
@@ -450,10 +476,11 @@ impl Gateway {
                 .map(|server| self.callers.enter(server, context.peer.clone()));
             let started = std::time::Instant::now();
             let logs = self.call_logs(context, &tool).await;
+            let pool = self.pool_for(context);
             let call = async {
                 match &round {
                     Some(round) => {
-                        let call = self.pool.call_tool_round(
+                        let call = pool.call_tool_round(
                             &tool.id,
                             arguments.clone(),
                             options,
@@ -461,8 +488,7 @@ impl Gateway {
                         );
                         call.await
                     }
-                    None => self
-                        .pool
+                    None => pool
                         .call_tool(&tool.id, arguments.clone(), options)
                         .await
                         .map(CallRound::Done),
@@ -973,16 +999,13 @@ impl ServerHandler for Gateway {
             request.input_responses,
             request.request_state.as_deref(),
         )?;
+        let pool = self.pool_for(&context);
         let result = match round {
             Some(round) => {
                 let round = round.input;
-                self.pool.read_resource_round(&server, &uri, round).await
+                pool.read_resource_round(&server, &uri, round).await
             }
-            None => self
-                .pool
-                .read_resource(&server, &uri)
-                .await
-                .map(CallRound::Done),
+            None => pool.read_resource(&server, &uri).await.map(CallRound::Done),
         };
         match result.map_err(to_error_data)? {
             CallRound::Done(result) => Ok(rewrap_contents(result, &request.uri)?.into()),
@@ -1023,7 +1046,7 @@ impl ServerHandler for Gateway {
             request.input_responses,
             request.request_state.as_deref(),
         )?;
-        let (pool, arguments) = (&self.pool, request.arguments);
+        let (pool, arguments) = (&self.pool_for(&context), request.arguments);
         let result = match round {
             Some(round) => {
                 let round = round.input;
@@ -1046,7 +1069,7 @@ impl ServerHandler for Gateway {
     async fn complete(
         &self,
         mut request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let server = match &mut request.r#ref {
             Reference::Prompt(p) => {
@@ -1067,7 +1090,7 @@ impl ServerHandler for Gateway {
             }
         };
         let completion = self
-            .pool
+            .pool_for(&context)
             .complete(&server, request)
             .await
             .map_err(to_error_data)?;

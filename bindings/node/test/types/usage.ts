@@ -30,6 +30,7 @@ import {
   HttpServer,
   type HttpServeSettings,
   type OAuthResourceSettings,
+  type SessionScope,
   type ServeMode,
 } from 'mcpmux';
 
@@ -51,6 +52,9 @@ async function main(): Promise<void> {
   const rec: ServerRecord = await pool.addServer({ name: 'everything', config: { command: 'npx', args: ['x'] } });
   const id: string = rec.id;
   await pool.updateServer(id, { isActive: true, disabledTools: ['echo'] });
+  const scope: SessionScope = 'perClient';
+  await pool.updateServer(id, { sessionScope: scope, maxClients: 4 });
+  console.log(rec.sessionScope ?? 'shared', rec.maxClients);
   const imported = await pool.addJson({ mcpServers: { time: { command: 'uvx', args: ['mcp-server-time'] } } });
   if (imported[0]?.success) console.log(imported[0].record?.name);
   const test = await pool.testServer('everything');

@@ -439,12 +439,17 @@ class Pool:
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
         log_level: str | None = None,
+        session_scope: str | None = None,
+        max_clients: int | None = None,
     ) -> ServerRecord:
         """Adds a server: ``command`` (+ ``args``, ``env``, ``cwd``) for stdio, or ``url``
         (+ ``headers``, ``strict_transport``, ``oauth``: :class:`OAuthSettings`) for
         Streamable HTTP; or all that as ``config`` (a :class:`ServerConfig` or a dict). ``type``
         is inferred when not given. ``log_level`` (``"debug"`` … ``"emergency"``) asks this
-        server for its log messages from that level up, over the pool's ``log_level``."""
+        server for its log messages from that level up, over the pool's ``log_level``.
+        ``session_scope="perClient"`` marks a server that keeps state for its client (a
+        browser, a REPL, a login): when the pool is served, each client gets a connection (a
+        process) of its own, at most ``max_clients`` at once (default 8)."""
         body = _server_fields(
             config=config, command=command, args=args, env=env, cwd=cwd, url=url,
             headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
@@ -452,6 +457,7 @@ class Pool:
             is_trusted=is_trusted, disabled_tools=disabled_tools,
             disabled_auto_approve_tools=disabled_auto_approve_tools,
             install_source=install_source, project_path=project_path, log_level=log_level,
+            session_scope=session_scope, max_clients=max_clients,
         )  # fmt: skip
         body["name"] = name
         body.setdefault("config", {})
@@ -480,6 +486,8 @@ class Pool:
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
         log_level: str | None = None,
+        session_scope: str | None = None,
+        max_clients: int | None = None,
     ) -> ServerRecord:
         """Changes the given fields of a server (``config`` is replaced whole); a changed
         connection reconnects."""
@@ -489,6 +497,7 @@ class Pool:
             is_trusted=is_trusted, disabled_tools=disabled_tools,
             disabled_auto_approve_tools=disabled_auto_approve_tools,
             install_source=install_source, project_path=project_path, log_level=log_level,
+            session_scope=session_scope, max_clients=max_clients,
         )  # fmt: skip
         return _one(ServerRecord, await self._native.update_server(server, json.dumps(body)))
 

@@ -313,6 +313,8 @@ class Pool:
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
         log_level: str | None = None,
+        session_scope: str | None = None,
+        max_clients: int | None = None,
     ) -> ServerRecord:
         """Adds a server (see :meth:`mcpmux.Pool.add_server`)."""
         return self._call(
@@ -323,7 +325,7 @@ class Pool:
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
                 disabled_auto_approve_tools=disabled_auto_approve_tools,
                 install_source=install_source, project_path=project_path, timeouts=timeouts,
-                log_level=log_level,
+                log_level=log_level, session_scope=session_scope, max_clients=max_clients,
             )
         )  # fmt: skip
 
@@ -347,6 +349,8 @@ class Pool:
         project_path: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
         log_level: str | None = None,
+        session_scope: str | None = None,
+        max_clients: int | None = None,
     ) -> ServerRecord:
         """Changes the given fields of a server."""
         return self._call(
@@ -355,7 +359,7 @@ class Pool:
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
                 disabled_auto_approve_tools=disabled_auto_approve_tools,
                 install_source=install_source, project_path=project_path, timeouts=timeouts,
-                log_level=log_level,
+                log_level=log_level, session_scope=session_scope, max_clients=max_clients,
             )
         )  # fmt: skip
 

@@ -227,6 +227,10 @@ class ServerRecord(Model):
     updated_at: int | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
     log_level: str | None = None
+    #: ``"shared"`` (one connection for every client of a served pool) or ``"perClient"``
+    #: (each client its own, at most ``max_clients`` at once; default 8).
+    session_scope: str = "shared"
+    max_clients: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
