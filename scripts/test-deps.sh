@@ -118,6 +118,26 @@ if [[ "$(installed_ws_version)" != "$WS_MCP_VERSION" ]]; then
 fi
 echo "mcp[ws] $WS_MCP_VERSION (WebSocket test server): $ws_venv/bin/python"
 
+# --- FastMCP with fastmcp-tasks (Python): tools that run as tasks -----------------
+# (tests/servers/fastmcp_tasks_server.py, tests/tests/tasks.rs). Its own venv: FastMCP pins
+# its own `mcp`.
+FASTMCP_VERSION="4.1.4"
+tasks_venv="$deps_dir/tasks-venv"
+installed_fastmcp_version() {
+    [[ -x "$tasks_venv/bin/python" ]] || return 0
+    "$tasks_venv/bin/python" -c 'import importlib.metadata as m, fastmcp_tasks; print(m.version("fastmcp"), m.version("fastmcp-tasks"), end="")' 2>/dev/null || true
+}
+if [[ "$(installed_fastmcp_version)" != "$FASTMCP_VERSION $FASTMCP_VERSION" ]]; then
+    [[ -x "$tasks_venv/bin/python" ]] || python3 -m venv --clear "$tasks_venv"
+    "$tasks_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "fastmcp==$FASTMCP_VERSION" "fastmcp-tasks==$FASTMCP_VERSION" >&2
+    if [[ "$(installed_fastmcp_version)" != "$FASTMCP_VERSION $FASTMCP_VERSION" ]]; then
+        echo "test-deps: fastmcp and fastmcp-tasks $FASTMCP_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "fastmcp $FASTMCP_VERSION with fastmcp-tasks: $tasks_venv/bin/python"
+
 # --- oidc-provider (Node): the authorization server of `serve --oauth-issuer` -----
 # (cli/tests/serve_oauth.rs). Its own prefix: the one above is pruned to its packages.
 OIDC_PROVIDER_VERSION="9.13.3"

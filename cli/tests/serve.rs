@@ -1053,3 +1053,29 @@ async fn a_per_client_server_gives_each_session_its_own_process() {
     assert!(mcpmux_tests::pid_alive(first));
     pool.close().await;
 }
+
+/// A tool that runs as a task upstream (FastMCP with `fastmcp-tasks`, `taskSupport:
+/// required`) is called through `serve` like any other: the served pool drives the task, so a
+/// client that knows nothing of tasks gets the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_tool_upstream_answers_a_client_that_knows_no_tasks() {
+    let Some((python, args)) = mcpmux_tests::fastmcp_tasks_command() else {
+        mcpmux_tests::skip_or_fail("FastMCP with fastmcp-tasks (.deps/tasks-venv)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    add_stdio(&config, "tasks", &python, &args);
+    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let result = pool
+        .call_tool(
+            "mcp__fleet__tasks__crunch",
+            json!({"n": 2}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "crunched 2");
+    pool.close().await;
+}

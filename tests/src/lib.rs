@@ -364,6 +364,16 @@ pub fn python_sdk_server_command() -> Option<(PathBuf, Vec<String>)> {
         .then(|| (python, vec![script.to_string_lossy().into_owned()]))
 }
 
+/// How to start `tests/servers/fastmcp_tasks_server.py` (FastMCP 4.1 with `fastmcp-tasks`:
+/// tools that run as tasks, SEP-2663): `(python, [script])`. `None` when its venv
+/// (`.deps/tasks-venv`, from scripts/test-deps.sh) is missing.
+pub fn fastmcp_tasks_command() -> Option<(PathBuf, Vec<String>)> {
+    let python = deps_dir().join("tasks-venv/bin/python");
+    let script = repo_root().join("tests/servers/fastmcp_tasks_server.py");
+    (is_executable(&python) && script.is_file())
+        .then(|| (python, vec![script.to_string_lossy().into_owned()]))
+}
+
 /// How to start `@modelcontextprotocol/server-filesystem`: `(node, [script])`; append the
 /// allowed folders. `None` when it (or node) is missing.
 pub fn filesystem_command() -> Option<(PathBuf, Vec<String>)> {

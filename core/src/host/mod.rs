@@ -239,10 +239,14 @@ impl Host {
     }
 
     /// What the client declares in the handshake: roots always (the list may be empty),
-    /// sampling and elicitation only when a handler is there to answer them, and sampling with
-    /// tools only when its handler takes them.
+    /// sampling and elicitation only when a handler is there to answer them, sampling with
+    /// tools only when its handler takes them, and the tasks extension (the pool drives a
+    /// server's tasks itself, see `pool/tasks.rs`).
     pub(crate) fn capabilities(&self) -> rmcp::model::ClientCapabilities {
-        let mut caps = serde_json::json!({"roots": {"listChanged": true}});
+        let mut caps = serde_json::json!({
+            "roots": {"listChanged": true},
+            "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+        });
         match self.sampling_support() {
             Some(SamplingSupport { tools: true }) => {
                 caps["sampling"] = serde_json::json!({"tools": {}});

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
-    GetPromptResult, InputRequiredResult, JsonObject, NumberOrString, ProgressToken,
-    ReadResourceRequestParams, ReadResourceResult, RequestId, ServerResult, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    GetPromptResult, InputRequests, InputRequiredResult, InputResponses, JsonObject,
+    NumberOrString, ProgressToken, ReadResourceRequestParams, ReadResourceResult, RequestId,
+    ServerResult, SubscribeRequestParams, Task, UnsubscribeRequestParams,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
@@ -18,6 +18,7 @@ use tracing::Instrument;
 use super::connection::Connection;
 use super::reply::call_reply;
 use super::slot::Slot;
+use super::tasks::with_tasks;
 use super::{Inner, Pool};
 use crate::error::{Error, Result, URL_ELICITATION_REQUIRED, UrlElicitation};
 use crate::events::Event;
@@ -153,20 +154,36 @@ impl Drop for CancelOnDrop {
 }
 
 /// One `tools/call` on one connection: what the steps of `call_on` share.
-struct ToolCall<'a> {
-    slot: &'a Arc<Slot>,
-    conn: &'a Arc<Connection>,
-    name: &'a str,
-    tool: &'a str,
-    timeout: Duration,
+pub(super) struct ToolCall<'a> {
+    pub slot: &'a Arc<Slot>,
+    pub conn: &'a Arc<Connection>,
+    /// The server's name.
+    pub name: &'a str,
+    pub tool: &'a str,
+    pub timeout: Duration,
     cancel: Option<&'a CancellationToken>,
     /// `CallOptions::client_capabilities`.
     capabilities: Option<&'a serde_json::Value>,
 }
 
 impl ToolCall<'_> {
+    /// Answers a task's input requests with the host's handlers.
+    pub async fn fulfil(&self, requests: InputRequests) -> Result<InputResponses> {
+        Box::pin(client_of(self.slot).fulfil(requests))
+            .await
+            .map_err(|e| Error::Tool {
+                tool: self.tool.to_string(),
+                message: format!(
+                    "tools/call: answering the input request of its task failed: {}",
+                    e.message
+                ),
+                code: None,
+                data: None,
+            })
+    }
+
     /// Resolves when the caller cancels the call (never, without a token).
-    async fn cancelled(&self) {
+    pub async fn cancelled(&self) {
         match self.cancel {
             Some(c) => c.cancelled().await,
             None => std::future::pending().await,
@@ -238,6 +255,8 @@ fn unexpected(slot: &Slot, method: &str) -> Error {
 enum Answer {
     Result(CallToolResult),
     InputRequired(InputRequiredResult),
+    /// The server runs the call as a task (see `tasks.rs`).
+    Task(Task),
 }
 
 /// One round of a request whose server's questions go back to the caller
@@ -712,6 +731,11 @@ impl Inner {
                 Answer::InputRequired(asked) => {
                     call.answer_input(&mut rounds, asked, &mut params).await?
                 }
+                Answer::Task(task) => {
+                    return Box::pin(self.drive_task(&call, task))
+                        .await
+                        .map(CallRound::Done);
+                }
             }
         }
     }
@@ -733,7 +757,7 @@ impl Inner {
             }
             super::logs::stamp(mine, &call.slot.shared);
             if let Some(capabilities) = call.capabilities {
-                mine.insert(CLIENT_CAPABILITIES.into(), capabilities.clone());
+                mine.insert(CLIENT_CAPABILITIES.into(), with_tasks(capabilities));
             }
         }
         // As through rmcp: the server may report progress, which keeps the call from timing
@@ -793,7 +817,7 @@ impl Inner {
             && call.conn.modern
         {
             let mut meta = rmcp::model::RequestMetaObject::default();
-            meta.insert(CLIENT_CAPABILITIES.into(), capabilities.clone());
+            meta.insert(CLIENT_CAPABILITIES.into(), with_tasks(capabilities));
             options.meta = Some(meta);
         }
         let handle = call
@@ -843,6 +867,7 @@ impl Inner {
         match response {
             Ok(ServerResult::CallToolResult(r)) => Ok(Answer::Result(r)),
             Ok(ServerResult::InputRequiredResult(r)) => Ok(Answer::InputRequired(r)),
+            Ok(ServerResult::CreateTaskResult(r)) => Ok(Answer::Task(r.task)),
             Ok(_) => Err(Error::Protocol {
                 server: call.name.to_string(),
                 message: "tools/call: unexpected response type".into(),
@@ -872,7 +897,7 @@ impl Inner {
     }
 
     /// While shutting down, a call cut off by the closing connection is a `ShuttingDown` error.
-    fn closing_or(&self, e: Error) -> Error {
+    pub(super) fn closing_or(&self, e: Error) -> Error {
         if self.closing.load(std::sync::atomic::Ordering::SeqCst)
             && matches!(e, Error::Connection { .. })
         {

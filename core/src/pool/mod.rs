@@ -21,6 +21,7 @@ mod search;
 mod server_info;
 mod servers;
 mod slot;
+mod tasks;
 mod tool_index;
 mod widgets;
 

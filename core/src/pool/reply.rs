@@ -1,6 +1,8 @@
 //! Reading direct `tools/call` replies.
 
-use rmcp::model::{CallToolResult, ContentBlock, InputRequiredResult, ResultType, ServerResult};
+use rmcp::model::{
+    CallToolResult, ContentBlock, CreateTaskResult, InputRequiredResult, ResultType, ServerResult,
+};
 use rmcp::service::ServiceError;
 use serde::Deserialize;
 
@@ -30,7 +32,11 @@ pub(super) fn call_reply(
             Ok(r) => Ok(Ok(ServerResult::CallToolResult(r))),
             Err(e) => match serde_json::from_str::<InputRequiredResult>(raw.get()) {
                 Ok(r) => Ok(Ok(ServerResult::InputRequiredResult(r))),
-                Err(_) => Err(format!("not a tool result: {e}")),
+                // The tasks extension: the server runs the call as a task.
+                Err(_) => match serde_json::from_str::<CreateTaskResult>(raw.get()) {
+                    Ok(r) => Ok(Ok(ServerResult::CreateTaskResult(r))),
+                    Err(_) => Err(format!("not a tool result: {e}")),
+                },
             },
         },
         (None, None) => Err("a reply with neither result nor error".into()),
