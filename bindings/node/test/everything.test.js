@@ -4,7 +4,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 
 const { Pool } = require('mcpmux');
-const { testOptions, everythingStdioInput, startEverythingHttp, waitEvent, text } = require('./helpers');
+const { testOptions, everythingStdioInput, startEverythingHttp, waitEvent, text, tasksServer } = require('./helpers');
 
 async function exercise(pool) {
   const tools = await pool.listTools('everything');
@@ -72,4 +72,15 @@ test('server-everything over Streamable HTTP', async (t) => {
   const result = await pool.testServer('everything');
   assert.equal(result.success, true, result.error);
   await exercise(pool);
+});
+
+test('a tool that runs as a task (FastMCP with fastmcp-tasks) is called like any other', async (t) => {
+  const pool = await Pool.open(testOptions(t));
+  t.after(() => pool.close());
+  const [command, ...args] = tasksServer;
+  await pool.addServer({ name: 'tasks', config: { command, args } });
+  // `crunch` requires a task: the core follows it to its result.
+  const result = await pool.callTool('mcp__tasks__crunch', { n: 2 });
+  assert.equal(text(result), 'crunched 2');
+  assert.notEqual(result.isError, true);
 });

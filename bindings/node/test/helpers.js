@@ -37,10 +37,20 @@ const everything = path.join(
   'npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js',
 );
 
+/** FastMCP with fastmcp-tasks (tools that run as tasks), in its venv from scripts/test-deps.sh. */
+const tasksServer = [
+  path.join(
+    process.env.MCPMUX_DEPS_DIR ? path.resolve(repoRoot, process.env.MCPMUX_DEPS_DIR) : path.join(repoRoot, '.deps'),
+    'tasks-venv/bin/python',
+  ),
+  path.join(repoRoot, 'tests/servers/fastmcp_tasks_server.py'),
+];
+
 for (const [what, file] of [
   ['mcpmux-test-server', testServer],
   ['mcpmux-fake-llm', fakeLlm],
   ['server-everything', everything],
+  ['FastMCP with fastmcp-tasks', tasksServer[0]],
 ]) {
   if (!fs.existsSync(file)) {
     throw new Error(`${what} not found at ${file}: run scripts/test-node.sh (it builds and installs it)`);
@@ -195,6 +205,7 @@ module.exports = {
   nativeAddon,
   testServer,
   everything,
+  tasksServer,
   tempDir,
   tempConfig,
   testOptions,

@@ -93,6 +93,14 @@ def time_server() -> str:
     return _need(DEPS / "venv/bin/mcp-server-time", "bash scripts/test-deps.sh")
 
 
+@pytest.fixture(scope="session")
+def tasks_server() -> list[str]:
+    """FastMCP with fastmcp-tasks (tests/servers/fastmcp_tasks_server.py): tools that run as
+    tasks; the command line that starts it."""
+    python = _need(DEPS / "tasks-venv/bin/python", "bash scripts/test-deps.sh")
+    return [python, str(REPO / "tests/servers/fastmcp_tasks_server.py")]
+
+
 @pytest.fixture
 def config_path(tmp_path: Path) -> str:
     return str(tmp_path / "servers.json")

@@ -83,6 +83,16 @@ async def test_time_server(pool: mcpmux.Pool, time_server: str) -> None:
     assert bad.is_error and "Nowhere/Bad" in bad.text
 
 
+async def test_a_tool_that_runs_as_a_task_is_called_like_any_other(
+    pool: mcpmux.Pool, tasks_server: list[str]
+) -> None:
+    # FastMCP's `crunch` requires a task: the core follows it to its result.
+    await pool.add_server("tasks", command=tasks_server[0], args=tasks_server[1:])
+    result = await pool.call_tool("mcp__tasks__crunch", {"n": 2})
+    assert result.text == "crunched 2"
+    assert not result.is_error
+
+
 async def test_test_server_over_http(pool: mcpmux.Pool, test_server_http: str) -> None:
     await pool.add_server("th", url=test_server_http)
     assert (await pool.call_tool("mcp__th__add", {"a": 1, "b": 2})).text == "3"
