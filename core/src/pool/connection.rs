@@ -1,6 +1,6 @@
 //! One live MCP session with one server, whatever its transport.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,9 +52,39 @@ pub(crate) struct Connection {
     ended: CancellationToken,
     intentional: Arc<AtomicBool>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
-    last_used: Mutex<Instant>,
+    last_used: Stamp,
     /// When a request last took this connection (health checks do not count), for idle stop.
-    last_request: Mutex<Instant>,
+    last_request: Stamp,
+}
+
+/// A moment kept in an atomic, as nanoseconds since `base`: every call reads and writes the
+/// connection's two, so without a lock.
+struct Stamp {
+    base: Instant,
+    nanos: AtomicU64,
+}
+
+impl Stamp {
+    fn new() -> Stamp {
+        Stamp {
+            base: Instant::now(),
+            nanos: AtomicU64::new(0),
+        }
+    }
+
+    fn set(&self, at: Instant) {
+        let nanos = at.saturating_duration_since(self.base).as_nanos();
+        self.nanos
+            .store(u64::try_from(nanos).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Instant {
+        self.base + Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+
+    fn elapsed(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.get())
+    }
 }
 
 /// Why a connection ended without being asked to.
@@ -415,8 +445,8 @@ impl Connection {
             ended,
             intentional,
             child: tokio::sync::Mutex::new(child),
-            last_used: Mutex::new(Instant::now()),
-            last_request: Mutex::new(Instant::now()),
+            last_used: Stamp::new(),
+            last_request: Stamp::new(),
         }))
     }
 
@@ -443,33 +473,32 @@ impl Connection {
     }
 
     pub fn touch(&self) {
-        *self.last_used.lock().unwrap() = Instant::now();
+        self.last_used.set(Instant::now());
     }
 
-    /// Marks the connection used now if it was used within `limit` (one clock read, one lock:
-    /// this runs on every call).
+    /// Marks the connection used now if it was used within `limit` (one clock read, no lock:
+    /// this runs on every call; two callers at once both write about the same moment).
     pub fn touch_if_fresh(&self, limit: Duration) -> bool {
         let now = Instant::now();
-        let mut last = self.last_used.lock().unwrap();
-        let fresh = now.saturating_duration_since(*last) < limit;
+        let fresh = now.saturating_duration_since(self.last_used.get()) < limit;
         if fresh {
-            *last = now;
+            self.last_used.set(now);
         }
         fresh
     }
 
     /// A request takes the connection now.
     pub fn requested(&self) {
-        *self.last_request.lock().unwrap() = Instant::now();
+        self.last_request.set(Instant::now());
     }
 
     /// How long since a request last took the connection.
     pub fn unrequested_for(&self) -> Duration {
-        self.last_request.lock().unwrap().elapsed()
+        self.last_request.elapsed()
     }
 
     pub fn idle_for(&self) -> Duration {
-        self.last_used.lock().unwrap().elapsed()
+        self.last_used.elapsed()
     }
 
     /// Ends the session on purpose (no reconnect follows) and stops a stdio child.
