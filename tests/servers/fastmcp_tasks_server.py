@@ -5,7 +5,8 @@ call.
 - `crunch(n)`: counts to n (a fifth of a second each), reporting progress; "crunched n".
 - `approve(item)`: asks the client (an elicitation, from inside the task) whether to approve,
   and says what it answered.
-- `stall(marker)`: works until cancelled, then writes `cancelled` to the file `marker`.
+- `stall(marker)`: writes `marker`.started, works until cancelled, then writes `cancelled` to
+  the file `marker`.
 - `explode()`: raises, so its task ends in failure.
 
 Every one requires a task (`taskSupport: required`); tasks suggest polling every 100 ms.
@@ -57,6 +58,7 @@ async def approve(item: str, ctx: Context) -> str | mcp_types.InputRequiredResul
 
 @mcp.tool(task=REQUIRED)
 async def stall(marker: str) -> str:
+    Path(f"{marker}.started").write_text("started")
     try:
         await asyncio.sleep(60)
     except asyncio.CancelledError:

@@ -93,7 +93,17 @@ async fn cancelling_the_call_cancels_the_task_at_the_server() {
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Cancelled once the task runs at the server (a slow machine takes a while to get there).
+    let started = pool.dir.path().join("cancelled.started");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !started.is_file() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the task never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
     cancel.cancel();
     let ended = tokio::time::timeout(Duration::from_secs(5), call)
         .await
