@@ -10,7 +10,8 @@
  *   tool lists, results, events, options), with the same camelCase fields as the Rust core.
  * - Strings out (char **out_json and mcpmux_last_error()) are owned by the caller and
  *   freed with mcpmux_string_free(); on failure *out_json is set to NULL.
- * - Handles (mcpmux_pool, mcpmux_provider, mcpmux_agent, mcpmux_conversation) are integers,
+ * - Handles (mcpmux_pool, mcpmux_provider, mcpmux_agent, mcpmux_conversation,
+ *   mcpmux_http_server, mcpmux_app_bridge) are integers,
  *   never pointers: a closed, freed or made-up handle, or one of another kind, gives
  *   MCPMUX_ERR_INVALID_HANDLE, never undefined behaviour. 0 is never a valid handle.
  *   Each kind has its *_close / *_free; strings have mcpmux_string_free().
@@ -194,6 +195,12 @@ typedef void (*mcpmux_completion_fn)(void *user_data,
 typedef void (*mcpmux_progress_fn)(void *user_data, const char *json, size_t len);
 
 /**
+ * The host's end of one rendered MCP App view: an opaque handle from
+ * mcpmux_app_bridge_new(), freed with mcpmux_app_bridge_free().
+ */
+typedef uint64_t mcpmux_app_bridge;
+
+/**
  * Receives one pool event as JSON (`{"type": "tool:called", ...}`), on a library thread.
  * Events of one subscription arrive one at a time, in order. `json` is valid only during
  * the call.
@@ -328,11 +335,12 @@ mcpmux_status mcpmux_cancel(mcpmux_request_id request);
  * (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
  * healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
  * connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes,
- * maxInputRounds, logLevel, idleStopMs; an unknown field is an error). Without configPath,
+ * maxInputRounds, logLevel, idleStopMs, apps; an unknown field is an error). Without configPath,
  * $MCPMUX_CONFIG or the platform's default file is used. logLevel ("debug" … "emergency",
  * unset by default) asks servers for their log messages from that level up (`log` events).
  * idleStopMs (0 by default: never) stops a server's connection after that long without a
- * request; the next request starts it again.
+ * request; the next request starts it again. apps (`{}`, or `{"mimeTypes": [...]}`; unset
+ * by default) declares that the host renders MCP Apps' views.
  */
 mcpmux_status mcpmux_pool_open(const char *options_json, mcpmux_pool *out_pool);
 
@@ -729,6 +737,214 @@ mcpmux_status mcpmux_prompts_get_async(mcpmux_pool pool,
                                        mcpmux_completion_fn callback,
                                        void *user_data,
                                        mcpmux_request_id *out_request_id);
+
+/**
+ * The skills of every server that offers them, or of one (NULL for all), read from no file:
+ * `[{"serverId": ..., "serverName": ..., "name": ..., "description": ..., "uri": ...,
+ * "frontmatter": {...}, "files": [{"uri": ..., "digest": "sha256:...", "size": N}]}]`
+ * (`files` null when the server says they change). The pool keeps this listing: loads and
+ * reads are checked against it.
+ */
+mcpmux_status mcpmux_skills_list(mcpmux_pool pool,
+                                 const char *server,
+                                 uint32_t timeout_ms,
+                                 char **out_json);
+
+/**
+ * Asynchronous mcpmux_skills_list().
+ */
+mcpmux_status mcpmux_skills_list_async(mcpmux_pool pool,
+                                       const char *server,
+                                       uint32_t timeout_ms,
+                                       mcpmux_completion_fn callback,
+                                       void *user_data,
+                                       mcpmux_request_id *out_request_id);
+
+/**
+ * Loads a skill of one server (id or name) by its name or its SKILL.md URI: `{"skill":
+ * {...as listed}, "instructions": "..."}`, once SKILL.md's size, digest and front matter
+ * are the listing's. A mismatch is MCPMUX_ERR_PROTOCOL saying what differs; an unknown skill
+ * MCPMUX_ERR_NOT_FOUND.
+ */
+mcpmux_status mcpmux_skills_load(mcpmux_pool pool,
+                                 const char *server,
+                                 const char *skill,
+                                 uint32_t timeout_ms,
+                                 char **out_json);
+
+/**
+ * Asynchronous mcpmux_skills_load().
+ */
+mcpmux_status mcpmux_skills_load_async(mcpmux_pool pool,
+                                       const char *server,
+                                       const char *skill,
+                                       uint32_t timeout_ms,
+                                       mcpmux_completion_fn callback,
+                                       void *user_data,
+                                       mcpmux_request_id *out_request_id);
+
+/**
+ * Reads one file of a skill (a URI its listing names), checked like mcpmux_skills_load():
+ * `{"uri": ..., "mimeType": ..., "text": ...}` (`blob`, base64, for a binary file).
+ * A URI the listing does not name is MCPMUX_ERR_INVALID_ARGUMENT.
+ */
+mcpmux_status mcpmux_skills_read_file(mcpmux_pool pool,
+                                      const char *server,
+                                      const char *skill,
+                                      const char *uri,
+                                      uint32_t timeout_ms,
+                                      char **out_json);
+
+/**
+ * Asynchronous mcpmux_skills_read_file().
+ */
+mcpmux_status mcpmux_skills_read_file_async(mcpmux_pool pool,
+                                            const char *server,
+                                            const char *skill,
+                                            const char *uri,
+                                            uint32_t timeout_ms,
+                                            mcpmux_completion_fn callback,
+                                            void *user_data,
+                                            mcpmux_request_id *out_request_id);
+
+/**
+ * The view of a tool (its `_meta.ui.resourceUri`), read from its server and checked:
+ * `{"toolId", "serverId", "serverName", "resourceUri", "mimeType", "html", "csp":
+ * {"connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"},
+ * "contentSecurityPolicy", "permissions": {"camera", "microphone", "geolocation",
+ * "clipboardWrite"}, "allow", "prefersBorder"?, "domain"?, "tool": {...}}`. Load `html` in a
+ * sandboxed frame under `contentSecurityPolicy`, with `allow` as its allow attribute. Without
+ * the pool option `apps`, or for a tool without a view: MCPMUX_ERR_INVALID_ARGUMENT.
+ */
+mcpmux_status mcpmux_app_view(mcpmux_pool pool,
+                              const char *tool_id,
+                              uint32_t timeout_ms,
+                              char **out_json);
+
+/**
+ * Asynchronous mcpmux_app_view().
+ */
+mcpmux_status mcpmux_app_view_async(mcpmux_pool pool,
+                                    const char *tool_id,
+                                    uint32_t timeout_ms,
+                                    mcpmux_completion_fn callback,
+                                    void *user_data,
+                                    mcpmux_request_id *out_request_id);
+
+/**
+ * A call the view `view_json` (from mcpmux_app_view()) makes: `name` is the tool's own
+ * name on the view's server (a view reaches no other), `arguments_json` a JSON object (NULL
+ * for none). A tool not visible to apps (`_meta.ui.visibility`) is
+ * MCPMUX_ERR_INVALID_ARGUMENT; an unknown one MCPMUX_ERR_NOT_FOUND. Answers a CallToolResult.
+ */
+mcpmux_status mcpmux_app_call(mcpmux_pool pool,
+                              const char *view_json,
+                              const char *name,
+                              const char *arguments_json,
+                              uint32_t timeout_ms,
+                              char **out_json);
+
+/**
+ * Asynchronous mcpmux_app_call(); mcpmux_cancel() cancels it.
+ */
+mcpmux_status mcpmux_app_call_async(mcpmux_pool pool,
+                                    const char *view_json,
+                                    const char *name,
+                                    const char *arguments_json,
+                                    uint32_t timeout_ms,
+                                    mcpmux_completion_fn callback,
+                                    void *user_data,
+                                    mcpmux_request_id *out_request_id);
+
+/**
+ * A resource the view `view_json` reads, from its own server: a ReadResourceResult.
+ */
+mcpmux_status mcpmux_app_read_resource(mcpmux_pool pool,
+                                       const char *view_json,
+                                       const char *uri,
+                                       uint32_t timeout_ms,
+                                       char **out_json);
+
+/**
+ * Asynchronous mcpmux_app_read_resource().
+ */
+mcpmux_status mcpmux_app_read_resource_async(mcpmux_pool pool,
+                                             const char *view_json,
+                                             const char *uri,
+                                             uint32_t timeout_ms,
+                                             mcpmux_completion_fn callback,
+                                             void *user_data,
+                                             mcpmux_request_id *out_request_id);
+
+/**
+ * The bridge of a view being rendered (`view_json` from mcpmux_app_view()): pass each
+ * message the view posts to mcpmux_app_bridge_handle() and post back what it gives.
+ * `host_context_json` (NULL for none) is what views learn of the host in `ui/initialize`,
+ * e.g. `{"theme": "dark", "displayMode": "inline"}`.
+ */
+mcpmux_status mcpmux_app_bridge_new(mcpmux_pool pool,
+                                    const char *view_json,
+                                    const char *host_context_json,
+                                    mcpmux_app_bridge *out_bridge);
+
+/**
+ * Frees a bridge handle. A second free is MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
+mcpmux_status mcpmux_app_bridge_free(mcpmux_app_bridge bridge);
+
+/**
+ * One message the view posted (JSON-RPC, as JSON text): `{"post": [messages to post back, in
+ * order], "host": message}`, where `host` (absent when none) is a message only the host acts
+ * on: `ui/open-link`, `ui/message`, `ui/update-model-context`, `ui/request-display-mode`
+ * (the host posts their reply) or `ui/notifications/size-changed`.
+ */
+mcpmux_status mcpmux_app_bridge_handle(mcpmux_app_bridge bridge,
+                                       const char *message_json,
+                                       uint32_t timeout_ms,
+                                       char **out_json);
+
+/**
+ * Asynchronous mcpmux_app_bridge_handle().
+ */
+mcpmux_status mcpmux_app_bridge_handle_async(mcpmux_app_bridge bridge,
+                                             const char *message_json,
+                                             uint32_t timeout_ms,
+                                             mcpmux_completion_fn callback,
+                                             void *user_data,
+                                             mcpmux_request_id *out_request_id);
+
+/**
+ * The tool's arguments (a JSON object): the messages to post to the view now, a JSON array
+ * (empty before the view is initialized; mcpmux_app_bridge_handle() gives them then).
+ */
+mcpmux_status mcpmux_app_bridge_tool_input(mcpmux_app_bridge bridge,
+                                           const char *arguments_json,
+                                           char **out_json);
+
+/**
+ * The tool's result (a CallToolResult): the messages to post to the view now, a JSON array.
+ */
+mcpmux_status mcpmux_app_bridge_tool_result(mcpmux_app_bridge bridge,
+                                            const char *result_json,
+                                            char **out_json);
+
+/**
+ * The tool's call did not finish (`reason` says why): the messages to post now, a JSON array.
+ */
+mcpmux_status mcpmux_app_bridge_tool_cancelled(mcpmux_app_bridge bridge,
+                                               const char *reason,
+                                               char **out_json);
+
+/**
+ * A reply to the view's request `id_json` (its id, as JSON: a string or a number), for the
+ * requests mcpmux_app_bridge_handle() leaves to the host (`ui/open-link`, `ui/message`, ...):
+ * with `error_message` NULL, the result `result_json` (a JSON object; NULL for `{}`), else an
+ * error the view sees with that message. The JSON-RPC message to post, as JSON.
+ */
+mcpmux_status mcpmux_app_bridge_reply(const char *id_json,
+                                      const char *result_json,
+                                      const char *error_message,
+                                      char **out_json);
 
 /**
  * Completion values for an argument of a prompt or of a resource template, as a form

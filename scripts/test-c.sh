@@ -120,6 +120,9 @@ process.stdout.write(path.join(dir, rel));
 ' "${MCPMUX_DEPS_DIR:-$root/.deps}/npm")"
 export MCPMUX_EVERYTHING_JS="$everything_js"
 export MCPMUX_TEST_SERVER="$lib_dir/mcpmux-test-server"
+export MCPMUX_SKILLS_PYTHON="${MCPMUX_DEPS_DIR:-$root/.deps}/tasks-venv/bin/python"
+export MCPMUX_SKILLS_SERVER="$root/tests/servers/fastmcp_skills_server.py"
+export MCPMUX_TASKS_SERVER="$root/tests/servers/fastmcp_tasks_server.py"
 export MCPMUX_FAKE_LLM="$lib_dir/mcpmux-fake-llm"
 # The host contract's table as lines a C test reads without a JSON parser: each accepted
 # answer in core's form (compact, keys sorted).

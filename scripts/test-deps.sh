@@ -14,6 +14,8 @@ FILESYSTEM_VERSION="2026.8.31"
 TIME_SERVER_VERSION="2026.10.19"
 # The Python SDK beside it, for tests/servers/python_sdk_server.py (a 2026-07-28 MCPServer).
 PY_SDK_VERSION="2.3.0"
+# An MCP App server (io.modelcontextprotocol/ui): a tool with an HTML view.
+APP_SERVER_VERSION="2.0.3"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps_dir="${MCPMUX_DEPS_DIR:-$repo_root/.deps}"
@@ -67,6 +69,26 @@ if [[ "$(installed_filesystem_version)" != "$FILESYSTEM_VERSION" ]]; then
     fi
 fi
 echo "server-filesystem $FILESYSTEM_VERSION: $filesystem_pkg"
+
+# --- @modelcontextprotocol/server-basic-vanillajs (Node): an MCP App -----------
+# In a prefix of its own: an npm --no-save install prunes what its command line omits.
+app_prefix="$deps_dir/npm-apps"
+app_pkg="$app_prefix/node_modules/@modelcontextprotocol/server-basic-vanillajs"
+installed_app_version() {
+    [[ -f "$app_pkg/package.json" ]] || return 0
+    node -e 'process.stdout.write(require(process.argv[1]).version || "")' \
+        "$app_pkg/package.json" 2>/dev/null || true
+}
+if [[ "$(installed_app_version)" != "$APP_SERVER_VERSION" ]]; then
+    mkdir -p "$app_prefix"
+    npm install --prefix "$app_prefix" --no-save --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/server-basic-vanillajs@$APP_SERVER_VERSION" >&2
+    if [[ "$(installed_app_version)" != "$APP_SERVER_VERSION" ]]; then
+        echo "test-deps: server-basic-vanillajs $APP_SERVER_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "server-basic-vanillajs $APP_SERVER_VERSION: $app_pkg"
 
 # --- mcp-server-time (Python) ------------------------------------------------
 venv="$deps_dir/venv"

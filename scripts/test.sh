@@ -19,14 +19,26 @@ step() {
     [[ -z "$step_name" ]] || echo "== $step_name"
 }
 print_timings() {
+    local status=$?
+    local failed_step="$step_name"
     step ""
     echo "== seconds per step (total ${SECONDS}s)"
     printf '  %s\n' "${timings[@]}"
     # What the run left on disk: a CI machine's free space is not fixed, and a full disk
     # fails a build in whichever step it happens to be.
-    echo "== disk used by the build (du -sh)"
+    echo "== disk used by the build (du -sh), and free"
     du -sh target .deps dist 2>/dev/null | sed 's/^/  /' || true
+    echo "  $(df -h . | awk 'NR==2 {print $4}') free"
+    if ((status != 0)); then
+        # CI may show only the head and the tail of a long log: the cause, again, last.
+        echo "== FAILED in step: ${failed_step:-?} (exit $status); its error lines:"
+        grep -a -E 'error|panicked|FAIL|No space|Killed|failed' "$run_log" \
+            | grep -a -v -E '^test .* ok$|^(PASS|ok) ' | tail -n 30 | sed 's/^/  /' || true
+    fi
 }
+# The whole output also goes to a file, for the summary of a failure.
+run_log="$(mktemp "${TMPDIR:-/tmp}/mcpmux-test.XXXXXX")"
+exec > >(tee "$run_log") 2>&1
 trap print_timings EXIT
 echo "== free disk where the build writes: $(df -h . | awk 'NR==2 {print $4}')"
 

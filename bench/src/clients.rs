@@ -52,6 +52,7 @@ pub(crate) fn run(name: &str, flags: &Flags) {
         "mcpmux" => multi_thread().block_on(mcpmux_client(k, conc)),
         "mcpmux-ct" => current_thread().block_on(mcpmux_client(k, conc)),
         "mcpmux-serve" => multi_thread().block_on(crate::serve::client(k, conc)),
+        "relay" => multi_thread().block_on(crate::serve::relay_client(k, conc)),
         other => fail(&format!("unknown client {other}")),
     };
     print(name, k, conc, figures);

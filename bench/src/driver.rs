@@ -57,6 +57,11 @@ const CLIENTS: &[Client] = &[
         what: "rmcp 3.11 through `mcpmux serve --stdio` (what the front adds to `rmcp`)",
     },
     Client {
+        name: "relay",
+        lang: "rust",
+        what: "rmcp 3.11 through a process that only copies bytes (the floor of any front)",
+    },
+    Client {
         name: "python-pipe",
         lang: "python",
         what: "asyncio on raw pipes, no parsing (Python's floor)",
@@ -593,12 +598,14 @@ fn report(
         r >= 2.0,
     );
     // What `mcpmux serve` adds: the same rmcp client through the front, over direct.
+    // Here the floor column is `relay`: the same client through a front that only copies
+    // bytes, so what any front must add (a process and two pipes) is in it.
     let r = ratio(get("mcpmux-serve", "p50_us"), get("rmcp", "p50_us"));
     push(
         "Serve: p50 through `mcpmux serve` / rmcp direct p50",
         r,
         ratio(floor_p50, get("rmcp", "p50_us")),
-        ratio(get("raw-tokio", "p50_us"), get("rmcp", "p50_us")),
+        ratio(get("relay", "p50_us"), get("rmcp", "p50_us")),
         "≤ 1.5",
         r <= 1.5,
     );
@@ -607,7 +614,7 @@ fn report(
         "Serve: in-flight calls/s through `mcpmux serve` / rmcp direct",
         r,
         raw,
-        floor_of("raw-tokio", "rmcp", "conc_calls_per_s"),
+        floor_of("relay", "rmcp", "conc_calls_per_s"),
         "≥ 0.7",
         r >= 0.7,
     );
@@ -650,7 +657,7 @@ fn report(
     println!("Targets:");
     println!();
     println!(
-        "| target | measured | raw pipe in mcpmux's place | the language's bare pipe in mcpmux's place | goal | |"
+        "| target | measured | raw pipe in mcpmux's place | the language's bare pipe (serve: a byte relay) in mcpmux's place | goal | |"
     );
     println!("| --- | ---: | ---: | ---: | ---: | --- |");
     for t in &targets {

@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! mcpmux-bench all [--quick] [--rounds R] [--k K] [--conc C] [--only a,b] [--no-scale]
-//! mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve [--k K] [--conc C]
+//! mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve|relay [--k K] [--conc C]
 //! mcpmux-bench serve-front    # the pool `mcpmux-serve` calls through (stdio)
+//! mcpmux-bench relay-front    # a byte relay, the floor of any front (`relay`)
 //! mcpmux-bench scale connect|pool|search [--servers N] [--tools T]
 //! ```
 //!
@@ -119,9 +120,10 @@ fn main() {
         ["client", name] => clients::run(name, &flags),
         ["scale", what] => scale::run(what, &flags),
         ["serve-front"] => serve::front(),
+        ["relay-front"] => serve::relay_front(),
         _ => fail(
             "usage: mcpmux-bench all [--quick] [--rounds R] [--k K] [--conc C] [--only a,b] [--no-scale]\n\
-             \x20      mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve [--k K] [--conc C]\n\
+             \x20      mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve|relay [--k K] [--conc C]\n\
              \x20      mcpmux-bench scale connect|pool|search [--servers N] [--tools T]",
         ),
     }

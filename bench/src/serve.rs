@@ -3,6 +3,11 @@
 //! server directly (`rmcp`). The front is this binary's `serve-front`: a pool with the bench
 //! server, served over stdin and stdout by `Pool::serve_stdio` with the options `mcpmux serve
 //! --stdio --mode direct` uses, in a process of its own as a client would start it.
+//!
+//! Beside it, the floor of any front: `relay-front` copies bytes between the client and the
+//! bench server and does nothing else (no parsing, no names), so a front that cost nothing of
+//! its own would score what `relay` scores. A served call still crosses one more process and
+//! two more pipes than a direct one, on the same cores.
 
 use std::process::Stdio;
 use std::time::Instant;
@@ -31,17 +36,86 @@ pub(crate) fn front() {
     });
 }
 
-/// rmcp's client through the front: connect (which starts the front; the bench server starts
-/// on the first call, in the warm-up), then `bench__echo`.
-pub(crate) async fn client(k: usize, conc: usize) -> Figures {
+/// `mcpmux-bench relay-front`: starts the bench server and copies stdin to its stdin and its
+/// stdout to stdout, on the event loop (pipes polled, as `serve --stdio` polls them), until
+/// either side closes.
+pub(crate) fn relay_front() {
+    use tokio::io::AsyncWriteExt;
+    multi_thread().block_on(async {
+        let mut server = tokio::process::Command::new(crate::server_path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| fail(&format!("spawn the bench server: {e}")));
+        let mut to_server = server.stdin.take().unwrap();
+        let mut from_server = server.stdout.take().unwrap();
+        let mut stdin = pipe_of(std::io::stdin()).receiver();
+        let mut stdout = pipe_of(std::io::stdout()).sender();
+        let up = async {
+            let _ = tokio::io::copy(&mut stdin, &mut to_server).await;
+            let _ = to_server.shutdown().await;
+        };
+        let down = async {
+            let _ = tokio::io::copy(&mut from_server, &mut stdout).await;
+        };
+        tokio::select! {
+            () = up => {}
+            () = down => {}
+        }
+    });
+}
+
+/// One of this process's standard pipes, to be polled on the event loop.
+struct Pipe(std::fs::File);
+
+fn pipe_of(fd: impl std::os::fd::AsFd) -> Pipe {
+    let fd = fd
+        .as_fd()
+        .try_clone_to_owned()
+        .unwrap_or_else(|e| fail(&format!("dup a standard pipe: {e}")));
+    Pipe(std::fs::File::from(fd))
+}
+
+impl Pipe {
+    fn receiver(self) -> tokio::net::unix::pipe::Receiver {
+        tokio::net::unix::pipe::Receiver::from_file(self.0)
+            .unwrap_or_else(|e| fail(&format!("stdin is not a pipe: {e}")))
+    }
+
+    fn sender(self) -> tokio::net::unix::pipe::Sender {
+        tokio::net::unix::pipe::Sender::from_file(self.0)
+            .unwrap_or_else(|e| fail(&format!("stdout is not a pipe: {e}")))
+    }
+}
+
+/// rmcp's client through the relay: what `client` would measure with a front that cost
+/// nothing.
+pub(crate) async fn relay_client(k: usize, conc: usize) -> Figures {
     let started = Instant::now();
-    let mut front = tokio::process::Command::new(std::env::current_exe().unwrap())
-        .arg("serve-front")
+    let mut relay = spawn_self("relay-front");
+    let transport = (relay.stdout.take().unwrap(), relay.stdin.take().unwrap());
+    let figures = crate::clients::rmcp_calls(started, transport, "echo", k, conc).await;
+    let _ = relay.wait().await;
+    figures
+}
+
+/// This binary again, as `word`, on pipes.
+fn spawn_self(word: &str) -> tokio::process::Child {
+    tokio::process::Command::new(std::env::current_exe().unwrap())
+        .arg(word)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .unwrap_or_else(|e| fail(&format!("spawn the serve front: {e}")));
+        .unwrap_or_else(|e| fail(&format!("spawn the {word}: {e}")))
+}
+
+/// rmcp's client through the front: connect (which starts the front; the bench server starts
+/// on the first call, in the warm-up), then `bench__echo`.
+pub(crate) async fn client(k: usize, conc: usize) -> Figures {
+    let started = Instant::now();
+    let mut front = spawn_self("serve-front");
     let transport = (front.stdout.take().unwrap(), front.stdin.take().unwrap());
     // As `rmcp` does with the bench server, but the front speaks 2026-07-28 and rmcp prefers
     // it: each request then carries its own `_meta`, as a current client's do.

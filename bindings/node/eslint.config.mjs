@@ -11,6 +11,11 @@ export default [
     languageOptions: { sourceType: 'commonjs', ecmaVersion: 2022, globals: globals.node },
   },
   {
+    // Scripts that run in a browser page (the MCP Apps test's sandbox hook).
+    files: ['test/fixtures/apps-*.js'],
+    languageOptions: { sourceType: 'script', ecmaVersion: 2022, globals: globals.browser },
+  },
+  {
     files: ['**/*.mjs'],
     languageOptions: { sourceType: 'module', ecmaVersion: 2022, globals: globals.node },
   },

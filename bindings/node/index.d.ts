@@ -51,6 +51,16 @@ export interface PoolOptions {
    * meanwhile. A server with resource subscriptions or a request in flight is kept. 0 (the
    * default) keeps every connection. */
   idleStopMs?: number;
+  /** Render MCP Apps (`io.modelcontextprotocol/ui`): the pool declares the extension with
+   * these view types (`{}`: HTML views), so servers offer their views; see `Pool.appView`.
+   * Unset (the default): off. */
+  apps?: AppsOptions;
+}
+
+/** A host's opt-in to MCP Apps. */
+export interface AppsOptions {
+  /** The view types the host renders (default `['text/html;profile=mcp-app']`). */
+  mimeTypes?: string[];
 }
 
 /** Server log severities, least severe first (syslog's, as MCP names them). */
@@ -363,6 +373,127 @@ export interface ReadResourceResult {
   [key: string]: unknown;
 }
 
+/** One file of a skill, as its listing promises it: the size and digest its bytes must have. */
+export interface SkillFile {
+  uri: string;
+  /** `sha256:` and 64 hex digits. */
+  digest: string;
+  size: number;
+}
+
+/**
+ * A skill a server offers (the Skills extension), as `skills/list` gives it: no file of it has
+ * been read. `frontmatter` holds every field of its `SKILL.md` front matter; `files` is null
+ * when the server says they change (nothing can be checked).
+ */
+export interface SkillInfo {
+  serverId: string;
+  serverName: string;
+  name: string;
+  /** When an agent should load it. */
+  description: string;
+  /** The resource URI of its `SKILL.md`. */
+  uri: string;
+  frontmatter: Record<string, unknown>;
+  files: SkillFile[] | null;
+}
+
+/** A skill loaded for use: its `SKILL.md` checked against the listing. */
+export interface LoadedSkill {
+  skill: SkillInfo;
+  /** What `SKILL.md` says after its front matter. */
+  instructions: string;
+}
+
+/** A file of a skill, checked against the listing: `text`, or `blob` (base64) for a binary file. */
+export interface SkillFileContents {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
+}
+
+/** The origins an MCP App view declares (`_meta.ui.csp`); only well-formed ones are kept. */
+export interface AppCsp {
+  /** fetch, XHR and WebSocket (`connect-src`). */
+  connectDomains: string[];
+  /** Scripts, styles, images, fonts and media. */
+  resourceDomains: string[];
+  /** Nested frames (`frame-src`). */
+  frameDomains: string[];
+  /** The document's base URIs (`base-uri`). */
+  baseUriDomains: string[];
+}
+
+/** The browser features an MCP App view asks for; a host may grant them. */
+export interface AppPermissions {
+  camera: boolean;
+  microphone: boolean;
+  geolocation: boolean;
+  clipboardWrite: boolean;
+}
+
+/** An MCP App view ready to render (`Pool.appView`): load `html` in a sandboxed frame under
+ * `contentSecurityPolicy`, with `allow` as the frame's `allow` attribute. */
+export interface AppView {
+  /** The tool whose view this is. */
+  toolId: string;
+  serverId: string;
+  serverName: string;
+  /** The view's `ui://` URI. */
+  resourceUri: string;
+  /** One of the pool's `apps.mimeTypes`. */
+  mimeType: string;
+  html: string;
+  csp: AppCsp;
+  /** The view's declared origins and nothing else (the extension's restrictive default when
+   * it declares none). */
+  contentSecurityPolicy: string;
+  permissions: AppPermissions;
+  /** The frame's `allow` attribute (`''` when the view asks for nothing). */
+  allow: string;
+  prefersBorder?: boolean;
+  /** A dedicated origin the view asks for (its format is the host's to check). */
+  domain?: string;
+  tool: ToolInfo;
+}
+
+/** A JSON-RPC message between a view and its host. */
+export type AppMessage = Record<string, unknown>;
+
+/** What to do after handing a bridge one message from the view. */
+export interface AppBridgeOutput {
+  /** Post these to the view, in order. */
+  post: AppMessage[];
+  /** A message only the host can act on, as the view sent it: `ui/open-link`, `ui/message`,
+   * `ui/update-model-context`, `ui/request-display-mode` (post the reply, e.g.
+   * `AppBridge.reply(id, result)`) or `ui/notifications/size-changed` (resize the frame). */
+  host?: AppMessage;
+}
+
+/**
+ * The host's end of one rendered MCP App view (`Pool.appBridge`): pass each message the view
+ * posts to `handle` and post back what comes out. It answers `ui/initialize`, tells the view
+ * the tool's input and result once it is initialized, and sends its `tools/call` and
+ * `resources/read` through `Pool.appCall` / `appReadResource`.
+ */
+export declare class AppBridge {
+  private constructor();
+  /** The view this bridge serves. */
+  readonly view: AppView;
+  handle(message: AppMessage): Promise<AppBridgeOutput>;
+  /** The tool's arguments: the messages to post now (none before the view is initialized). */
+  toolInput(args: Record<string, unknown>): AppMessage[];
+  /** The tool's result: the messages to post now (after its input). */
+  toolResult(result: CallToolResult): AppMessage[];
+  /** The call did not finish: the messages to post now. */
+  toolCancelled(reason: string): AppMessage[];
+  /** `AppBridge.reply`, for a host that holds only the bridge. */
+  reply(id: string | number, answer: Record<string, unknown> | Error): AppMessage;
+  /** A reply to the view's request `id`: a result, or an Error whose message the view sees. */
+  static reply(id: string | number, answer: Record<string, unknown> | Error): AppMessage;
+}
+
 export interface PromptMessage {
   role: 'user' | 'assistant';
   content: ContentBlock;
@@ -450,6 +581,28 @@ export interface CallToolOptions {
   meta?: Record<string, unknown>;
   /** Caps the whole call, however much progress the server reports. */
   maxTotalMs?: number;
+  /** Told each status of the task the server runs the call as, if it does (see `startTask`). */
+  onTask?: (update: TaskUpdate) => void;
+}
+
+/** A status of the task a server runs a tool call as (the tasks extension). */
+export interface TaskUpdate {
+  /** The server's id of the task. */
+  taskId: string;
+  status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  statusMessage?: string;
+}
+
+/** A tool call started with `Pool.startTask`, for a host that follows a long-running call. */
+export interface TaskRun {
+  /** The task's last status; null until the server announces one (and for a call answered at once). */
+  readonly status: TaskUpdate | null;
+  /** Resolves with the next status, or null once the call has ended. */
+  changed(): Promise<TaskUpdate | null>;
+  /** Cancels the call, and the task at the server: `result()` then rejects with `CancelledError`. */
+  cancel(): void;
+  /** The call's result, as `callTool` gives it. */
+  result(): Promise<CallToolResult>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -570,6 +723,21 @@ export interface AgentToolResultEvent {
   preview: string;
 }
 
+/**
+ * A server runs a tool call as a task (the tasks extension), and the pool follows it: sent when
+ * the task is announced and whenever its status changes.
+ */
+export interface TaskStatusEvent {
+  type: 'task:status';
+  serverId: string;
+  /** The tool's own name on its server. */
+  toolName: string;
+  /** The server's id of the task. */
+  taskId: string;
+  status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  statusMessage?: string;
+}
+
 /** Every event a pool emits, by name. */
 export interface PoolEvents {
   'server:connected': ServerConnectedEvent;
@@ -588,6 +756,7 @@ export interface PoolEvents {
   'agent:turn': AgentTurnEvent;
   'agent:tool_use': AgentToolUseEvent;
   'agent:tool_result': AgentToolResultEvent;
+  'task:status': TaskStatusEvent;
   /** Every event, whatever its type. */
   event: PoolEvent;
 }
@@ -608,7 +777,8 @@ export type PoolEvent =
   | WidgetEvent
   | AgentTurnEvent
   | AgentToolUseEvent
-  | AgentToolResultEvent;
+  | AgentToolResultEvent
+  | TaskStatusEvent;
 export type PoolEventName = keyof PoolEvents;
 /** The name of an event the core emits (every `PoolEvent['type']`). */
 export type CoreEventName = PoolEvent['type'];
@@ -1165,10 +1335,47 @@ export declare class Pool extends EventEmitter {
     args?: Record<string, unknown> | null,
     options?: CallToolOptions,
   ): Promise<CallToolResult>;
+  /**
+   * Starts a tool call in the background and gives a `TaskRun` to follow it: for tools that run
+   * long (a server's tasks), where the host shows the status as it changes and lets the user
+   * cancel. `options` are `callTool`'s (`onTask` is the run's own).
+   */
+  startTask(toolId: string, args?: Record<string, unknown> | null, options?: Omit<CallToolOptions, 'onTask'>): TaskRun;
 
   listResources(server?: string | null, options?: ListOptions): Promise<ResourceInfo[]>;
   listResourceTemplates(server?: string | null, options?: ListOptions): Promise<ResourceTemplateInfo[]>;
   readResource(server: string, uri: string): Promise<ReadResourceResult>;
+  /**
+   * The MCP App view of a tool (`_meta.ui.resourceUri`), read from its server and checked,
+   * with the policy to load it under. Needs the pool option `apps`; a tool without a view
+   * rejects with `InvalidArgumentError`.
+   */
+  appView(toolId: string): Promise<AppView>;
+  /**
+   * A call the view makes: `name` is the tool's own name on the view's server (a view reaches
+   * no other), and the tool must be visible to apps (`_meta.ui.visibility`), else
+   * `InvalidArgumentError` / `NotFoundError`.
+   */
+  appCall(view: AppView, name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** A resource the view reads, from its own server. */
+  appReadResource(view: AppView, uri: string): Promise<ReadResourceResult>;
+  /** The bridge of a view being rendered; `hostContext` is what views learn of the host in
+   * `ui/initialize` (`theme`, `displayMode`, `containerDimensions`, `locale`, ...). */
+  appBridge(view: AppView, hostContext?: Record<string, unknown>): AppBridge;
+  /**
+   * The skills of one server, or of every server that offers any (the Skills extension),
+   * without reading a file of them. The pool keeps this listing: loads and reads are checked
+   * against it, so list again to take a server's changes.
+   */
+  listSkills(server?: string | null): Promise<SkillInfo[]>;
+  /**
+   * Loads a skill by its name (or its `SKILL.md` URI): its instructions, once the file's size,
+   * digest and front matter are the listing's. A mismatch rejects with `ProtocolError` saying
+   * what differs; an unknown skill with `NotFoundError`.
+   */
+  loadSkill(server: string, skill: string): Promise<LoadedSkill>;
+  /** Reads one file of a skill (a URI its listing names), checked like `loadSkill`. */
+  readSkillFile(server: string, skill: string, uri: string): Promise<SkillFileContents>;
   /**
    * Changes arrive as `resource:updated` events; the subscription holds over reconnects until
    * `unsubscribeResource`. Rejects with `ProtocolError` (naming the resource) when the server

@@ -12,12 +12,14 @@
 //   lib/serve.js         HttpServer (a pool served as one MCP server)
 //   lib/conversation.js  Conversation
 //   lib/agent.js         Agent
+//   lib/apps.js          AppBridge (MCP Apps: a rendered view's host end)
 
 const { CLASSES } = require('./lib/errors');
 const { Pool, EVENT_NAMES } = require('./lib/pool');
 const { Conversation } = require('./lib/conversation');
 const { Agent } = require('./lib/agent');
 const { HttpServer } = require('./lib/serve');
+const { AppBridge } = require('./lib/apps');
 const { version } = require('./package.json');
 
-module.exports = { Pool, Agent, Conversation, HttpServer, EVENT_NAMES, version, ...CLASSES };
+module.exports = { Pool, Agent, AppBridge, Conversation, HttpServer, EVENT_NAMES, version, ...CLASSES };

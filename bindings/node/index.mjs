@@ -9,6 +9,7 @@ const mcpmux = createRequire(import.meta.url)('./index.js');
 export const {
   Pool,
   Agent,
+  AppBridge,
   Conversation,
   HttpServer,
   EVENT_NAMES,

@@ -87,6 +87,12 @@ async fn open(cli: &Cli) -> Result<Pool> {
             Command::Serve(args) => args.idle_stop.saturating_mul(1000),
             _ => 0,
         },
+        // Servers offer MCP App views to a host that renders them; `serve` passes them on
+        // to each client that does (and keeps them, and the tools of views, from the rest).
+        apps: match cli.command {
+            Command::Serve(_) => Some(mcpmux::AppsOptions::default()),
+            _ => None,
+        },
         ..defaults
     };
     Ok(Pool::open(options).await?)

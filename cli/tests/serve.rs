@@ -1054,28 +1054,51 @@ async fn a_per_client_server_gives_each_session_its_own_process() {
     pool.close().await;
 }
 
-/// A tool that runs as a task upstream (FastMCP with `fastmcp-tasks`, `taskSupport:
-/// required`) is called through `serve` like any other: the served pool drives the task, so a
-/// client that knows nothing of tasks gets the result.
+/// `mcpmux serve` tells servers it hosts MCP Apps, and passes views on only to the clients
+/// that render them: the view under the fleet's `ui://` address, and the view's own tool.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_task_tool_upstream_answers_a_client_that_knows_no_tasks() {
-    let Some((python, args)) = mcpmux_tests::fastmcp_tasks_command() else {
-        mcpmux_tests::skip_or_fail("FastMCP with fastmcp-tasks (.deps/tasks-venv)");
-        return;
-    };
+async fn views_reach_the_clients_that_render_them_and_no_other() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("servers.json");
-    add_stdio(&config, "tasks", &python, &args);
+    add_stdio(&config, "app", &test_server_bin(), &["--apps".into()]);
     let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
-    let result = pool
-        .call_tool(
-            "mcp__fleet__tasks__crunch",
-            json!({"n": 2}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "crunched 2");
-    pool.close().await;
+
+    let host_dir = dir.path().join("host");
+    std::fs::create_dir(&host_dir).unwrap();
+    let host = Pool::open(mcpmux::PoolOptions {
+        config_path: Some(host_dir.join("client.json")),
+        health_check_interval_ms: 0,
+        apps: Some(mcpmux::AppsOptions::default()),
+        ..mcpmux::PoolOptions::default()
+    })
+    .await
+    .unwrap();
+    let config: mcpmux::ServerConfig = serde_json::from_value(json!({
+        "url": url,
+        "headers": {"Authorization": "Bearer t0ken"},
+    }))
+    .unwrap();
+    host.add_server(mcpmux::ServerInput {
+        name: "fleet".into(),
+        config,
+        ..mcpmux::ServerInput::default()
+    })
+    .await
+    .unwrap();
+    let tools = host.list_tools(Some("fleet")).await.unwrap();
+    let dashboard = tools.iter().find(|t| t.name == "app__dashboard").unwrap();
+    assert_eq!(
+        dashboard.view_uri(),
+        Some("ui://mcpmux.app/test/dashboard.html")
+    );
+    assert!(tools.iter().any(|t| t.name == "app__refresh"), "{tools:?}");
+    let view = host.app_view("mcp__fleet__app__dashboard").await.unwrap();
+    assert!(view.html.contains("test dashboard"), "{}", view.html);
+    host.close().await;
+
+    let plain = client_pool(dir.path(), &url, "t0ken").await;
+    let tools = plain.list_tools(Some("fleet")).await.unwrap();
+    assert!(tools.iter().all(|t| t.name != "app__refresh"), "{tools:?}");
+    assert!(tools.iter().all(|t| t.view_uri().is_none()), "{tools:?}");
+    plain.close().await;
 }

@@ -181,6 +181,20 @@ pub enum Event {
         /// The first characters of the result as the model reads it.
         preview: String,
     },
+    /// A server runs a tool call as a task (the tasks extension), and the pool follows it:
+    /// sent when the task is announced and whenever its status changes (`working`,
+    /// `input_required`, then `completed`, `failed` or `cancelled`).
+    #[serde(rename = "task:status", rename_all = "camelCase")]
+    TaskStatus {
+        server_id: String,
+        /// The tool's own name on its server.
+        tool_name: String,
+        /// The server's id of the task.
+        task_id: String,
+        status: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status_message: Option<String>,
+    },
     /// A notification from a server that mcpmux has no meaning for (an extension's), as it
     /// came.
     #[serde(rename = "notification", rename_all = "camelCase")]
@@ -195,7 +209,7 @@ pub enum Event {
     Log {
         server_id: String,
         level: String,
-        /// `notification`, `stderr` or `transport`.
+        /// `notification`, `stderr`, `transport`, or `app` (an MCP App view's own line).
         source: String,
         message: String,
     },
@@ -219,6 +233,7 @@ pub const EVENT_NAMES: &[&str] = &[
     "agent:turn",
     "agent:tool_use",
     "agent:tool_result",
+    "task:status",
 ];
 
 impl Event {
@@ -241,6 +256,7 @@ impl Event {
             Event::AgentTurn { .. } => "agent:turn",
             Event::AgentToolUse { .. } => "agent:tool_use",
             Event::AgentToolResult { .. } => "agent:tool_result",
+            Event::TaskStatus { .. } => "task:status",
         }
     }
 }

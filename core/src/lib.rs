@@ -12,6 +12,7 @@ pub mod auth;
 pub mod config;
 mod error;
 pub mod events;
+mod front_matter;
 pub mod host;
 mod memory;
 pub mod mirror;
@@ -34,10 +35,15 @@ pub use host::{
     fill_schema_defaults,
 };
 pub use pool::{
+    APP_HTML_MIME_TYPE, APPS_EXTENSION_ID, APPS_PROTOCOL_VERSION, AppBridge, AppBridgeOutput,
+    AppCsp, AppPermissions, AppView, AppsOptions,
+};
+pub use pool::{
     CallOptions, CallRound, CallSettings, Conversation, DiscoverResult, ImportResult, InputRound,
     ListOptions, Pool, PoolOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerFilter,
-    ServerStatus, TestResult, ToolDef, ToolLayer, Unlisted,
+    ServerStatus, StartedTask, TaskMode, TestResult, ToolDef, ToolLayer, Unlisted,
 };
+pub use pool::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, TaskFn, TaskRun, TaskUpdate};
 pub use pool::{Progress, ProgressFn};
 pub use tools::ToolInfo;
 pub use tools::host_tools::{HostTool, HostToolHandler};

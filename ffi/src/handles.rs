@@ -22,6 +22,7 @@ pub(crate) enum Tag {
     Provider = 3,
     Conversation = 4,
     HttpServer = 5,
+    AppBridge = 6,
 }
 
 struct Slot<T> {

@@ -162,3 +162,7 @@ pub type mcpmux_conversation = u64;
 /// A pool served as one MCP server over HTTP: an opaque handle from
 /// mcpmux_pool_serve_http(), stopped and freed with mcpmux_http_server_free().
 pub type mcpmux_http_server = u64;
+
+/// The host's end of one rendered MCP App view: an opaque handle from
+/// mcpmux_app_bridge_new(), freed with mcpmux_app_bridge_free().
+pub type mcpmux_app_bridge = u64;

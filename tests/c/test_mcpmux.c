@@ -7,6 +7,8 @@
  *                           (its tests are skipped without it, unless
  *                           MCPMUX_REQUIRE_SERVERS=1 turns the skip into a failure)
  *   MCPMUX_FAKE_LLM         path of the mcpmux-fake-llm binary (the scripted model service)
+ *   MCPMUX_SKILLS_PYTHON, MCPMUX_SKILLS_SERVER  FastMCP's python and tests/servers/fastmcp_skills_server.py
+ *   MCPMUX_TASKS_SERVER     tests/servers/fastmcp_tasks_server.py (run by MCPMUX_SKILLS_PYTHON)
  *   MCPMUX_CONTRACT_TABLE   tests/contract/host_answers.json as lines of
  *                           "kind<TAB>answer<TAB>accepted or REFUSED:kind<TAB>says"
  *   MCPMUX_C_TEST_FILTER    run only tests whose name contains this text
@@ -107,19 +109,22 @@ static void config_path(char *buf, size_t n) {
     snprintf(buf, n, "%s/servers-%d.json", tmp_root, ++tmp_counter);
 }
 
-/* Opens a pool over a fresh config; servers connect only when used. */
-static mcpmux_pool open_pool(void) {
-    char path[320], opts[512];
+/* Opens a pool over a fresh config with `extra` options (JSON members, may be ""); servers
+ * connect only when used. */
+static mcpmux_pool open_pool_with(const char *extra) {
+    char path[320], opts[640];
     config_path(path, sizeof path);
     snprintf(opts, sizeof opts,
              "{\"configPath\": \"%s\", \"healthCheckIntervalMs\": 0, \"connectOnAdd\": false,"
-             " \"shutdownTimeoutMs\": 2000}",
-             path);
+             " \"shutdownTimeoutMs\": 2000%s%s}",
+             path, *extra ? ", " : "", extra);
     mcpmux_pool pool = 0;
     CHECK_STATUS(mcpmux_pool_open(opts, &pool), MCPMUX_OK);
     CHECK(pool != 0);
     return pool;
 }
+
+static mcpmux_pool open_pool(void) { return open_pool_with(""); }
 
 static const char *test_server(void) { return getenv("MCPMUX_TEST_SERVER"); }
 
@@ -1800,6 +1805,242 @@ static int first_uri(const char *json, char *buf, size_t n) {
     return 1;
 }
 
+/* Writes `text` to `path`. */
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* Skills (SEP-2640) of FastMCP's skills provider: listed without a file read, loaded and read
+ * checked against the listing; an unknown skill or file is refused. */
+static void test_skills(void) {
+    const char *python = getenv("MCPMUX_SKILLS_PYTHON");
+    const char *script = getenv("MCPMUX_SKILLS_SERVER");
+    if (!python || !script || access(python, X_OK) != 0) {
+        skip("FastMCP 4.1 (.deps/tasks-venv, from scripts/test-deps.sh)");
+        return;
+    }
+    char folder[320], dir[400], path[480], input[1400], *out = NULL;
+    snprintf(folder, sizeof folder, "%s/skills-%d", tmp_root, ++tmp_counter);
+    snprintf(dir, sizeof dir, "%s/pdf-forms", folder);
+    mkdir(folder, 0700);
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/SKILL.md", dir);
+    write_file(path, "---\nname: pdf-forms\ndescription: Fill in PDF forms\n---\n\n# Filling forms\n");
+    mcpmux_pool pool = open_pool();
+    snprintf(input, sizeof input,
+             "{\"name\": \"skills\", \"config\": {\"command\": \"%s\", \"args\": [\"%s\", \"%s\"]}}",
+             python, script, folder);
+    CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+
+    CHECK_STATUS(mcpmux_skills_list(pool, NULL, 60000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"name\":\"pdf-forms\"");
+    CHECK_CONTAINS(out, "\"description\":\"Fill in PDF forms\"");
+    CHECK_CONTAINS(out, "\"digest\":\"sha256:");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_skills_load(pool, "skills", "pdf-forms", 30000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"instructions\":\"# Filling forms");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_skills_read_file(pool, "skills", "pdf-forms", "skill://pdf-forms/NOPE.md",
+                                         30000, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_skills_load(pool, "skills", "no-such-skill", 30000, &out),
+                 MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_skills_load(pool, "skills", NULL, 30000, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_pool_close(pool, -1), MCPMUX_OK);
+}
+
+/* Approves what a task asks, inside the callback, recording the question. */
+static void on_task_question(void *user_data, mcpmux_host_request_id request, const char *json,
+                             size_t len) {
+    host_log *l = user_data;
+    if (strstr(json, "Approve the launch?") != NULL && len == strlen(json)) {
+        atomic_fetch_add(&l->calls, 1);
+    }
+    mcpmux_host_request_respond(request, "{\"action\": \"accept\", \"content\": {\"ok\": true}}");
+}
+
+/* Tools that run as tasks (FastMCP with fastmcp-tasks): a call follows its task to the
+ * result, the task's status messages reach the call's progress callback, a question from
+ * inside the task goes to the host's handler and its answer back, and cancelling the call
+ * cancels the task at the server. */
+static void test_tasks(void) {
+    const char *python = getenv("MCPMUX_SKILLS_PYTHON");
+    const char *script = getenv("MCPMUX_TASKS_SERVER");
+    if (!python || !script || access(python, X_OK) != 0) {
+        skip("FastMCP 4.1 with fastmcp-tasks (.deps/tasks-venv, from scripts/test-deps.sh)");
+        return;
+    }
+    char input[1000], *out = NULL;
+    mcpmux_pool pool = open_pool();
+    snprintf(input, sizeof input,
+             "{\"name\": \"tasks\", \"config\": {\"command\": \"%s\", \"args\": [\"%s\"]}}",
+             python, script);
+    CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+
+    static progress_log l;
+    memset(&l, 0, sizeof l);
+    waiter_init(&l.w);
+    atomic_init(&l.progress, 0);
+    atomic_init(&l.after_done, 0);
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__tasks__crunch", "{\"n\": 3}", NULL, 60000,
+                                         on_progress, on_progress_done, &l, NULL),
+                 MCPMUX_OK);
+    CHECK(waiter_wait(&l.w, 60000));
+    CHECK_STATUS(l.w.status, MCPMUX_OK);
+    CHECK_CONTAINS(l.w.json, "crunched 3");
+    CHECK(atomic_load(&l.progress) >= 1);
+    CHECK_CONTAINS(l.last, "\"message\":\"step ");
+    waiter_destroy(&l.w);
+
+    static host_log asked;
+    memset(&asked, 0, sizeof asked);
+    CHECK_STATUS(mcpmux_pool_set_elicitation_handler(pool, on_task_question, &asked, on_host_free),
+                 MCPMUX_OK);
+    CHECK_STATUS(mcpmux_tools_call(pool, "mcp__tasks__approve", "{\"item\": \"the launch\"}",
+                                   NULL, 60000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "the launch: accept");
+    mcpmux_string_free(out);
+    CHECK(atomic_load(&asked.calls) == 1);
+
+    char marker[320], started[340], args[400];
+    snprintf(marker, sizeof marker, "%s/task-%d", tmp_root, ++tmp_counter);
+    snprintf(started, sizeof started, "%s.started", marker);
+    snprintf(args, sizeof args, "{\"marker\": \"%s\"}", marker);
+    waiter w;
+    waiter_init(&w);
+    mcpmux_request_id id = 0;
+    CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__tasks__stall", args, NULL, 60000, NULL,
+                                         on_complete, &w, &id),
+                 MCPMUX_OK);
+    for (int i = 0; i < 300 && access(started, F_OK) != 0; i++) {
+        sleep_ms(50);
+    }
+    CHECK(access(started, F_OK) == 0);
+    CHECK_STATUS(mcpmux_cancel(id), MCPMUX_OK);
+    CHECK(waiter_wait(&w, 20000));
+    CHECK_STATUS(w.status, MCPMUX_ERR_CANCELLED);
+    waiter_destroy(&w);
+    /* The server was told: its task stopped. */
+    for (int i = 0; i < 200 && access(marker, F_OK) != 0; i++) {
+        sleep_ms(50);
+    }
+    CHECK(access(marker, F_OK) == 0);
+    CHECK_STATUS(mcpmux_pool_close(pool, -1), MCPMUX_OK);
+}
+
+/* MCP Apps: the pool declares the extension (option `apps`), the test server offers its app,
+ * its view comes checked with the policy to load it under; the view's calls reach only its
+ * own server's tools for apps; its bridge answers `ui/initialize` and tells it the tool's
+ * input and result once initialized. */
+static void test_apps(void) {
+    mcpmux_pool pool = open_pool_with("\"apps\": {}");
+    if (!add_test_server(pool, "app", "\"--apps\"")) {
+        mcpmux_pool_close(pool, 0);
+        return;
+    }
+    char *view = NULL, *out = NULL;
+    CHECK_STATUS(mcpmux_app_view(pool, "mcp__app__dashboard", 30000, &view), MCPMUX_OK);
+    CHECK_CONTAINS(view, "\"resourceUri\":\"ui://test/dashboard.html\"");
+    CHECK_CONTAINS(view, "connect-src 'self' https://api.example.com;");
+    CHECK_CONTAINS(view, "\"allow\":\"camera\"");
+    CHECK_CONTAINS(view, "test dashboard");
+    CHECK_STATUS(mcpmux_app_view(pool, "mcp__app__secret", 30000, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK(out == NULL);
+
+    CHECK_STATUS(mcpmux_app_call(pool, view, "refresh", "{\"city\": \"Oslo\"}", 30000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "refreshed Oslo");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_app_call(pool, view, "secret", NULL, 30000, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    char *msg = mcpmux_last_error();
+    CHECK_CONTAINS(msg, "visibility");
+    mcpmux_string_free(msg);
+    CHECK_STATUS(mcpmux_app_call(pool, view, "nope", NULL, 30000, &out), MCPMUX_ERR_NOT_FOUND);
+    CHECK_STATUS(mcpmux_app_call(pool, "{\"not\": \"a view\"}", "refresh", NULL, 0, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_app_read_resource(pool, view, "test://hello", 30000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"contents\"");
+    mcpmux_string_free(out);
+
+    mcpmux_app_bridge bridge = 0;
+    CHECK_STATUS(mcpmux_app_bridge_new(pool, view, "{\"theme\": \"dark\"}", &bridge), MCPMUX_OK);
+    CHECK(bridge != 0);
+    CHECK_STATUS(mcpmux_app_bridge_tool_input(bridge, "{\"city\": \"Rome\"}", &out), MCPMUX_OK);
+    CHECK(out && strcmp(out, "[]") == 0);
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_app_bridge_handle(bridge,
+                                          "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": "
+                                          "\"ui/initialize\", \"params\": {}}",
+                                          30000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"protocolVersion\":\"2026-01-26\"");
+    CHECK_CONTAINS(out, "\"theme\":\"dark\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_app_bridge_handle(
+                     bridge, "{\"jsonrpc\": \"2.0\", \"method\": \"ui/notifications/initialized\"}",
+                     30000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "ui/notifications/tool-input");
+    CHECK_CONTAINS(out, "Rome");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_app_bridge_tool_result(
+                     bridge, "{\"content\": [{\"type\": \"text\", \"text\": \"sunny\"}]}", &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "ui/notifications/tool-result");
+    mcpmux_string_free(out);
+    waiter w;
+    waiter_init(&w);
+    AWAIT(&w, mcpmux_app_bridge_handle_async(
+                  bridge,
+                  "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": "
+                  "{\"name\": \"refresh\", \"arguments\": {\"city\": \"Lyon\"}}}",
+                  30000, on_complete, &w, NULL));
+    CHECK(w.status == MCPMUX_OK);
+    CHECK_CONTAINS(w.json, "refreshed Lyon");
+    waiter_destroy(&w);
+    CHECK_STATUS(mcpmux_app_bridge_handle(
+                     bridge,
+                     "{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"ui/open-link\", \"params\": "
+                     "{\"url\": \"https://example.com\"}}",
+                     30000, &out),
+                 MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"host\":{");
+    mcpmux_string_free(out);
+    /* The host acted on it: its reply, or the error the view sees. */
+    CHECK_STATUS(mcpmux_app_bridge_reply("3", NULL, NULL, &out), MCPMUX_OK);
+    CHECK(out && strcmp(out, "{\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{}}") == 0);
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_app_bridge_reply("\"a\"", "{\"isError\": false}", NULL, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"result\":{\"isError\":false}");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_app_bridge_reply("3", NULL, "the user said no", &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"error\":{\"code\":-32000,\"message\":\"the user said no\"}");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_app_bridge_reply("{}", NULL, NULL, &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_app_bridge_reply(NULL, NULL, NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_app_bridge_handle(bridge, "not json", 0, &out),
+                 MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(mcpmux_app_bridge_tool_cancelled(bridge, NULL, &out), MCPMUX_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(mcpmux_app_bridge_free(bridge), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_app_bridge_free(bridge), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_app_bridge_tool_cancelled(bridge, "gone", &out),
+                 MCPMUX_ERR_INVALID_HANDLE);
+    /* A pool handle is no bridge handle. */
+    CHECK_STATUS(mcpmux_app_bridge_handle(pool, "{}", 0, &out), MCPMUX_ERR_INVALID_HANDLE);
+    mcpmux_string_free(view);
+    CHECK_STATUS(mcpmux_pool_close(pool, 0), MCPMUX_OK);
+}
+
 static void test_server_everything(void) {
     const char *js = getenv("MCPMUX_EVERYTHING_JS");
     if (!js || access(js, R_OK) != 0) {
@@ -1900,14 +2141,8 @@ static void test_server_everything(void) {
 /* A reply over maxMessageBytes is its own status, with a message that says what to raise;
  * the connection reopens for the next call. */
 static void test_message_too_large(void) {
-    char path[320], opts[512], *out = NULL;
-    config_path(path, sizeof path);
-    snprintf(opts, sizeof opts,
-             "{\"configPath\": \"%s\", \"healthCheckIntervalMs\": 0, \"connectOnAdd\": false,"
-             " \"maxMessageBytes\": 65536}",
-             path);
-    mcpmux_pool pool = 0;
-    CHECK_STATUS(mcpmux_pool_open(opts, &pool), MCPMUX_OK);
+    char *out = NULL;
+    mcpmux_pool pool = open_pool_with("\"maxMessageBytes\": 65536");
     add_test_server(pool, "t", "");
     CHECK_STATUS(mcpmux_tools_call(pool, "mcp__t__big", "{\"size\": 100000}", NULL, 0, &out),
                  MCPMUX_ERR_MESSAGE_TOO_LARGE);
@@ -3417,6 +3652,9 @@ int main(void) {
         {"roots", test_roots},
         {"host_request_misuse", test_host_request_misuse},
         {"server_everything", test_server_everything},
+        {"skills", test_skills},
+        {"tasks", test_tasks},
+        {"apps", test_apps},
         {"message_too_large", test_message_too_large},
         {"agent_on_a_fresh_config", test_agent_on_a_fresh_config},
         {"agent_approval_policy", test_agent_approval_policy},

@@ -2,7 +2,8 @@
 `fastmcp-tasks` and its in-memory backend, over stdio: what the tests of mcpmux's task driver
 call.
 
-- `crunch(n)`: counts to n (a fifth of a second each), reporting progress; "crunched n".
+- `crunch(n)`: counts to n (a fifth of a second each), reporting progress with a message
+  ("step k of n", which a task's `tasks/get` gives as its `statusMessage`); "crunched n".
 - `approve(item)`: asks the client (an elicitation, from inside the task) whether to approve,
   and says what it answered.
 - `stall(marker)`: writes `marker`.started, works until cancelled, then writes `cancelled` to
@@ -31,7 +32,7 @@ REQUIRED = TaskConfig(mode="required", poll_interval=timedelta(milliseconds=100)
 @mcp.tool(task=REQUIRED)
 async def crunch(n: int, ctx: Context) -> str:
     for i in range(n):
-        await ctx.report_progress(i, n)
+        await ctx.report_progress(i, n, message=f"step {i + 1} of {n}")
         await asyncio.sleep(0.2)
     return f"crunched {n}"
 

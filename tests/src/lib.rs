@@ -152,6 +152,22 @@ pub fn everything_command() -> Option<(PathBuf, Vec<String>)> {
     Some((node, vec![script.to_string_lossy().into_owned()]))
 }
 
+/// How to start `@modelcontextprotocol/server-basic-vanillajs`, an MCP App server (one tool,
+/// `get-time`, whose view is `ui://get-time/mcp-app.html`), over stdio: `(node, [script,
+/// "--stdio"])`, or `None` when it (or `node`) is missing.
+pub fn app_server_command() -> Option<(PathBuf, Vec<String>)> {
+    let script = deps_dir()
+        .join("npm-apps/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    if !script.is_file() {
+        return None;
+    }
+    let node = find_in_path("node")?;
+    Some((
+        node,
+        vec![script.to_string_lossy().into_owned(), "--stdio".into()],
+    ))
+}
+
 /// Path of the installed `mcp-server-time` (speaks MCP over stdio, no arguments
 /// needed), or `None` when it is missing.
 pub fn time_server_command() -> Option<PathBuf> {
@@ -370,6 +386,16 @@ pub fn python_sdk_server_command() -> Option<(PathBuf, Vec<String>)> {
 pub fn fastmcp_tasks_command() -> Option<(PathBuf, Vec<String>)> {
     let python = deps_dir().join("tasks-venv/bin/python");
     let script = repo_root().join("tests/servers/fastmcp_tasks_server.py");
+    (is_executable(&python) && script.is_file())
+        .then(|| (python, vec![script.to_string_lossy().into_owned()]))
+}
+
+/// How to start tests/servers/fastmcp_skills_server.py (FastMCP 4.1's skills provider and
+/// Skills extension, in the same venv as the task server): `(python, [script])`; append the
+/// folder of skills it serves. `None` when the venv is missing.
+pub fn fastmcp_skills_command() -> Option<(PathBuf, Vec<String>)> {
+    let python = deps_dir().join("tasks-venv/bin/python");
+    let script = repo_root().join("tests/servers/fastmcp_skills_server.py");
     (is_executable(&python) && script.is_file())
         .then(|| (python, vec![script.to_string_lossy().into_owned()]))
 }

@@ -407,3 +407,43 @@ async fn a_40_mb_reply_is_message_too_large_on_stdio_and_streamable_http() {
     }
     pool.close().await;
 }
+
+/// Over Streamable HTTP (rmcp's session, not the stdio direct path), a call cancelled or
+/// dropped reaches the server as `notifications/cancelled` for its request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_or_dropped_call_over_http_is_cancelled_at_the_server() {
+    let (_http, url) = mcpmux_tests::start_test_server_http();
+    let pool = pool().await;
+    pool.add_server(remote("web", url, Some(TransportType::Http)))
+        .await
+        .unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = mcpmux::CallOptions {
+        cancel: Some(cancel.clone()),
+        ..Default::default()
+    };
+    let call = pool.call_tool("mcp__web__sleep", json!({"ms": 10_000}), options);
+    let (ended, ()) = tokio::join!(call, async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    assert_eq!(ended.unwrap_err().kind(), ErrorKind::Cancelled);
+    let _ = tokio::time::timeout(
+        Duration::from_millis(300),
+        pool.call_tool("mcp__web__sleep", json!({"ms": 10_000}), Default::default()),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let heard = text(&call_ok(&pool, "mcp__web__cancelled", json!({})).await);
+        if heard == "2" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server heard {heard} cancellations"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    pool.close().await;
+}

@@ -7,6 +7,7 @@ const native = require('./addon');
 const { CancelledError, InvalidArgumentError, ShuttingDownError, fromNative } = require('./errors');
 const { bridge, optionalLimit } = require('./bridge');
 const { Agent } = require('./agent');
+const { AppBridge } = require('./apps');
 const { call, callJson, callSync, NATIVE, withSignal } = require('./calls');
 const { Conversation } = require('./conversation');
 const { DETACH, HttpServer, SERVE } = require('./serve');
@@ -86,6 +87,74 @@ function refreshOf(options) {
  * Emits every core event under its `type` (`'connection:state'`, `'tool:called'`, ...), and
  * each one also as `'event'`.
  */
+/** A callback of the addon's JSON, parsed; a throwing callback must not take the process down
+ * from inside the addon's callback, so it is reported as a warning instead. */
+function toldBy(callback) {
+  return (json) => {
+    try {
+      callback(JSON.parse(json));
+    } catch (err) {
+      process.emitWarning(err instanceof Error ? err : String(err), 'McpmuxWarning');
+    }
+  };
+}
+
+/** A tool call started with `startTask`: the status of its task, the next one, cancel, result. */
+class TaskRun {
+  #status = null;
+  #news = false;
+  #waiting = [];
+  #done = false;
+  #abort = new AbortController();
+  #result;
+
+  constructor(start, outer) {
+    if (outer) {
+      if (outer.aborted) this.#abort.abort(outer.reason);
+      else outer.addEventListener('abort', () => this.#abort.abort(outer.reason), { once: true });
+    }
+    this.#result = start((update) => {
+      this.#status = update;
+      const waiting = this.#waiting.splice(0);
+      this.#news = waiting.length === 0;
+      for (const wake of waiting) wake(update);
+    }, this.#abort.signal);
+    // After the addon's queued status callbacks: the last status is told before the call's
+    // promise settles, but reaches JS through a queue of its own.
+    const end = () =>
+      setImmediate(() => {
+        this.#done = true;
+        for (const wake of this.#waiting.splice(0)) wake(null);
+      });
+    this.#result.then(end, end);
+  }
+
+  /** The task's last status, if the server announced one. */
+  get status() {
+    return this.#status;
+  }
+
+  /** Resolves with the next status, or null once the call has ended. */
+  changed() {
+    if (this.#news) {
+      this.#news = false;
+      return Promise.resolve(this.#status);
+    }
+    if (this.#done) return Promise.resolve(null);
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Cancels the call, and the task at the server: `result()` then rejects with CancelledError. */
+  cancel() {
+    this.#abort.abort();
+  }
+
+  /** The call's result, as `callTool` gives it. */
+  result() {
+    return this.#result;
+  }
+}
+
 class Pool extends EventEmitter {
   #native;
   #closed = false;
@@ -292,20 +361,23 @@ class Pool extends EventEmitter {
   callTool(toolId, args, options) {
     // Not `async`: the promise of the native call is returned as it is (its rejections are
     // already McpmuxErrors, made by `fromNative`), which saves a wrapper per call.
-    let argsJson, signal, timeoutMs, progress, settings;
+    let argsJson, signal, timeoutMs, progress, settings, told;
     try {
       requireString('toolId', toolId);
       if (args !== undefined && args !== null) requireObject('args', args);
       if (options === undefined) options = NO_OPTIONS;
       else requireObject('options', options);
-      let onProgress;
-      ({ signal, timeoutMs, onProgress } = options);
+      let onProgress, onTask;
+      ({ signal, timeoutMs, onProgress, onTask } = options);
       settings = callSettings(options);
       if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
         throw new InvalidArgumentError(`timeoutMs must be a positive number, not ${describe(timeoutMs)}`);
       }
       if (onProgress !== undefined && typeof onProgress !== 'function') {
         throw new InvalidArgumentError(`onProgress must be a function, not ${describe(onProgress)}`);
+      }
+      if (onTask !== undefined && typeof onTask !== 'function') {
+        throw new InvalidArgumentError(`onTask must be a function, not ${describe(onTask)}`);
       }
       if (signal !== undefined && !(signal instanceof AbortSignal)) {
         throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
@@ -314,29 +386,27 @@ class Pool extends EventEmitter {
         throw new CancelledError('cancelled before the call started', { cause: signal.reason });
       }
       argsJson = args === undefined || args === null ? '{}' : toJson('args', args);
-      progress = onProgress && ((json) => {
-        try {
-          onProgress(JSON.parse(json));
-        } catch (err) {
-          // A throwing callback must not take the process down from inside the addon's
-          // callback; it is reported as a warning instead.
-          process.emitWarning(err instanceof Error ? err : String(err), 'McpmuxWarning');
-        }
-      });
+      progress = onProgress && toldBy(onProgress);
+      told = onTask && toldBy(onTask);
     } catch (err) {
       return Promise.reject(err);
     }
     const nativePool = this.#native;
     if (signal === undefined) {
       try {
-        return nativePool.callTool(toolId, argsJson, null, timeoutMs, progress, settings);
+        return nativePool.callTool(toolId, argsJson, null, timeoutMs, progress, settings, told);
       } catch (err) {
         return Promise.reject(fromNative(err));
       }
     }
     return withSignal(nativePool, signal, (id) =>
-      nativePool.callTool(toolId, argsJson, id, timeoutMs, progress, settings),
+      nativePool.callTool(toolId, argsJson, id, timeoutMs, progress, settings, told),
     );
+  }
+
+  startTask(toolId, args, options = {}) {
+    requireObject('options', options);
+    return new TaskRun((hears, signal) => this.callTool(toolId, args, { ...options, onTask: hears, signal }), options.signal);
   }
 
   // --- resources ------------------------------------------------------------------------------
@@ -357,6 +427,52 @@ class Pool extends EventEmitter {
     requireString('server', server);
     requireString('uri', uri);
     return callJson(() => this.#native.readResource(server, uri));
+  }
+
+  async appView(toolId) {
+    requireString('toolId', toolId);
+    return callJson(() => this.#native.appView(toolId));
+  }
+
+  async appCall(view, name, args = {}) {
+    requireObject('view', view);
+    requireString('name', name);
+    requireObject('args', args);
+    return callJson(() =>
+      this.#native.appCall(toJson('view', view), name, toJson('args', args)),
+    );
+  }
+
+  async appReadResource(view, uri) {
+    requireObject('view', view);
+    requireString('uri', uri);
+    return callJson(() => this.#native.appReadResource(toJson('view', view), uri));
+  }
+
+  appBridge(view, hostContext = {}) {
+    requireObject('view', view);
+    requireObject('hostContext', hostContext);
+    return new AppBridge(
+      callSync(() => this.#native.appBridge(toJson('view', view), toJson('hostContext', hostContext))),
+    );
+  }
+
+  async listSkills(server) {
+    const s = optionalString('server', server);
+    return callJson(() => this.#native.listSkills(s));
+  }
+
+  async loadSkill(server, skill) {
+    requireString('server', server);
+    requireString('skill', skill);
+    return callJson(() => this.#native.loadSkill(server, skill));
+  }
+
+  async readSkillFile(server, skill, uri) {
+    requireString('server', server);
+    requireString('skill', skill);
+    requireString('uri', uri);
+    return callJson(() => this.#native.readSkillFile(server, skill, uri));
   }
 
   async complete(server, request) {

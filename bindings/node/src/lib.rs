@@ -6,12 +6,15 @@
 //! This module is internal; the public, documented API is `index.js` / `index.d.ts`.
 
 mod agent;
+mod apps;
 mod bridge;
 mod calls;
 mod errors;
 mod host;
 mod oauth;
 mod serve;
+
+pub use apps::app_bridge_reply;
 
 /// mimalloc, set up for a library in someone else's process (see `mcpmux::alloc`).
 #[global_allocator]
@@ -514,7 +517,7 @@ impl NativePool {
     /// `on_progress` gets each progress as JSON. Resolves with the result object; rejects with
     /// what `makeError` made of the error.
     #[napi(
-        ts_args_type = "toolId: string, arguments: string, cancelId?: number | null, timeoutMs?: number | null, onProgress?: ((json: string) => void) | null, options?: string | null",
+        ts_args_type = "toolId: string, arguments: string, cancelId?: number | null, timeoutMs?: number | null, onProgress?: ((json: string) => void) | null, options?: string | null, onTask?: ((json: string) => void) | null",
         ts_return_type = "Promise<any>"
     )]
     #[allow(
@@ -530,6 +533,7 @@ impl NativePool {
         timeout_ms: Option<f64>,
         on_progress: Option<JsonCallback>,
         options: Option<String>,
+        on_task: Option<JsonCallback>,
     ) -> Result<Unknown<'e>> {
         let port = self
             .port
@@ -547,7 +551,10 @@ impl NativePool {
                 &tool_id,
                 &arguments,
                 timeout_ms,
-                on_progress,
+                Callbacks {
+                    on_progress,
+                    on_task,
+                },
                 cancel,
                 options.as_deref(),
             )
@@ -612,6 +619,58 @@ impl NativePool {
             to_json(
                 &pool
                     .read_resource(&server, &uri)
+                    .await
+                    .map_err(core_error)?,
+            )
+        })
+    }
+
+    /// The skills of one server, or of every server that offers any, without reading a file.
+    #[napi]
+    pub fn list_skills<'e>(
+        &self,
+        env: &'e Env,
+        server: Option<String>,
+    ) -> Result<PromiseRaw<'e, String>> {
+        let pool = self.pool();
+        promise(env, async move {
+            to_json(
+                &pool
+                    .list_skills(server.as_deref())
+                    .await
+                    .map_err(core_error)?,
+            )
+        })
+    }
+
+    /// Loads a skill, its `SKILL.md` checked against the listing.
+    #[napi]
+    pub fn load_skill<'e>(
+        &self,
+        env: &'e Env,
+        server: String,
+        skill: String,
+    ) -> Result<PromiseRaw<'e, String>> {
+        let pool = self.pool();
+        promise(env, async move {
+            to_json(&pool.load_skill(&server, &skill).await.map_err(core_error)?)
+        })
+    }
+
+    /// Reads one file of a skill, checked against the listing.
+    #[napi]
+    pub fn read_skill_file<'e>(
+        &self,
+        env: &'e Env,
+        server: String,
+        skill: String,
+        uri: String,
+    ) -> Result<PromiseRaw<'e, String>> {
+        let pool = self.pool();
+        promise(env, async move {
+            to_json(
+                &pool
+                    .read_skill_file(&server, &skill, &uri)
                     .await
                     .map_err(core_error)?,
             )
@@ -764,12 +823,18 @@ impl NativePool {
 }
 
 /// One tool call, from the arguments `callTool` got to core's result.
+/// What a call tells JS while it runs: its progress, and the status of its task.
+struct Callbacks {
+    on_progress: Option<JsonCallback>,
+    on_task: Option<JsonCallback>,
+}
+
 async fn call_tool(
     pool: &Pool,
     tool_id: &str,
     arguments: &str,
     timeout_ms: Option<f64>,
-    on_progress: Option<JsonCallback>,
+    callbacks: Callbacks,
     cancel: Option<CancellationToken>,
     settings: Option<&str>,
 ) -> Result<impl Serialize + Send + 'static> {
@@ -786,9 +851,16 @@ async fn call_tool(
             ));
         }
     };
-    let on_progress = on_progress.map(|cb| -> ProgressFn {
+    let on_progress = callbacks.on_progress.map(|cb| -> ProgressFn {
         Arc::new(move |p| {
             if let Ok(json) = serde_json::to_string(&p) {
+                cb.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        })
+    });
+    let on_task = callbacks.on_task.map(|cb| -> mcpmux::TaskFn {
+        Arc::new(move |update| {
+            if let Ok(json) = serde_json::to_string(&update) {
                 cb.call(json, ThreadsafeFunctionCallMode::NonBlocking);
             }
         })
@@ -796,6 +868,7 @@ async fn call_tool(
     let mut options = CallOptions {
         timeout,
         on_progress,
+        on_task,
         cancel,
         ..Default::default()
     };

@@ -46,6 +46,9 @@ const tasksServer = [
   path.join(repoRoot, 'tests/servers/fastmcp_tasks_server.py'),
 ];
 
+/** FastMCP's skills provider (the same venv); append the folder of skills it serves. */
+const skillsServer = [tasksServer[0], path.join(repoRoot, 'tests/servers/fastmcp_skills_server.py')];
+
 for (const [what, file] of [
   ['mcpmux-test-server', testServer],
   ['mcpmux-fake-llm', fakeLlm],
@@ -206,6 +209,7 @@ module.exports = {
   testServer,
   everything,
   tasksServer,
+  skillsServer,
   tempDir,
   tempConfig,
   testOptions,

@@ -2,6 +2,7 @@
 //! behaviour of its own; the hand-written `mcpmux` package builds the Python API on top.
 
 mod agent;
+mod apps;
 mod callbacks;
 #[cfg(unix)]
 mod completion;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent::host_provider, m)?)?;
     m.add_class::<pool::NativePool>()?;
     m.add_class::<pool::NativeConversation>()?;
+    m.add_class::<apps::NativeAppBridge>()?;
     m.add_class::<serve::NativeHttpServer>()?;
     m.add_class::<agent::NativeProvider>()?;
     m.add_class::<agent::NativeAgent>()?;

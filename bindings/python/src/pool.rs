@@ -39,15 +39,15 @@ impl Drop for NativePool {
     }
 }
 
-fn to_json<T: Serialize>(value: &T) -> PyResult<String> {
+pub(crate) fn to_json<T: Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| invalid(format!("cannot encode result: {e}")))
 }
 
-fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> PyResult<T> {
+pub(crate) fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> PyResult<T> {
     serde_json::from_str(text).map_err(|e| invalid(format!("invalid {what}: {e}")))
 }
 
-fn json_result<T: Serialize>(r: mcpmux::Result<T>) -> PyResult<String> {
+pub(crate) fn json_result<T: Serialize>(r: mcpmux::Result<T>) -> PyResult<String> {
     to_json(&r.map_err(to_py)?)
 }
 
@@ -253,7 +253,13 @@ impl NativePool {
     /// the calling event loop's thread; `options_json` is core's `CallSettings` (`validate`,
     /// `meta`, `maxTotalMs`), `None` for none. Cancelling the awaitable cancels the call in
     /// core, which tells the server (`notifications/cancelled`).
-    #[pyo3(signature = (tool_id, arguments, timeout=None, on_progress=None, options_json=None))]
+    /// `on_task(task_id, status, status_message)`, on the same thread, hears each status of the
+    /// task the server runs the call as, if it does.
+    #[pyo3(signature = (tool_id, arguments, timeout=None, on_progress=None, options_json=None, on_task=None))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one per option of a call, from Python"
+    )]
     fn call_tool<'py>(
         &self,
         py: Python<'py>,
@@ -262,9 +268,31 @@ impl NativePool {
         timeout: Option<f64>,
         on_progress: Option<Py<PyAny>>,
         options_json: Option<String>,
+        on_task: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
         let arguments = crate::convert::arguments(arguments)?;
+        let on_task = match on_task {
+            None => None,
+            Some(callback) => {
+                let event_loop = running_loop(py)?.unbind();
+                let f: mcpmux::TaskFn = Arc::new(move |u: mcpmux::TaskUpdate| {
+                    attach(|py| {
+                        let _ = event_loop.call_method1(
+                            py,
+                            "call_soon_threadsafe",
+                            (
+                                callback.clone_ref(py),
+                                u.task_id,
+                                u.status,
+                                u.status_message,
+                            ),
+                        );
+                    });
+                });
+                Some(f)
+            }
+        };
         let timeout = timeout_of(timeout)?;
         let settings: Option<mcpmux::CallSettings> = options_json
             .map(|text| from_json("call options", &text))
@@ -294,6 +322,7 @@ impl NativePool {
             let mut options = CallOptions {
                 timeout,
                 on_progress,
+                on_task,
                 ..Default::default()
             };
             if let Some(settings) = settings {
@@ -373,6 +402,98 @@ impl NativePool {
         let pool = self.pool()?;
         awaitable(py, async move {
             json_result(pool.read_resource(&server, &uri).await)
+        })
+    }
+
+    /// The MCP App view of a tool, read and checked, as JSON.
+    fn app_view<'py>(&self, py: Python<'py>, tool_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(
+            py,
+            async move { json_result(pool.app_view(&tool_id).await) },
+        )
+    }
+
+    /// A view's call of its server's tool `name`.
+    fn app_call<'py>(
+        &self,
+        py: Python<'py>,
+        view_json: String,
+        name: String,
+        arguments_json: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let view: mcpmux::AppView = from_json("view", &view_json)?;
+        let arguments: serde_json::Value = from_json("tool arguments", &arguments_json)?;
+        awaitable(py, async move {
+            json_result(
+                pool.app_call(&view, &name, arguments, CallOptions::default())
+                    .await,
+            )
+        })
+    }
+
+    /// A view's read of its server's resource `uri`.
+    fn app_read_resource<'py>(
+        &self,
+        py: Python<'py>,
+        view_json: String,
+        uri: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let view: mcpmux::AppView = from_json("view", &view_json)?;
+        awaitable(py, async move {
+            json_result(pool.app_read_resource(&view, &uri).await)
+        })
+    }
+
+    /// The bridge of a view being rendered.
+    fn app_bridge(
+        &self,
+        view_json: String,
+        host_context_json: String,
+    ) -> PyResult<crate::apps::NativeAppBridge> {
+        let view: mcpmux::AppView = from_json("view", &view_json)?;
+        let context: serde_json::Value = from_json("host context", &host_context_json)?;
+        Ok(crate::apps::NativeAppBridge::new(
+            self.pool()?.app_bridge(view, context),
+        ))
+    }
+
+    #[pyo3(signature = (server=None))]
+    fn list_skills<'py>(
+        &self,
+        py: Python<'py>,
+        server: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.list_skills(server.as_deref()).await)
+        })
+    }
+
+    fn load_skill<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        skill: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.load_skill(&server, &skill).await)
+        })
+    }
+
+    fn read_skill_file<'py>(
+        &self,
+        py: Python<'py>,
+        server: String,
+        skill: String,
+        uri: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.read_skill_file(&server, &skill, &uri).await)
         })
     }
 

@@ -101,6 +101,14 @@ def tasks_server() -> list[str]:
     return [python, str(REPO / "tests/servers/fastmcp_tasks_server.py")]
 
 
+@pytest.fixture(scope="session")
+def skills_server() -> list[str]:
+    """FastMCP's skills provider (tests/servers/fastmcp_skills_server.py); append the folder of
+    skills it serves."""
+    python = _need(DEPS / "tasks-venv/bin/python", "bash scripts/test-deps.sh")
+    return [python, str(REPO / "tests/servers/fastmcp_skills_server.py")]
+
+
 @pytest.fixture
 def config_path(tmp_path: Path) -> str:
     return str(tmp_path / "servers.json")

@@ -25,6 +25,14 @@ DATACLASSES: dict[str, type] = {
     "Timeouts": mcpmux.Timeouts,
     "ToolInfo": mcpmux.ToolInfo,
     "ServerStatus": mcpmux.ServerStatus,
+    "SkillInfo": mcpmux.SkillInfo,
+    "SkillFile": mcpmux.SkillFile,
+    "LoadedSkill": mcpmux.LoadedSkill,
+    "SkillFileContents": mcpmux.SkillFileContents,
+    "AppView": mcpmux.AppView,
+    "AppCsp": mcpmux.AppCsp,
+    "AppPermissions": mcpmux.AppPermissions,
+    "AppBridgeOutput": mcpmux.AppBridgeOutput,
 }
 
 

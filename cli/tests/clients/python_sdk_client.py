@@ -16,6 +16,11 @@ search_tools and calls it through call_tool, never seeing the whole list:
 
     python_sdk_client.py search URL TOKEN
 
+or calls `tasks__crunch` of a FastMCP server that runs it as a task, as a client that takes
+no tasks (so the gateway follows the task for it):
+
+    python_sdk_client.py task-tool URL TOKEN
+
 or subscribes to the test server's test://hello, has the server announce an update, and
 waits for it under the served URI:
 
@@ -201,6 +206,15 @@ async def calls(url: str, token: str, count: int) -> None:
     print("python sdk client: ok")
 
 
+async def task_tool(url: str, token: str) -> None:
+    """A tool whose upstream runs it as a task, called by a client that takes no tasks."""
+    async with session(["http", url, token]) as s:
+        await s.initialize()
+        crunched = await s.call_tool("tasks__crunch", {"n": 3})
+        check(text_of(crunched) == "crunched 3", "the task's result, as a plain result", crunched)
+    print("python sdk client: ok")
+
+
 async def search(url: str, token: str) -> None:
     async with session(["http", url, token]) as s:
         await s.initialize()
@@ -330,6 +344,8 @@ async def per_client(url: str, token: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "calls":
         asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    elif sys.argv[1] == "task-tool":
+        asyncio.run(task_tool(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "search":
         asyncio.run(search(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "subscribe":

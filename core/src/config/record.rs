@@ -341,11 +341,16 @@ pub(crate) fn infer_transport(config: &ServerConfig) -> Result<TransportType> {
 }
 
 impl ServerRecord {
-    /// What the server's tool list depends on (its transport and connection settings), as a
-    /// stable hex hash: the catalog keeps it beside a list, so a list made from another config
-    /// is known to be stale. Stable across processes and versions (FNV-1a of the JSON).
-    pub(crate) fn config_key(&self) -> String {
-        let text = serde_json::to_string(&(self.transport, &self.config)).unwrap_or_default();
+    /// What the server's tool list depends on (its transport and connection settings, and
+    /// what the host declares that changes a server's offer: `host_offers`, see
+    /// `Host::offers_key`), as a stable hex hash: the catalog keeps it beside a list, so a list
+    /// made from another config, or for a host that renders no views, is known to be stale.
+    /// Stable across processes and versions (FNV-1a of the JSON).
+    pub(crate) fn config_key(&self, host_offers: Option<&str>) -> String {
+        let mut text = serde_json::to_string(&(self.transport, &self.config)).unwrap_or_default();
+        if let Some(offers) = host_offers {
+            text.push_str(offers);
+        }
         format!("{:016x}", crate::tools::stable_hash(&text))
     }
 
@@ -492,6 +497,20 @@ mod tests {
             },
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_list_made_for_a_host_of_views_is_not_one_for_other_hosts() {
+        let rec = stdio("files").into_record().unwrap();
+        let plain = rec.config_key(None);
+        assert_eq!(plain, rec.config_key(None), "stable");
+        assert_ne!(
+            plain,
+            rec.config_key(Some("apps:text/html;profile=mcp-app"))
+        );
+        let mut moved = rec.clone();
+        moved.config.args.push("--other".into());
+        assert_ne!(plain, moved.config_key(None));
     }
 
     #[test]

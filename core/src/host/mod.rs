@@ -128,6 +128,8 @@ pub struct Host {
     roots_handler: RwLock<Option<RootsHandler>>,
     roots: RwLock<Vec<Root>>,
     server_roots: RwLock<HashMap<String, Vec<Root>>>,
+    /// The view types the host renders, when it opted in to MCP Apps.
+    apps: RwLock<Option<crate::pool::AppsOptions>>,
 }
 
 impl Default for Host {
@@ -141,6 +143,7 @@ impl Default for Host {
             roots_handler: RwLock::default(),
             roots: RwLock::default(),
             server_roots: RwLock::default(),
+            apps: RwLock::default(),
         }
     }
 }
@@ -226,6 +229,19 @@ impl Host {
         self.roots.read().unwrap().clone()
     }
 
+    pub(crate) fn set_apps(&self, apps: Option<crate::pool::AppsOptions>) {
+        *self.apps.write().unwrap() = apps;
+    }
+
+    /// What this host declares that changes what servers offer in their lists (the MCP Apps
+    /// views it renders, which servers answer with other tools), as text; `None` for a host
+    /// that declares nothing of the kind.
+    pub(crate) fn offers_key(&self) -> Option<String> {
+        let apps = self.apps.read().unwrap();
+        apps.as_ref()
+            .map(|a| format!("apps:{}", a.mime_types.join(",")))
+    }
+
     pub(crate) fn set_roots(&self, roots: Vec<Root>) {
         *self.roots.write().unwrap() = roots;
     }
@@ -240,12 +256,16 @@ impl Host {
 
     /// What the client declares in the handshake: roots always (the list may be empty),
     /// sampling and elicitation only when a handler is there to answer them, sampling with
-    /// tools only when its handler takes them, and the tasks extension (the pool drives a
-    /// server's tasks itself, see `pool/tasks.rs`).
+    /// tools only when its handler takes them, the tasks extension (the pool drives a
+    /// server's tasks itself, see `pool/tasks.rs`), the skills extension (`pool/skills.rs`)
+    /// and MCP Apps when the host renders them (`pool/apps.rs`).
     pub(crate) fn capabilities(&self) -> rmcp::model::ClientCapabilities {
         let mut caps = serde_json::json!({
             "roots": {"listChanged": true},
-            "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+            "extensions": {
+                rmcp::model::TASKS_EXTENSION_ID: {},
+                rmcp::model::SKILLS_EXTENSION_ID: {},
+            },
         });
         match self.sampling_support() {
             Some(SamplingSupport { tools: true }) => {
@@ -256,6 +276,9 @@ impl Host {
         }
         if self.elicitation().is_some() {
             caps["elicitation"] = serde_json::json!({"form": {}, "url": {}});
+        }
+        if let Some(apps) = self.apps.read().unwrap().as_ref() {
+            caps["extensions"][crate::pool::APPS_EXTENSION_ID] = crate::pool::apps_capability(apps);
         }
         serde_json::from_value(caps).unwrap_or_default()
     }

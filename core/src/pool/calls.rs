@@ -19,6 +19,7 @@ use super::connection::Connection;
 use super::reply::call_reply;
 use super::slot::Slot;
 use super::tasks::with_tasks;
+use super::tell_on_drop::TellOnDrop;
 use super::{Inner, Pool};
 use crate::error::{Error, Result, URL_ELICITATION_REQUIRED, UrlElicitation};
 use crate::events::Event;
@@ -51,7 +52,34 @@ pub struct CallOptions {
     /// the pool's: a gateway passes on its own client's, so that the server asks only what
     /// that client can answer.
     pub client_capabilities: Option<serde_json::Value>,
+    /// What the call does when its server runs it as a task (the tasks extension).
+    pub tasks: TaskMode,
+    /// Told each status of the task the call's server runs it as, if it does (see
+    /// [`Pool::start_task`]).
+    pub on_task: Option<super::tasks::TaskFn>,
 }
+
+/// What a call does with a task its server starts instead of answering (the tasks extension).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskMode {
+    /// The pool follows the task to its result: the caller sees a plain result.
+    #[default]
+    Follow,
+    /// The call ends with the task ([`CallRound::Task`]): the caller relays `tasks/get`,
+    /// `tasks/update` and `tasks/cancel` to its server (a gateway whose client takes tasks).
+    Return,
+    /// The server is told the caller's capabilities as they are, without the extension: a
+    /// tool that needs a task is refused as the server refuses it (a gateway that passes its
+    /// client through unchanged). A task the server starts anyway is followed.
+    Withhold,
+}
+
+/// How long a cancelled call still listens for the answer its server may have sent before
+/// it learned (a task it started, which is then cancelled too).
+const LATE_ANSWER: Duration = Duration::from_secs(10);
+/// How long a cancelled call of a server that runs calls as tasks waits for the answer (a
+/// task's comes at once) before telling the server.
+const TASK_ANSWER: Duration = Duration::from_millis(500);
 
 /// The `_meta` key of a 2026-07-28 request's client capabilities.
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -123,34 +151,13 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
     }
 }
 
-/// Sends `notifications/cancelled` if the call is dropped before it completes.
-struct CancelOnDrop {
-    peer: Option<Peer<RoleClient>>,
-    id: RequestId,
-}
-
-impl CancelOnDrop {
-    fn disarm(&mut self) {
-        self.peer = None;
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(peer) = self.peer.take()
-            && let Ok(rt) = tokio::runtime::Handle::try_current()
-        {
-            let id = self.id.clone();
-            rt.spawn(async move {
-                let _ = peer
-                    .notify_cancelled(rmcp::model::CancelledNotificationParam::new(
-                        Some(id),
-                        Some("cancelled by the client".into()),
-                    ))
-                    .await;
-            });
-        }
-    }
+/// `notifications/cancelled` of request `id`, for a call dropped before its answer.
+async fn tell_cancelled(peer: Peer<RoleClient>, id: RequestId) {
+    let params = rmcp::model::CancelledNotificationParam::new(
+        Some(id),
+        Some("cancelled by the client".into()),
+    );
+    let _ = peer.notify_cancelled(params).await;
 }
 
 /// One `tools/call` on one connection: what the steps of `call_on` share.
@@ -164,9 +171,23 @@ pub(super) struct ToolCall<'a> {
     cancel: Option<&'a CancellationToken>,
     /// `CallOptions::client_capabilities`.
     capabilities: Option<&'a serde_json::Value>,
+    tasks: TaskMode,
+    /// `CallOptions::on_task`.
+    pub on_task: Option<&'a super::tasks::TaskFn>,
+    /// `CallOptions::on_progress`: a task's status messages reach it too.
+    pub on_progress: Option<&'a ProgressFn>,
 }
 
 impl ToolCall<'_> {
+    /// The capabilities the server is told: the caller's, with the tasks extension unless
+    /// the call withholds it.
+    fn offered(&self, capabilities: &serde_json::Value) -> serde_json::Value {
+        match self.tasks {
+            TaskMode::Withhold => capabilities.clone(),
+            TaskMode::Follow | TaskMode::Return => with_tasks(capabilities),
+        }
+    }
+
     /// Answers a task's input requests with the host's handlers.
     pub async fn fulfil(&self, requests: InputRequests) -> Result<InputResponses> {
         Box::pin(client_of(self.slot).fulfil(requests))
@@ -268,14 +289,30 @@ pub enum CallRound<R = CallToolResult> {
     /// The server's `input_required`, as it sent it: the caller answers its requests and
     /// calls again with the responses and the server's `requestState`.
     InputRequired(InputRequiredResult),
+    /// The server runs the call as a task, returned as it started ([`TaskMode::Return`]).
+    Task(StartedTask),
+}
+
+/// A task a server started for a call ([`TaskMode::Return`]): where it runs, for the
+/// `tasks/*` requests that follow it ([`Pool::get_task`]).
+#[derive(Debug, Clone)]
+pub struct StartedTask {
+    /// The pool's id of the server holding the task.
+    pub server_id: String,
+    /// The task as the server announced it (its own id).
+    pub task: Task,
 }
 
 /// The result of a request whose rounds the pool answered.
 fn done<R>(round: CallRound<R>) -> Result<R> {
     match round {
         CallRound::Done(result) => Ok(result),
-        // Only the `*_round` verbs return the server's questions.
+        // Only the `*_round` verbs return the server's questions, and only a call with
+        // `TaskMode::Return` its task.
         CallRound::InputRequired(_) => Err(Error::invalid("an unanswered input round")),
+        CallRound::Task(_) => Err(Error::invalid(
+            "a task returned to a caller that relays none",
+        )),
     }
 }
 
@@ -300,6 +337,19 @@ impl Pool {
             self.call_tool_rounds(tool_id, arguments, options, None)
                 .await?,
         )
+    }
+
+    /// `call_tool` for a caller that relays tasks (`CallOptions::tasks` set to
+    /// [`TaskMode::Return`]): the result, or the task the server started
+    /// ([`CallRound::Task`]). Questions are answered by the pool's handlers, as in `call_tool`.
+    pub async fn call_tool_or_task(
+        &self,
+        tool_id: &str,
+        arguments: serde_json::Value,
+        options: CallOptions,
+    ) -> Result<CallRound> {
+        self.call_tool_rounds(tool_id, arguments, options, None)
+            .await
     }
 
     /// One round of a tool call for a host that passes a 2026-07-28 server's questions on to
@@ -706,6 +756,9 @@ impl Inner {
             timeout,
             cancel: options.cancel.as_ref(),
             capabilities: options.client_capabilities.as_ref(),
+            tasks: options.tasks,
+            on_task: options.on_task.as_ref(),
+            on_progress: options.on_progress.as_ref(),
         };
         // stdio sessions take the direct path, progress and all; every other transport goes
         // through rmcp.
@@ -730,6 +783,12 @@ impl Inner {
                 }
                 Answer::InputRequired(asked) => {
                     call.answer_input(&mut rounds, asked, &mut params).await?
+                }
+                Answer::Task(task) if call.tasks == TaskMode::Return => {
+                    return Ok(CallRound::Task(StartedTask {
+                        server_id: call.slot.id.clone(),
+                        task,
+                    }));
                 }
                 Answer::Task(task) => {
                     return Box::pin(self.drive_task(&call, task))
@@ -757,7 +816,7 @@ impl Inner {
             }
             super::logs::stamp(mine, &call.slot.shared);
             if let Some(capabilities) = call.capabilities {
-                mine.insert(CLIENT_CAPABILITIES.into(), with_tasks(capabilities));
+                mine.insert(CLIENT_CAPABILITIES.into(), call.offered(capabilities));
             }
         }
         // As through rmcp: the server may report progress, which keeps the call from timing
@@ -773,7 +832,7 @@ impl Inner {
                 .shared
                 .route_progress(ProgressToken(NumberOrString::String(token.into())), f)
         });
-        let pending = direct
+        let mut pending = direct
             .request(id, "tools/call", &*params)
             .await
             .map_err(|e| {
@@ -784,7 +843,14 @@ impl Inner {
             })?;
         let reply = tokio::select! {
             r = pending.reply(call.timeout) => r,
-            _ = call.cancelled() => return Err(Error::Cancelled),
+            _ = call.cancelled() => {
+                // A server that runs calls as tasks is told after a moment without an
+                // answer: one told at once may start the task and never name it.
+                let first = super::tasks::runs_tasks(call.conn).then_some(TASK_ANSWER);
+                let heard = pending.cancel_hearing(first, LATE_ANSWER);
+                super::tasks::stop_late_task(call.conn.clone(), heard);
+                return Err(Error::Cancelled);
+            }
         };
         call.conn.touch();
         // Idle time counts from a call's end, not its start.
@@ -817,7 +883,7 @@ impl Inner {
             && call.conn.modern
         {
             let mut meta = rmcp::model::RequestMetaObject::default();
-            meta.insert(CLIENT_CAPABILITIES.into(), with_tasks(capabilities));
+            meta.insert(CLIENT_CAPABILITIES.into(), call.offered(capabilities));
             options.meta = Some(meta);
         }
         let handle = call
@@ -834,13 +900,29 @@ impl Inner {
                 .shared
                 .route_progress(handle.progress_token.clone(), f)
         });
-        let mut guard = CancelOnDrop {
-            peer: Some(call.conn.peer.clone()),
-            id: handle.id.clone(),
-        };
+        let mut guard = TellOnDrop::new(tell_cancelled(call.conn.peer.clone(), handle.id.clone()));
+        let mut answer = Box::pin(handle.await_response());
         let response = tokio::select! {
-            r = handle.await_response() => r,
-            _ = call.cancelled() => return Err(Error::Cancelled),
+            r = &mut answer => r,
+            _ = call.cancelled() => {
+                // As on the direct path: a server that runs calls as tasks is told only after
+                // a moment without an answer, and a task in the answer is cancelled.
+                if super::tasks::runs_tasks(call.conn) {
+                    let conn = call.conn.clone();
+                    tokio::spawn(async move {
+                        let heard = tokio::time::timeout(TASK_ANSWER, answer).await;
+                        let Ok(answered) = heard else {
+                            return drop(guard);
+                        };
+                        guard.disarm();
+                        if let Ok(ServerResult::CreateTaskResult(created)) = answered {
+                            let params = rmcp::model::CancelTaskParams::new(created.task.task_id);
+                            let _ = conn.peer.cancel_task(params).await;
+                        }
+                    });
+                }
+                return Err(Error::Cancelled);
+            }
         };
         guard.disarm();
         call.conn.touch();

@@ -110,6 +110,30 @@ impl ServerShared {
         }
     }
 
+    /// A log message (`notifications/message`, deprecated in 2026-07-28 but still sent) as it
+    /// is read off the transport, before anything read after it: a `log` event about a call
+    /// is out before the call's reply (a served client hears it on the call's own stream).
+    pub fn log_arrived(&self, params: &LoggingMessageNotificationParam) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "info".into());
+        let message = match &params.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let message = match &params.logger {
+            Some(logger) => format!("[{logger}] {message}"),
+            None => message,
+        };
+        self.events.emit(Event::Log {
+            server_id: self.server_id.to_string(),
+            level,
+            source: "notification".into(),
+            message,
+        });
+    }
+
     /// A progress notification as it is read off the transport, before anything read after
     /// it: the call's callback sees every update before the call returns. (rmcp runs its
     /// notification handlers as spawned tasks, which can lose the race with the reply.)
@@ -384,32 +408,7 @@ impl ClientHandler for ClientSide {
         });
     }
 
-    // `notifications/message` is deprecated in 2026-07-28 but older servers still send it.
-    #[allow(deprecated)]
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let level = serde_json::to_value(params.level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_else(|| "info".into());
-        let message = match params.data {
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        };
-        let message = match params.logger {
-            Some(logger) => format!("[{logger}] {message}"),
-            None => message,
-        };
-        self.shared.events.emit(Event::Log {
-            server_id: self.shared.server_id.to_string(),
-            level,
-            source: "notification".into(),
-            message,
-        });
-    }
+    // `notifications/message` is `ServerShared::log_arrived`'s, from the transport.
 
     // List changes and resource updates of servers before 2026-07-28; later ones send them on
     // the connection's `subscriptions/listen` stream instead (`pool::listen`).

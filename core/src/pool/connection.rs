@@ -435,7 +435,7 @@ impl Connection {
             child_pid: child.as_ref().map(ChildProcess::pid),
             direct,
             request_meta,
-            config_key: record.config_key(),
+            config_key: record.config_key(shared.host.offers_key().as_deref()),
             limit,
             peer,
             protocol_version,

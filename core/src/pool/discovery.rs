@@ -50,15 +50,15 @@ const DISCOVERY: &[(&str, &str)] = &[
     ("search_tools", "Search the tools of {server} by keywords."),
     (
         "list_recipes",
-        "List the recipes (how-to guides and widgets) of {server}.",
+        "List the recipes and skills (how-to guides, widgets) of {server}.",
     ),
     (
         "search_recipes",
-        "Search the recipes of {server} by keywords.",
+        "Search the recipes and skills of {server} by keywords.",
     ),
     (
         "get_recipe",
-        "Read one recipe of {server} in full: its instructions and parameters.",
+        "Read one recipe or skill of {server} in full: its instructions and parameters.",
     ),
 ];
 
@@ -76,6 +76,25 @@ fn schema_for(canonical: &str) -> Value {
         }),
         _ => json!({"type": "object", "properties": {}}),
     }
+}
+
+/// A loaded skill as `get_recipe` answers: its instructions, and the files it may point to.
+fn skill_recipe(loaded: super::LoadedSkill) -> Value {
+    let files: Vec<&str> = loaded
+        .skill
+        .files
+        .iter()
+        .flatten()
+        .map(|f| f.uri.as_str())
+        .filter(|uri| *uri != loaded.skill.uri)
+        .collect();
+    json!({
+        "name": loaded.skill.name,
+        "description": loaded.skill.description,
+        "skill": true,
+        "body": loaded.instructions,
+        "files": files,
+    })
 }
 
 fn json_result(value: Value) -> CallToolResult {
@@ -146,7 +165,8 @@ impl Pool {
                 errors.insert(slot.id.clone(), error);
             }
         }
-        for t in self.known_tools() {
+        // A tool an MCP App keeps to its view is never offered to a model.
+        for t in self.known_tools().into_iter().filter(ToolInfo::for_model) {
             by_server
                 .entry((t.server_name.clone(), t.server_id.clone()))
                 .or_default()
@@ -251,14 +271,28 @@ impl Conversation {
     /// Refuses a tool of a server this conversation does not use (locating a tool the pool
     /// has not seen yet, so it cannot slip through).
     async fn check_allowed(&self, tool_id: &str) -> Result<()> {
-        let Ok((server_id, _)) = self.pool.locate_tool(tool_id).await else {
-            // Unknown everywhere: the call itself reports it.
-            return Ok(());
-        };
-        let name = if server_id == HOST_TOOLS_SERVER {
-            server_id.clone()
-        } else {
-            self.pool.get_server(&server_id).await?.name
+        // Located as the call will be: its server (the host's tools are server `local`).
+        let (server_id, name) = match self.pool.tool_info(tool_id).await {
+            Ok(tool) if !tool.for_model() => {
+                return Err(Error::invalid(format!(
+                    "tool '{tool_id}' is for its MCP App's view alone (its _meta.ui.visibility \
+                     leaves out \"model\")"
+                )));
+            }
+            Ok(tool) => (tool.server_id, tool.server_name),
+            // A server the id names, whose list lacks the tool: the call reports that, unless
+            // the server is not for this conversation at all.
+            Err(_) => match self.pool.locate_tool(tool_id).await {
+                Ok((server_id, _)) if server_id == HOST_TOOLS_SERVER => {
+                    (server_id.clone(), server_id)
+                }
+                Ok((server_id, _)) => {
+                    let name = self.pool.get_server(&server_id).await?.name;
+                    (server_id, name)
+                }
+                // Unknown everywhere: the call itself reports it.
+                Err(_) => return Ok(()),
+            },
         };
         if self.filter.allows(&server_id, &name) {
             Ok(())
@@ -445,13 +479,29 @@ impl Conversation {
                     .collect();
                 Ok(search_answer(hits, &[]))
             }
-            "list_recipes" | "search_recipes" => Ok(json_result(json!([]))),
+            // A server's skills (the Skills extension) are its recipes.
+            "list_recipes" => {
+                let skills = self.pool.list_skills(Some(&layer.server_id)).await?;
+                let listed = skills.iter().map(super::skills::as_recipe).collect();
+                Ok(json_result(Value::Array(listed)))
+            }
+            "search_recipes" => {
+                let query = string_arg(&args, "query", name)?;
+                let skills = self.pool.list_skills(Some(&layer.server_id)).await?;
+                let hits = super::skills::ranked(&skills, &query, 10);
+                Ok(json_result(Value::Array(hits)))
+            }
             _ => {
                 let recipe = string_arg(&args, "name", name)?;
-                Err(Error::not_found(
-                    "recipe",
-                    format!("{recipe} (server '{}' has no recipes)", layer.server_name),
-                ))
+                let skill = self.pool.load_skill(&layer.server_id, &recipe).await;
+                let loaded = skill.map_err(|e| match e {
+                    Error::NotFound { .. } => Error::not_found(
+                        "recipe",
+                        format!("{recipe} (not a skill of server '{}')", layer.server_name),
+                    ),
+                    e => e,
+                })?;
+                Ok(json_result(skill_recipe(loaded)))
             }
         }
     }

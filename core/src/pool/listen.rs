@@ -9,7 +9,8 @@
 //! changes the server's capabilities offer and the host's subscriptions. A subscription change
 //! opens a stream with the new filter before it ends the old one, so nothing falls between
 //! them. A stream cannot resume: one that ends while the connection lives is opened again, and
-//! whatever it may have missed is reported as changed (the tool list is fetched again).
+//! whatever it may have missed until the new one is acknowledged is reported as changed (the tool
+//! list is fetched again).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -151,9 +152,15 @@ impl Stream {
         let mut current: Option<Subscription> = None;
         // Streams that ended one after another without a notification in between.
         let mut failures = 0u32;
+        // Whether the stream before this one ended unasked: what changed until the new one is
+        // acknowledged went unheard.
+        let mut reopening = false;
         loop {
             let request = *wanted.borrow_and_update();
             let opened = self.open().await;
+            if std::mem::take(&mut reopening) {
+                self.missed();
+            }
             let ack = match &opened {
                 Ok(sub) => Ack {
                     request,
@@ -210,7 +217,7 @@ impl Stream {
                             }
                         }
                         failures = failures.saturating_add(1);
-                        self.missed();
+                        reopening = true;
                         break;
                     }
                 }

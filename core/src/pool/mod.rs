@@ -1,5 +1,7 @@
 //! The connection pool: one per application, cheap to clone, every method async.
 
+mod app_bridge;
+mod apps;
 mod calls;
 mod client_scope;
 pub(crate) mod client_side;
@@ -20,8 +22,10 @@ mod requests;
 mod search;
 mod server_info;
 mod servers;
+mod skills;
 mod slot;
 mod tasks;
+mod tell_on_drop;
 mod tool_index;
 mod widgets;
 
@@ -33,7 +37,12 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-pub use calls::{CallOptions, CallRound, CallSettings, InputRound};
+pub use app_bridge::{APPS_PROTOCOL_VERSION, AppBridge, AppBridgeOutput};
+pub(crate) use apps::capability as apps_capability;
+pub use apps::{
+    APP_HTML_MIME_TYPE, APPS_EXTENSION_ID, AppCsp, AppPermissions, AppView, AppsOptions,
+};
+pub use calls::{CallOptions, CallRound, CallSettings, InputRound, StartedTask, TaskMode};
 pub use client_side::{Progress, ProgressFn};
 pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use listing::Unlisted;
@@ -42,7 +51,9 @@ pub use options::PoolOptions;
 pub(crate) use server_info::bounded as bounded_instructions;
 pub use server_info::{INSTRUCTIONS_CHARS, ServerInfo};
 pub use servers::{DiscoverResult, ImportResult, TestResult};
+pub use skills::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo};
 pub use slot::ServerStatus;
+pub use tasks::{TaskFn, TaskRun, TaskUpdate};
 
 use crate::config::store::ConfigStore;
 use crate::error::{Error, Result};
@@ -139,6 +150,7 @@ impl Pool {
             shutdown: CancellationToken::new(),
             host: {
                 let host = Host::default();
+                host.set_apps(options.apps.clone());
                 host.set_token_store(Arc::new(crate::auth::FileTokenStore::new(
                     crate::config::store::sibling(store.path(), ".tokens.json"),
                 )));

@@ -51,6 +51,9 @@ pub struct PoolOptions {
     /// answering from the catalog meanwhile. A server with resource subscriptions or a
     /// request in flight is kept. 0 (the default) keeps every connection.
     pub idle_stop_ms: u64,
+    /// Renders MCP Apps: the pool declares `io.modelcontextprotocol/ui` with these view types,
+    /// and `Pool::app_view` / `app_call` serve the views (see `pool::apps`). Unset: off.
+    pub apps: Option<super::AppsOptions>,
 }
 
 impl Default for PoolOptions {
@@ -73,6 +76,7 @@ impl Default for PoolOptions {
             max_input_rounds: super::input_rounds::DEFAULT_MAX_INPUT_ROUNDS,
             log_level: None,
             idle_stop_ms: 0,
+            apps: None,
         }
     }
 }

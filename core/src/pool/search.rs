@@ -109,7 +109,10 @@ impl Inner {
         {
             return index.clone();
         }
-        let index = Arc::new(SearchIndex::build(&self.known_tools()));
+        // Searches answer models: a tool an MCP App keeps to its view is not in them.
+        let mut tools = self.known_tools();
+        tools.retain(ToolInfo::for_model);
+        let index = Arc::new(SearchIndex::build(&tools));
         *self.search.lock().unwrap() = Some((version, index.clone()));
         index
     }

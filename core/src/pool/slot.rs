@@ -69,6 +69,8 @@ pub(crate) struct Slot {
     /// Serializes connects so a server never has two (re)connects at once.
     connect_lock: tokio::sync::Mutex<()>,
     pub tools: Mutex<Option<CachedTools>>,
+    /// Its skills as last listed: what a loaded skill's files are checked against.
+    pub skills: Mutex<Option<Vec<super::SkillInfo>>>,
     /// One `tools/list` at a time (see `Inner::fetch_tools`).
     pub fetching: tokio::sync::Mutex<()>,
     /// One listing for the catalog at a time (see `pool::listing`).
@@ -138,7 +140,7 @@ impl Slot {
                 inner.opts.client_name.clone(),
                 inner.host.clone(),
             ),
-            config_key: RwLock::new(record.config_key()),
+            config_key: RwLock::new(record.config_key(inner.host.offers_key().as_deref())),
             record: RwLock::new(record),
             live: Mutex::new(Live {
                 state: ConnectionState::Disconnected,
@@ -147,6 +149,7 @@ impl Slot {
             }),
             connect_lock: tokio::sync::Mutex::new(()),
             tools: Mutex::new(None),
+            skills: Mutex::new(None),
             fetching: tokio::sync::Mutex::new(()),
             listing: tokio::sync::Mutex::new(()),
             unlisted: Mutex::new(None),
@@ -195,7 +198,8 @@ impl Slot {
 
     /// Replaces the record (and its config key).
     pub async fn set_record(&self, record: ServerRecord) {
-        *self.config_key.write().unwrap() = record.config_key();
+        *self.config_key.write().unwrap() =
+            record.config_key(self.shared.host.offers_key().as_deref());
         let level = self.log_level_for(record.log_level);
         *self.record.write().unwrap() = record;
         self.apply_log_level(level).await;

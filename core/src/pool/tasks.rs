@@ -11,15 +11,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolResult, CancelTaskParams, GetTaskParams, GetTaskResult, JsonObject, Task, TaskPayload,
-    UpdateTaskParams,
+    CallToolResult, CancelTaskParams, GetTaskParams, GetTaskResult, InputResponses, JsonObject,
+    Task, TaskPayload, TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::ServiceError;
 
-use super::Inner;
 use super::calls::ToolCall;
+use super::client_side::Progress;
 use super::connection::Connection;
+use super::tell_on_drop::TellOnDrop;
+use super::{Inner, Pool};
 use crate::error::{Error, Result};
+use crate::events::Event;
 
 /// The shortest and longest waits between two polls, whatever the server suggests.
 const MIN_POLL: Duration = Duration::from_millis(50);
@@ -55,28 +58,202 @@ pub(super) fn with_tasks(capabilities: &serde_json::Value) -> serde_json::Value 
     capabilities
 }
 
-/// Sends `tasks/cancel` if the call is dropped before its task ended.
-struct CancelOnDrop {
-    conn: Option<Arc<Connection>>,
-    task_id: String,
+/// A status of the task a call's server runs it as.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskUpdate {
+    /// The server's id of the task.
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
 }
 
-impl CancelOnDrop {
-    fn disarm(&mut self) {
-        self.conn = None;
+/// Told each status of a call's task ([`crate::CallOptions::on_task`]).
+pub type TaskFn = Arc<dyn Fn(TaskUpdate) + Send + Sync>;
+
+/// What a call has seen of its task, to report only changes.
+#[derive(Default)]
+struct TaskSeen {
+    /// The last status and message reported.
+    last: Option<(TaskStatus, Option<String>)>,
+    /// The last message passed on as progress, and how many were: the progress value, which
+    /// must grow, is their count (a task's status carries no figures).
+    message: Option<String>,
+    messages: u32,
+}
+
+/// A tool call started in the background ([`Pool::start_task`]), for a host that follows it:
+/// the status of the task its server runs it as (none while the server has announced none, and
+/// never for a call answered directly), a wait for each change, its result, and a cancel.
+pub struct TaskRun {
+    status: tokio::sync::watch::Receiver<Option<TaskUpdate>>,
+    cancel: tokio_util::sync::CancellationToken,
+    call: tokio::task::JoinHandle<Result<CallToolResult>>,
+}
+
+impl TaskRun {
+    /// The task's last status, if the server announced one.
+    pub fn status(&self) -> Option<TaskUpdate> {
+        self.status.borrow().clone()
+    }
+
+    /// Waits for the next status; `None` once the call has ended.
+    pub async fn changed(&mut self) -> Option<TaskUpdate> {
+        self.status.changed().await.ok()?;
+        self.status()
+    }
+
+    /// Cancels the call (and the task at the server); its result is then `Cancelled`.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// The call's result, as `call_tool` gives it.
+    pub async fn result(self) -> Result<CallToolResult> {
+        self.call
+            .await
+            .unwrap_or_else(|e| Err(Error::invalid(format!("the task's call panicked: {e}"))))
     }
 }
 
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let (Some(conn), Ok(runtime)) = (self.conn.take(), tokio::runtime::Handle::try_current())
-        else {
+impl Pool {
+    /// Starts a tool call in the background and gives a [`TaskRun`] to follow it: for tools
+    /// that run long (a server's tasks), where the host shows the status as it changes and
+    /// lets the user cancel. The call is `call_tool`'s; `options.cancel`, if given, cancels it
+    /// too.
+    pub fn start_task(
+        &self,
+        tool_id: &str,
+        arguments: serde_json::Value,
+        mut options: crate::CallOptions,
+    ) -> TaskRun {
+        let (tx, status) = tokio::sync::watch::channel(None);
+        let cancel = match &options.cancel {
+            Some(outer) => outer.child_token(),
+            None => tokio_util::sync::CancellationToken::new(),
+        };
+        options.cancel = Some(cancel.clone());
+        options.on_task = Some(Arc::new(move |update| {
+            tx.send_replace(Some(update));
+        }));
+        let (pool, tool_id) = (self.clone(), tool_id.to_string());
+        let call = tokio::spawn(async move { pool.call_tool(&tool_id, arguments, options).await });
+        TaskRun {
+            status,
+            cancel,
+            call,
+        }
+    }
+}
+
+/// Whether the server on `conn` declared the tasks extension (so may answer a call with one).
+pub(super) fn runs_tasks(conn: &Connection) -> bool {
+    conn.peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.supports_tasks())
+}
+
+/// For a call cancelled before its answer came: reads the answer `heard` still brings, and
+/// cancels the task in it, which would otherwise run on at the server with no one to follow
+/// or stop it.
+pub(super) fn stop_late_task(
+    conn: Arc<Connection>,
+    heard: impl std::future::Future<Output = Option<Vec<u8>>> + Send + 'static,
+) {
+    tokio::spawn(async move {
+        let Some(line) = heard.await else {
             return;
         };
-        let params = CancelTaskParams::new(std::mem::take(&mut self.task_id));
-        runtime.spawn(async move {
+        if let Ok(Ok(rmcp::model::ServerResult::CreateTaskResult(created))) =
+            super::reply::call_reply(&line)
+        {
+            let params = CancelTaskParams::new(created.task.task_id);
             let _ = conn.peer.cancel_task(params).await;
-        });
+        }
+    });
+}
+
+/// `tasks/cancel` of task `id` on `conn`, for a call dropped while it follows the task.
+async fn cancel_task(conn: Arc<Connection>, id: String) {
+    let _ = conn.peer.cancel_task(CancelTaskParams::new(id)).await;
+}
+
+/// The requests that follow a task the pool returned to its caller ([`crate::TaskMode`]
+/// `Return`), sent to the server holding it (through this view's own connection for a
+/// `perClient` server). The server's refusal (an unknown or expired task) is an
+/// `Error::Tool` with the server's code, which a gateway passes on as it is.
+impl Pool {
+    /// `tasks/get`: the task's state, with its result or error once it ended.
+    pub async fn get_task(&self, server_id: &str, task_id: &str) -> Result<GetTaskResult> {
+        let (name, conn) = self.task_connection(server_id).await?;
+        let asked = conn.peer.get_task(GetTaskParams::new(task_id.to_string()));
+        self.task_request(&name, &conn, "tasks/get", task_id, asked)
+            .await
+    }
+
+    /// `tasks/update`: the caller's answers to the task's input requests.
+    pub async fn update_task(
+        &self,
+        server_id: &str,
+        task_id: &str,
+        responses: InputResponses,
+    ) -> Result<()> {
+        let (name, conn) = self.task_connection(server_id).await?;
+        let update = UpdateTaskParams::new(task_id.to_string(), responses);
+        let sent = conn.peer.update_task(update);
+        self.task_request(&name, &conn, "tasks/update", task_id, sent)
+            .await
+    }
+
+    /// `tasks/cancel`: asks the server to stop the task (its state says when it did).
+    pub async fn cancel_task(&self, server_id: &str, task_id: &str) -> Result<()> {
+        let (name, conn) = self.task_connection(server_id).await?;
+        let sent = conn
+            .peer
+            .cancel_task(CancelTaskParams::new(task_id.to_string()));
+        self.task_request(&name, &conn, "tasks/cancel", task_id, sent)
+            .await
+    }
+
+    /// The server's name and a connection to it, for a request about one of its tasks.
+    async fn task_connection(&self, server_id: &str) -> Result<(String, Arc<Connection>)> {
+        let _flight = self.inner.begin()?;
+        let slot = self.slot_for(&self.inner.slot(server_id)?)?;
+        let conn = match slot.ready_connection(&self.inner) {
+            Some(conn) => conn,
+            None => Box::pin(slot.connection(&self.inner)).await?,
+        };
+        Ok((slot.name(), conn))
+    }
+
+    /// Sends one request about task `id`, within the pool's request timeout.
+    async fn task_request<T>(
+        &self,
+        server: &str,
+        conn: &Connection,
+        method: &str,
+        id: &str,
+        sent: impl std::future::Future<Output = std::result::Result<T, ServiceError>>,
+    ) -> Result<T> {
+        let limit = self.inner.opts.request_timeout();
+        let answer = tokio::time::timeout(limit, sent)
+            .await
+            .map_err(|_| Error::Timeout {
+                what: format!("{method} of task {id} on server '{server}'"),
+                after: limit,
+            })?;
+        conn.touch();
+        answer.map_err(|e| match e {
+            ServiceError::McpError(e) => Error::Tool {
+                tool: format!("{method} {id}"),
+                message: e.message.to_string(),
+                code: Some(e.code.0),
+                data: e.data,
+            },
+            e => self.inner.closing_or(conn.failure(server, method, e)),
+        })
     }
 }
 
@@ -88,10 +265,9 @@ impl Inner {
         task: Task,
     ) -> Result<CallToolResult> {
         let mut conn = call.conn.clone();
-        let mut guard = CancelOnDrop {
-            conn: Some(conn.clone()),
-            task_id: task.task_id.clone(),
-        };
+        let mut guard = TellOnDrop::new(cancel_task(conn.clone(), task.task_id.clone()));
+        let mut seen = TaskSeen::default();
+        self.task_status(call, &task, &mut seen);
         let (id, mut suggested) = (task.task_id, task.poll_interval_ms);
         let (mut polls, mut reconnects) = (0u32, 0u32);
         loop {
@@ -109,7 +285,7 @@ impl Inner {
                 Err(PollError::Lost) if reconnects < MAX_RECONNECTS => {
                     reconnects += 1;
                     conn = self.reconnect(call).await?;
-                    guard.conn = Some(conn.clone());
+                    guard.replace(cancel_task(conn.clone(), id.clone()));
                     continue;
                 }
                 Err(PollError::Lost) => {
@@ -122,6 +298,7 @@ impl Inner {
             };
             reconnects = 0;
             suggested = got.task.task.poll_interval_ms.or(suggested);
+            self.task_status(call, &got.task.task, &mut seen);
             match got.task.payload {
                 TaskPayload::Completed { result } => {
                     guard.disarm();
@@ -151,6 +328,42 @@ impl Inner {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Emits `task:status` for `task` unless its status and message are still what `seen`
+    /// saw, and tells the call's progress callback a new message of a working task (how a
+    /// task reports its progress: its server's `statusMessage`, read at each poll).
+    fn task_status(&self, call: &ToolCall<'_>, task: &Task, seen: &mut TaskSeen) {
+        let now = (task.status, task.status_message.clone());
+        if seen.last.as_ref() != Some(&now) {
+            if let (Some(on_progress), TaskStatus::Working, Some(message)) =
+                (call.on_progress, task.status, &task.status_message)
+                && seen.message.as_ref() != Some(message)
+            {
+                seen.messages += 1;
+                seen.message = Some(message.clone());
+                on_progress(Progress {
+                    progress: f64::from(seen.messages),
+                    total: None,
+                    message: Some(message.clone()),
+                });
+            }
+            if let Some(on_task) = call.on_task {
+                on_task(TaskUpdate {
+                    task_id: task.task_id.clone(),
+                    status: status_name(task.status),
+                    status_message: task.status_message.clone(),
+                });
+            }
+            self.events.emit_with(|| Event::TaskStatus {
+                server_id: call.slot.id.clone(),
+                tool_name: call.tool.to_string(),
+                task_id: task.task_id.clone(),
+                status: status_name(task.status),
+                status_message: task.status_message.clone(),
+            });
+            seen.last = Some(now);
         }
     }
 
@@ -190,6 +403,14 @@ impl Inner {
         tokio::time::sleep(MIN_POLL).await;
         Box::pin(call.slot.connection(self)).await
     }
+}
+
+/// A task status as the wire names it (`input_required`, ...).
+fn status_name(status: TaskStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Why a poll gave no task.

@@ -38,6 +38,7 @@ use super::profiles::Profile;
 use super::seal::Seal;
 use super::subscriptions::{Subscriber, Subscriptions};
 use crate::error::Error;
+use crate::pool::APPS_EXTENSION_ID;
 use crate::pool::{CallOptions, CallRound, Pool, Progress, PromptInfo};
 use crate::tools::ToolInfo;
 
@@ -81,10 +82,15 @@ struct ServedTool {
     server: String,
     /// Its input schema, for the HTTP front's checks of `Mcp-Param-*` headers.
     schema: Arc<rmcp::model::JsonObject>,
+    /// Whether a model may call it: an MCP App may keep a tool to its view, and then only a
+    /// client that renders views is shown it and may call it.
+    for_model: bool,
 }
 
 /// The `_meta` key of a 2026-07-28 request's client.
 const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key of what a 2026-07-28 request's client can answer (rmcp's is private).
+const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// Numbers served clients.
 static CLIENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -149,14 +155,9 @@ impl Gateway {
     /// such client is the same one (they share the one token `serve` asks for).
     fn pool_for(&self, context: &RequestContext<RoleServer>) -> Pool {
         if is_modern(context) {
-            let owner = context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<super::resource_server::Principal>())
-                .map(super::resource_server::Principal::owner);
             return self
                 .pool
-                .for_client_kept(format!("user:{}", owner.unwrap_or_default()));
+                .for_client_kept(format!("user:{}", owner(context).unwrap_or_default()));
         }
         self.session_pool
             .get_or_init(|| self.pool.for_client(format!("session:{}", self.client)))
@@ -198,7 +199,9 @@ impl Gateway {
         self.profile().exposure().unwrap_or(self.options.exposure)
     }
 
-    /// The profile's tools under their served names; remembers the names for calls.
+    /// The profile's tools under their served names; remembers the names for calls. Tools
+    /// kept to MCP App views are among them (named with the rest, so a name is the same for
+    /// every client): each surface keeps them to the clients that render views.
     async fn served_tools(&self) -> Result<Vec<(String, ToolInfo)>, ErrorData> {
         let profile = self.profile();
         // A stopped server's tools come from the catalog: a client listing does not start it.
@@ -208,7 +211,7 @@ impl Gateway {
             .await
             .map_err(to_error_data)?
             .into_iter()
-            .filter(|t| profile.serves(&t.server_name))
+            .filter(|t| profile.serves(&t.server_name) && (t.for_model() || t.for_apps()))
             .collect();
         let names = if profile.pass_through {
             tools.iter().map(|t| t.name.clone()).collect()
@@ -227,6 +230,7 @@ impl Gateway {
                     id: t.id.clone(),
                     server: t.server_name.clone(),
                     schema: Arc::new(t.input_schema.as_object().cloned().unwrap_or_default()),
+                    for_model: t.for_model(),
                 };
                 (name.clone(), tool)
             })
@@ -253,8 +257,28 @@ impl Gateway {
         Ok(names.into_iter().zip(prompts).collect())
     }
 
-    /// A tool as clients see it: its served name, the profile's override of its text.
-    fn served_tool(&self, name: String, tool: ToolInfo) -> Result<Tool, ErrorData> {
+    /// A tool as clients see it: its served name, the profile's override of its text, and its
+    /// MCP App view under the address served here when `views` (the resource keys, by server
+    /// id) is given (the client renders views), else none.
+    fn served_tool(
+        &self,
+        name: String,
+        mut tool: ToolInfo,
+        views: Option<&HashMap<String, String>>,
+    ) -> Result<Tool, ErrorData> {
+        match views {
+            Some(keys) => {
+                let view = tool.view_uri().map(str::to_owned);
+                if let (Some(uri), Some(key)) = (view, keys.get(&tool.server_id)) {
+                    tool.move_view(&self.wrap(key, &uri));
+                }
+                // A host of views learns the name the view's code calls the tool by.
+                if tool.name != name && tool.for_apps() {
+                    tool.set_own_name(tool.name.clone());
+                }
+            }
+            None => tool.drop_view(),
+        }
         let overrides = self.profile().tools.get(&name).cloned();
         let mut served = served_tool(name, tool)?;
         if let Some(o) = overrides {
@@ -277,6 +301,42 @@ impl Gateway {
         }
         self.served_tools().await?;
         Ok(self.tools.lock().unwrap().get(name).cloned())
+    }
+
+    /// The served name of a tool an MCP App's view calls by its server's own name (a view
+    /// knows its tools by those, and its host passes the call on as it is): for a client that
+    /// renders views and a name that is not served, the one tool for apps of that name. Two
+    /// servers' views with a tool of the name are told apart only by the served names.
+    async fn view_tool(
+        &self,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<String>, ErrorData> {
+        if !renders_views(context) || self.pool_tool(name, false).await?.is_some() {
+            return Ok(None);
+        }
+        let served = self.served_tools().await?;
+        let named: Vec<&String> = served
+            .iter()
+            .filter(|(_, t)| t.name == name && t.for_apps())
+            .map(|(served, _)| served)
+            .collect();
+        match named.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some((*one).clone())),
+            several => Err(ErrorData::invalid_params(
+                format!(
+                    "tool '{name}' is a tool of several servers' views ({}): call it by its \
+                     served name, or serve the view's server alone (a passThrough profile)",
+                    several
+                        .iter()
+                        .map(|n| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None,
+            )),
+        }
     }
 
     /// The served prompt `name`: its server's id and its own name.
@@ -329,7 +389,7 @@ impl Gateway {
             ErrorData::resource_not_found(
                 format!(
                     "no resource {wrapped}: resources/list gives URIs of the form \
-                     mcpmux:SERVER/URI"
+                     mcpmux:SERVER/URI (ui://mcpmux.SERVER/PATH for an MCP App's view)"
                 ),
                 None,
             )
@@ -341,7 +401,7 @@ impl Gateway {
             .find(|(_, k)| k == key)
             .map(|(id, _)| id)
             .ok_or_else(not_found)?;
-        Ok((server, uri.to_string()))
+        Ok((server, uri))
     }
 
     /// Every server's instructions, one section each under its name.
@@ -388,6 +448,15 @@ impl Gateway {
             }
             _ => {
                 let CallArgs { name, arguments: a } = arguments(tool, args)?;
+                // The search surface is the model's: served names of tools for the model only
+                // (a view's own tools are not on it, by either name).
+                if !self
+                    .pool_tool(&name, false)
+                    .await?
+                    .is_some_and(|t| t.for_model)
+                {
+                    return Err(unknown_tool(&name));
+                }
                 Box::pin(self.call_round(&name, a, context, round)).await
             }
         }
@@ -402,6 +471,7 @@ impl Gateway {
         let served = self.served_tools().await?;
         let by_id: HashMap<&str, (&String, &ToolInfo)> = served
             .iter()
+            .filter(|(_, t)| t.for_model())
             .map(|(name, t)| (t.id.as_str(), (name, t)))
             .collect();
         let tools: Vec<serde_json::Value> = hits
@@ -428,9 +498,9 @@ impl Gateway {
         let mut tools = Vec::new();
         let mut unknown = Vec::new();
         for name in names {
-            match served.iter().find(|(n, _)| n == name) {
+            match served.iter().find(|(n, t)| n == name && t.for_model()) {
                 Some((n, t)) => tools.push(
-                    serde_json::to_value(self.served_tool(n.clone(), t.clone())?)
+                    serde_json::to_value(self.served_tool(n.clone(), t.clone(), None)?)
                         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
                 ),
                 None => unknown.push(name.clone()),
@@ -458,18 +528,28 @@ impl Gateway {
         {
             return self.call_meta(name, arguments, context, round).await;
         }
+        let own_name;
+        let name = match self.view_tool(name, context).await? {
+            Some(served) => {
+                own_name = served;
+                own_name.as_str()
+            }
+            None => name,
+        };
         let arguments = arguments
             .map(serde_json::Value::Object)
             .unwrap_or(serde_json::Value::Null);
         let mut fresh = false;
         loop {
-            let Some(tool) = self.pool_tool(name, fresh).await? else {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown tool '{name}': tools/list gives the names"),
-                    None,
-                ));
+            let Some(tool) = self
+                .pool_tool(name, fresh)
+                .await?
+                .filter(|t| t.for_model || renders_views(context))
+            else {
+                return Err(unknown_tool(name));
             };
-            let (options, relay) = call_options(context);
+            let (mut options, relay) = call_options(context);
+            options.tasks = super::tasks::mode(context, self.profile().pass_through);
             let _waiting = self
                 .pool
                 .tool_server(&tool.id)
@@ -488,10 +568,10 @@ impl Gateway {
                         );
                         call.await
                     }
-                    None => pool
-                        .call_tool(&tool.id, arguments.clone(), options)
-                        .await
-                        .map(CallRound::Done),
+                    None => {
+                        pool.call_tool_or_task(&tool.id, arguments.clone(), options)
+                            .await
+                    }
                 }
             };
             let result = Callers::as_caller(context.peer.clone(), call).await;
@@ -508,6 +588,9 @@ impl Gateway {
             }
             return match result {
                 Ok(CallRound::Done(result)) => Ok(result.into()),
+                Ok(CallRound::Task(started)) => {
+                    super::tasks::to_client(&self.seal, started, owner(context)).map(Into::into)
+                }
                 Ok(CallRound::InputRequired(asked)) => {
                     // Only a call in rounds gets the upstream's questions back.
                     let asked_as = round.as_ref().map_or(name, |r| r.asked_as.as_str());
@@ -522,12 +605,7 @@ impl Gateway {
                 Err(e @ Error::InvalidArgument(_)) => Err(to_error_data(e)),
                 // The upstream refused the call (unknown arguments, a capability the client
                 // lacks): the client gets the same error.
-                Err(Error::Tool {
-                    message,
-                    code: Some(code),
-                    data,
-                    ..
-                }) => Err(ErrorData::new(rmcp::model::ErrorCode(code), message, data)),
+                Err(e @ Error::Tool { code: Some(_), .. }) => Err(relayed(e)),
                 // The tool or its server failed: the client's user reads why.
                 Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
             };
@@ -612,6 +690,8 @@ impl Gateway {
             Ok(CallRound::InputRequired(_)) => return,
             Ok(CallRound::Done(r)) if r.is_error == Some(true) => ("error", Some(text_of(r))),
             Ok(CallRound::Done(_)) => ("ok", None),
+            // The client follows the task from here.
+            Ok(CallRound::Task(_)) => ("task", None),
             Err(Error::Cancelled) => ("cancelled", None),
             Err(e) => ("error", Some(e.to_string())),
         };
@@ -642,6 +722,15 @@ impl Gateway {
     }
 }
 
+/// Behind OAuth, the user the request's access token names.
+fn owner(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<super::resource_server::Principal>())
+        .map(super::resource_server::Principal::owner)
+}
+
 /// What the calling client said it can answer: in the request's `_meta` (2026-07-28), else
 /// at its `initialize`. An upstream is told these, not the pool's, so it asks only what this
 /// client can give.
@@ -651,6 +740,30 @@ fn client_capabilities(context: &RequestContext<RoleServer>) -> Option<serde_jso
         None => context.peer.peer_info()?.capabilities.clone(),
     };
     serde_json::to_value(declared).ok()
+}
+
+/// Whether the calling client renders MCP Apps views (declares `io.modelcontextprotocol/ui`),
+/// where `client_capabilities` reads what it declared; looked up in place, as it is asked on
+/// every call.
+fn renders_views(context: &RequestContext<RoleServer>) -> bool {
+    match context.meta.get(CLIENT_CAPABILITIES_META) {
+        Some(declared) => declared
+            .get("extensions")
+            .and_then(|e| e.get(APPS_EXTENSION_ID))
+            .is_some(),
+        None => context.peer.peer_info().is_some_and(|info| {
+            let extensions = info.capabilities.extensions.as_ref();
+            extensions.is_some_and(|e| e.contains_key(APPS_EXTENSION_ID))
+        }),
+    }
+}
+
+/// The error of a call of a tool this client is not shown.
+fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("unknown tool '{name}': tools/list gives the names"),
+        None,
+    )
 }
 
 /// Whether the request is of protocol 2026-07-28 or later (stateless, asked in rounds).
@@ -735,6 +848,25 @@ impl ProgressRelay {
     }
 }
 
+/// An error of a request relayed upstream: the upstream's own refusal as it is, else the
+/// pool's.
+fn relayed(e: Error) -> ErrorData {
+    match e {
+        Error::Tool {
+            message,
+            code: Some(code),
+            data,
+            ..
+        } => ErrorData::new(rmcp::model::ErrorCode(code), message, data),
+        e => to_error_data(e),
+    }
+}
+
+/// A task where only a tool call can start one (the pool never returns it there).
+fn not_a_call() -> ErrorData {
+    ErrorData::internal_error("a task answered a request that is not a tool call", None)
+}
+
 /// The pool's error as a JSON-RPC error, for requests that have no `isError` form.
 fn to_error_data(e: Error) -> ErrorData {
     match &e {
@@ -789,6 +921,7 @@ impl ServerHandler for Gateway {
             .enable_prompts_list_changed()
             .enable_completions()
             .enable_logging()
+            .enable_tasks()
             .build();
         let mut info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.options.server_name.clone(),
@@ -913,15 +1046,18 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let served = self.served_tools().await?;
-        if self.searching(served.len()) {
+        if self.searching(served.iter().filter(|(_, t)| t.for_model()).count()) {
             return Ok(ListToolsResult::with_all_items(search_surface()));
         }
+        // A client that renders MCP Apps is shown the views, and the tools kept to them.
+        let views = renders_views(&context).then(|| self.resource_keys());
         let tools = served
             .into_iter()
-            .map(|(name, tool)| self.served_tool(name, tool))
+            .filter(|(_, tool)| tool.for_model() || views.is_some())
+            .map(|(name, tool)| self.served_tool(name, tool, views.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -1012,6 +1148,7 @@ impl ServerHandler for Gateway {
             CallRound::InputRequired(asked) => {
                 super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
             }
+            CallRound::Task(_) => Err(not_a_call()),
         }
     }
 
@@ -1063,7 +1200,49 @@ impl ServerHandler for Gateway {
             CallRound::InputRequired(asked) => {
                 super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
             }
+            CallRound::Task(_) => Err(not_a_call()),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let task =
+            super::tasks::from_client(&self.seal, &request.task_id, owner(&context).as_deref())?;
+        let got = self
+            .pool_for(&context)
+            .get_task(&task.server, &task.id)
+            .await
+            .map_err(relayed)?;
+        Ok(super::tasks::detailed_to_client(got, &request.task_id))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let task =
+            super::tasks::from_client(&self.seal, &request.task_id, owner(&context).as_deref())?;
+        self.pool_for(&context)
+            .update_task(&task.server, &task.id, request.input_responses)
+            .await
+            .map_err(relayed)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let task =
+            super::tasks::from_client(&self.seal, &request.task_id, owner(&context).as_deref())?;
+        self.pool_for(&context)
+            .cancel_task(&task.server, &task.id)
+            .await
+            .map_err(relayed)
     }
 
     async fn complete(

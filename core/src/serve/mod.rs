@@ -24,6 +24,7 @@ mod sessions;
 mod settings;
 mod stdio;
 mod subscriptions;
+mod tasks;
 
 pub use exposure::Exposure;
 pub use gateway::Gateway;

@@ -14,6 +14,10 @@ use crate::tools::{MAX_TOOL_ID_LEN, ToolInfo, assign_names, sanitize};
 
 /// The scheme of wrapped resource URIs.
 const RESOURCE_SCHEME: &str = "mcpmux:";
+/// The scheme of an MCP App's view, which a wrapped view keeps.
+const VIEW_SCHEME: &str = "ui://";
+/// A wrapped view's authority starts so, then names its server: `ui://mcpmux.KEY/...`.
+const VIEW_HOST_PREFIX: &str = "mcpmux.";
 
 /// The shortest tool name budget left after a client's prefix: room for a server, a tool and
 /// a collision suffix.
@@ -108,14 +112,23 @@ pub fn resource_keys<'a>(
 
 /// `uri` of the server with resource key `key`, as clients see it.
 pub fn wrap_uri(key: &str, uri: &str) -> String {
-    format!("{RESOURCE_SCHEME}{key}/{uri}")
+    // An MCP App's view keeps the `ui://` scheme: hosts render only such addresses.
+    match uri.strip_prefix(VIEW_SCHEME) {
+        Some(rest) => format!("{VIEW_SCHEME}{VIEW_HOST_PREFIX}{key}/{rest}"),
+        None => format!("{RESOURCE_SCHEME}{key}/{uri}"),
+    }
 }
 
 /// The resource key and the server's own URI of a wrapped URI.
-pub fn unwrap_uri(wrapped: &str) -> Option<(&str, &str)> {
+pub fn unwrap_uri(wrapped: &str) -> Option<(&str, String)> {
+    if let Some(view) = wrapped.strip_prefix(VIEW_SCHEME) {
+        let (key, rest) = view.strip_prefix(VIEW_HOST_PREFIX)?.split_once('/')?;
+        return (!key.is_empty() && !rest.is_empty())
+            .then(|| (key, format!("{VIEW_SCHEME}{rest}")));
+    }
     let rest = wrapped.strip_prefix(RESOURCE_SCHEME)?;
     let (key, uri) = rest.split_once('/')?;
-    (!key.is_empty() && !uri.is_empty()).then_some((key, uri))
+    (!key.is_empty() && !uri.is_empty()).then(|| (key, uri.to_string()))
 }
 
 #[cfg(test)]
@@ -172,8 +185,24 @@ mod tests {
         assert_eq!(keys["s3"], "git");
         let wrapped = wrap_uri("git", "file:///a/b?c=d");
         assert_eq!(wrapped, "mcpmux:git/file:///a/b?c=d");
-        assert_eq!(unwrap_uri(&wrapped), Some(("git", "file:///a/b?c=d")));
+        assert_eq!(
+            unwrap_uri(&wrapped),
+            Some(("git", "file:///a/b?c=d".into()))
+        );
         assert_eq!(unwrap_uri("file:///a"), None);
         assert_eq!(unwrap_uri("mcpmux:git"), None);
+    }
+
+    #[test]
+    fn a_wrapped_view_keeps_the_scheme_hosts_render() {
+        let wrapped = wrap_uri("time", "ui://server-time/mcp-app.html");
+        assert_eq!(wrapped, "ui://mcpmux.time/server-time/mcp-app.html");
+        assert_eq!(
+            unwrap_uri(&wrapped),
+            Some(("time", "ui://server-time/mcp-app.html".into()))
+        );
+        // A view the fleet did not wrap names no server of it.
+        assert_eq!(unwrap_uri("ui://server-time/mcp-app.html"), None);
+        assert_eq!(unwrap_uri("ui://mcpmux.time"), None);
     }
 }

@@ -317,7 +317,7 @@ impl DirectCall {
     /// The reply's bytes (a whole JSON-RPC message), unless `timeout` passes with neither the
     /// reply nor progress on the request (progress restarts the timeout, as rmcp's
     /// `reset_timeout_on_progress` does).
-    pub(crate) async fn reply(mut self, timeout: Duration) -> Result<Vec<u8>, DirectError> {
+    pub(crate) async fn reply(&mut self, timeout: Duration) -> Result<Vec<u8>, DirectError> {
         let sleep = tokio::time::sleep(timeout);
         tokio::pin!(sleep);
         loop {
@@ -347,6 +347,52 @@ impl DirectCall {
     }
 }
 
+impl DirectCall {
+    /// Gives the call up as cancelled while still hearing an answer the server sent before
+    /// it learned: a server may have started work that only its answer names (a task), which
+    /// the caller then stops. With `first`, the server is told only when no answer came in
+    /// that time (a server that hears of the cancel may start the work and never answer);
+    /// after telling, an answer is heard for `grace` more.
+    pub(crate) fn cancel_hearing(
+        mut self,
+        first: Option<Duration>,
+        grace: Duration,
+    ) -> impl Future<Output = Option<Vec<u8>>> + Send + 'static {
+        // Taken, so that dropping `self` neither forgets the call nor tells the server.
+        let rx = self.rx.take();
+        let (direct, id) = (self.direct.clone(), self.id);
+        async move {
+            let mut rx = rx?;
+            if let Some(first) = first
+                && let Ok(answer) = tokio::time::timeout(first, &mut rx).await
+            {
+                direct.forget(id);
+                return answer.ok();
+            }
+            direct.tell_cancelled(id).await;
+            let heard = tokio::time::timeout(grace, rx)
+                .await
+                .ok()
+                .and_then(Result::ok);
+            direct.forget(id);
+            heard
+        }
+    }
+}
+
+impl Direct {
+    /// Writes `notifications/cancelled` for direct request `id`.
+    async fn tell_cancelled(&self, id: u64) {
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{TOKEN_PREFIX}{id}\",\"reason\":\"cancelled by the client\"}}}}\n"
+        );
+        if let Some(w) = self.stdin.lock().await.as_mut() {
+            let _ = w.write_all(line.as_bytes()).await;
+            let _ = w.flush().await;
+        }
+    }
+}
+
 impl Drop for DirectCall {
     fn drop(&mut self) {
         if self.rx.is_none() || !self.direct.forget(self.id) {
@@ -357,15 +403,7 @@ impl Drop for DirectCall {
         };
         let direct = self.direct.clone();
         let id = self.id;
-        rt.spawn(async move {
-            let line = format!(
-                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{TOKEN_PREFIX}{id}\",\"reason\":\"cancelled by the client\"}}}}\n"
-            );
-            if let Some(w) = direct.stdin.lock().await.as_mut() {
-                let _ = w.write_all(line.as_bytes()).await;
-                let _ = w.flush().await;
-            }
-        });
+        rt.spawn(async move { direct.tell_cancelled(id).await });
     }
 }
 

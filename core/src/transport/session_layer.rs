@@ -2,6 +2,8 @@
 //! - progress notifications go to their call's callback as they are read, so a callback has
 //!   seen every update sent before the call's reply (rmcp runs its notification handlers as
 //!   spawned tasks, which can lose the race with the reply);
+//! - log messages become `log` events as they are read, for the same reason (a served
+//!   client hears a call's messages on the call's stream, which closes with the reply);
 //! - every 2026-07-28 request asks for the server's log messages at the level the host set:
 //!   such a server sends `notifications/message` only about a request whose `_meta` carries
 //!   `io.modelcontextprotocol/logLevel` (older servers take `logging/setLevel` once; see
@@ -59,13 +61,24 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for SessionLayer<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
-        if let JsonRpcMessage::Notification(n) = &message
-            && let ServerNotification::ProgressNotification(p) = &n.notification
-        {
-            self.shared.progress_arrived(&p.params);
+        loop {
+            let message = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(n) = &message {
+                match &n.notification {
+                    ServerNotification::ProgressNotification(p) => {
+                        self.shared.progress_arrived(&p.params)
+                    }
+                    #[allow(deprecated, reason = "older servers still send log messages")]
+                    ServerNotification::LoggingMessageNotification(m) => {
+                        // Said here and nowhere else: rmcp's handler would say it again.
+                        self.shared.log_arrived(&m.params);
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            return Some(message);
         }
-        Some(message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

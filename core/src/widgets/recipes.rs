@@ -2,6 +2,7 @@
 //! widget, says what it is for and gives the JSON Schema of its parameters, and whose body
 //! tells an agent when and how to use it.
 
+use crate::front_matter::Missing;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
@@ -35,14 +36,10 @@ struct FrontMatter {
 
 /// Parses a recipe: `---`, YAML (`widget` or `name`, `description`, `schema`), `---`, body.
 pub fn parse_recipe(markdown: &str) -> Result<Recipe> {
-    let text = markdown.trim_start_matches('\u{feff}').trim_start();
-    let rest = text
-        .strip_prefix("---")
-        .ok_or_else(|| Error::invalid("a recipe starts with a `---` front matter block"))?;
-    let end = rest
-        .find("\n---")
-        .ok_or_else(|| Error::invalid("the recipe's front matter has no closing `---`"))?;
-    let (yaml, body) = (&rest[..end], &rest[end + 4..]);
+    let (yaml, body) = crate::front_matter::split(markdown).map_err(|missing| match missing {
+        Missing::Start => Error::invalid("a recipe starts with a `---` front matter block"),
+        Missing::End => Error::invalid("the recipe's front matter has no closing `---`"),
+    })?;
     let front: FrontMatter = yaml_serde::from_str(yaml)
         .map_err(|e| Error::invalid(format!("the recipe's front matter is not valid YAML: {e}")))?;
     let name = front

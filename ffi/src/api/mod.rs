@@ -15,6 +15,10 @@ pub mod resources;
 
 pub mod prompts;
 
+pub mod skills;
+
+pub mod apps;
+
 pub mod requests;
 
 pub mod roots;

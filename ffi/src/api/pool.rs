@@ -16,11 +16,12 @@ use crate::rt::block_on;
 /// (fields: configPath, projectPath, requestTimeoutMs, connectTimeoutMs, toolsTtlMs,
 /// healthCheckIntervalMs, healthCheckIdleMs, autoReconnect, maxReconnectAttempts,
 /// connectConcurrency, shutdownTimeoutMs, connectOnAdd, clientName, maxMessageBytes,
-/// maxInputRounds, logLevel, idleStopMs; an unknown field is an error). Without configPath,
+/// maxInputRounds, logLevel, idleStopMs, apps; an unknown field is an error). Without configPath,
 /// $MCPMUX_CONFIG or the platform's default file is used. logLevel ("debug" … "emergency",
 /// unset by default) asks servers for their log messages from that level up (`log` events).
 /// idleStopMs (0 by default: never) stops a server's connection after that long without a
-/// request; the next request starts it again.
+/// request; the next request starts it again. apps (`{}`, or `{"mimeTypes": [...]}`; unset
+/// by default) declares that the host renders MCP Apps' views.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_pool_open(
     options_json: *const c_char,

@@ -207,6 +207,9 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     pool.add_server(input).await.map_err(|e| e.to_string())?;
     let outcome = async {
         pool.connect("server").await?;
+        if scenario.starts_with("sep-2640-") {
+            return use_skills(&pool, scenario).await;
+        }
         let tools = pool.list_tools(Some("server")).await?;
         eprintln!("[{scenario}] {} tool(s)", tools.len());
         for (id, args) in calls(scenario, &tools) {
@@ -218,6 +221,30 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     .await;
     pool.close().await;
     outcome.map_err(|e| e.to_string())
+}
+
+/// What a host does with a server's skills: lists them when it connects (reading no file),
+/// and in the scenarios that check what it reads, loads each skill as an agent asking for it
+/// would, then reads the skill's other files; a skill whose `SKILL.md` fails its checks is
+/// not loaded, and nothing more of it is read.
+async fn use_skills(pool: &Pool, scenario: &str) -> mcpmux::Result<()> {
+    let skills = pool.list_skills(Some("server")).await?;
+    eprintln!("[{scenario}] {} skill(s)", skills.len());
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    for skill in skills {
+        match pool.load_skill("server", &skill.name).await {
+            Ok(loaded) => {
+                for file in loaded.skill.files.iter().flatten() {
+                    pool.read_skill_file("server", &skill.name, &file.uri)
+                        .await?;
+                }
+            }
+            Err(e) => eprintln!("[{scenario}] {}: {e}", skill.name),
+        }
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {

@@ -105,6 +105,8 @@ use rmcp::{
 };
 use serde::{Deserialize, Serialize};
 
+#[path = "test_server/apps.rs"]
+mod apps;
 #[path = "../../../core/benches/support/corpus.rs"]
 mod corpus;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -138,12 +140,14 @@ struct Options {
     private_tools: bool,
     /// How many synthetic tools it adds (`--generated-tools`).
     generated_tools: usize,
+    /// It serves a small MCP App (`--apps`, see `apps`).
+    apps: bool,
 }
 
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
      [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
-     [--private-tools] [--generated-tools N]"
+     [--private-tools] [--generated-tools N] [--apps]"
 }
 
 /// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
@@ -160,6 +164,7 @@ fn parse_args() -> Result<Options, String> {
         tools_ttl_ms: None,
         private_tools: false,
         generated_tools: 0,
+        apps: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -178,6 +183,7 @@ fn parse_args() -> Result<Options, String> {
             }
             "--name" => options.name = value("--name")?,
             "--private-tools" => options.private_tools = true,
+            "--apps" => options.apps = true,
             "--generated-tools" => {
                 let n = value("--generated-tools")?;
                 options.generated_tools = n
@@ -335,6 +341,8 @@ struct TestServer {
     private_tools: bool,
     /// The `--generated-tools`, made once per process.
     generated: Arc<Vec<Tool>>,
+    /// `--apps`.
+    apps: bool,
     /// What `logging/setLevel` asked of this session (clients before 2026-07-28).
     log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
     /// Shared by every session of the process (over HTTP, a 2026-07-28 client's listen stream
@@ -406,6 +414,7 @@ impl TestServer {
             tools_ttl_ms: options.tools_ttl_ms,
             private_tools: options.private_tools,
             generated: generated_tools(options),
+            apps: options.apps,
             log_level: Arc::default(),
             changes,
         }
@@ -1035,6 +1044,11 @@ impl ServerHandler for TestServer {
         let mut tools = self.tool_router.list_all();
         tools.extend(broken_promises());
         tools.extend(self.generated.iter().cloned());
+        if self.apps {
+            tools.extend(apps::tools(apps::client_renders(
+                context.client_capabilities().as_ref(),
+            )));
+        }
         for name in self.changes.added.lock().unwrap().iter() {
             let schema = serde_json::json!({"type": "object", "properties": {}});
             let schema = serde_json::from_value(schema).expect("an object schema");
@@ -1061,6 +1075,11 @@ impl ServerHandler for TestServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if let Some(result) = broken_promise(&name) {
+            return Ok(result.into());
+        }
+        if self.apps
+            && let Some(result) = apps::call(&name, request.arguments.as_ref())
+        {
             return Ok(result.into());
         }
         if self.generated.iter().any(|t| t.name == name) {
@@ -1308,6 +1327,11 @@ impl ServerHandler for TestServer {
             return response;
         }
         let uri = request.uri;
+        if self.apps
+            && let Some(view) = apps::read(&uri)
+        {
+            return Ok(ReadResourceResult::new(vec![view]).into());
+        }
         let contents = if uri == "test://hello" {
             ResourceContents::text(HELLO_TEXT, &uri)
         } else if uri == "test://info" {

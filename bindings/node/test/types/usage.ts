@@ -2,6 +2,10 @@
 // way a TypeScript user writes against it (self-reference through package.json "exports").
 import {
   Pool,
+  AppBridge,
+  type AppBridgeOutput,
+  type AppMessage,
+  type AppView,
   McpmuxError,
   CancelledError,
   NotFoundError,
@@ -13,6 +17,9 @@ import {
   type SearchHit,
   type ServerRecord,
   type ToolInfo,
+  type SkillInfo,
+  type LoadedSkill,
+  type SkillFileContents,
   type AuthorizationPrompt,
   type OAuthSettings,
   type TokenStore,
@@ -80,6 +87,12 @@ async function main(): Promise<void> {
   await pool.subscribeResource('everything', resources[0]!.uri);
   await pool.unsubscribeResource('everything', resources[0]!.uri);
   console.log((await pool.listResourceTemplates()).map((t) => t.uriTemplate));
+  const skills: SkillInfo[] = await pool.listSkills();
+  for (const skill of skills) console.log(skill.name, skill.description, skill.files?.map((f) => f.digest));
+  const loaded: LoadedSkill = await pool.loadSkill('skills', 'pdf-forms');
+  console.log(loaded.instructions, loaded.skill.frontmatter);
+  const file: SkillFileContents = await pool.readSkillFile('skills', 'pdf-forms', loaded.skill.uri);
+  console.log(file.text ?? file.blob);
   const prompt = await pool.getPrompt('everything', 'greet', { name: 'Ada' });
   console.log(prompt.messages[0]?.role, (await pool.listPrompts()).length);
   for (const s of pool.serverStates()) console.log(s.name, s.state, s.pid);
@@ -285,3 +298,15 @@ void hostAndAgent;
 void serving;
 const release: string = version;
 console.log(release);
+
+// MCP Apps: a view, its calls and its bridge.
+async function apps(pool: Pool): Promise<void> {
+  const view: AppView = await pool.appView('mcp__clock__get-time');
+  const policy: string = view.contentSecurityPolicy;
+  const result: CallToolResult = await pool.appCall(view, 'get-time', {});
+  const bridge: AppBridge = pool.appBridge(view, { theme: 'dark' });
+  const out: AppBridgeOutput = await bridge.handle({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  const posts: AppMessage[] = [...out.post, ...bridge.toolResult(result)];
+  if (out.host) posts.push(AppBridge.reply(1, new Error(policy)));
+}
+void apps;

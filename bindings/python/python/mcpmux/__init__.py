@@ -14,8 +14,9 @@ from ._agent import (
     PythonProvider,
     RemoteProvider,
 )
+from ._apps import AppBridge
 from ._native import __version__
-from ._pool import EVENT_NAMES, OPTION_NAMES, EventStream, HttpServer, Pool, Subscription
+from ._pool import EVENT_NAMES, OPTION_NAMES, EventStream, HttpServer, Pool, Subscription, TaskRun
 from .errors import (
     CancelledError,
     ConfigError,
@@ -34,7 +35,11 @@ from .errors import (
 )
 from .types import (
     AgentResult,
+    AppBridgeOutput,
+    AppCsp,
+    AppPermissions,
     ApprovalRequest,
+    AppView,
     AuthorizationPrompt,
     CallToolResult,
     ChatRequest,
@@ -46,6 +51,7 @@ from .types import (
     HostRequest,
     IdpSettings,
     ImportResult,
+    LoadedSkill,
     Message,
     OAuthResourceSettings,
     OAuthSettings,
@@ -59,6 +65,10 @@ from .types import (
     ServerConfig,
     ServerRecord,
     ServerStatus,
+    SkillFile,
+    SkillFileContents,
+    SkillInfo,
+    TaskUpdate,
     TestResult,
     Timeouts,
     TokenStore,
@@ -76,6 +86,11 @@ __all__ = [
     "Agent",
     "AgentResult",
     "AnthropicProvider",
+    "AppBridge",
+    "AppBridgeOutput",
+    "AppCsp",
+    "AppPermissions",
+    "AppView",
     "ApprovalRequest",
     "AuthorizationPrompt",
     "CallToolResult",
@@ -98,6 +113,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidResultError",
     "IoError",
+    "LoadedSkill",
     "Message",
     "MessageTooLargeError",
     "NotFoundError",
@@ -121,7 +137,12 @@ __all__ = [
     "ServerRecord",
     "ServerStatus",
     "ShuttingDownError",
+    "SkillFile",
+    "SkillFileContents",
+    "SkillInfo",
     "Subscription",
+    "TaskRun",
+    "TaskUpdate",
     "TestResult",
     "TimeoutError",
     "Timeouts",

@@ -6,11 +6,12 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _native
+from ._apps import AppBridge
 from ._host import (
     config_json,
     elicitation_adapter,
@@ -26,6 +27,7 @@ from ._host import (
 )
 from .errors import InvalidArgumentError
 from .types import (
+    AppView,
     AuthorizationPrompt,
     CallToolResult,
     Completion,
@@ -34,6 +36,7 @@ from .types import (
     GetPromptResult,
     HostRequest,
     ImportResult,
+    LoadedSkill,
     Model,
     OAuthResourceSettings,
     OAuthSettings,
@@ -47,6 +50,9 @@ from .types import (
     ServerConfig,
     ServerRecord,
     ServerStatus,
+    SkillFileContents,
+    SkillInfo,
+    TaskUpdate,
     TestResult,
     Timeouts,
     TokenStore,
@@ -82,6 +88,7 @@ HostHandler = Callable[[HostRequest], Any]
 #: ``authorize(prompt)`` -> the redirect URL (sync or async).
 OAuthCallback = Callable[[AuthorizationPrompt], Any]
 ProgressCallback = Callable[[Progress], Any]
+TaskCallback = Callable[[TaskUpdate], Any]
 
 _DEFAULT_OPTIONS: dict[str, Any] = json.loads(_native.default_options())
 _native._register_result_types(CallToolResult)
@@ -245,6 +252,54 @@ class EventStream:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class TaskRun:
+    """A tool call started with :meth:`Pool.start_task`: the status of the task its server
+    runs it as (``None`` until the server announces one, and for a call answered at once),
+    :meth:`changed` to wait for the next, :meth:`cancel` (the task at the server too) and
+    :meth:`result`."""
+
+    def __init__(self) -> None:
+        """Internal: use :meth:`Pool.start_task`."""
+        self._status: TaskUpdate | None = None
+        self._news = asyncio.Event()
+        self._call: asyncio.Task[CallToolResult] | None = None
+
+    def _start(self, call: Coroutine[Any, Any, CallToolResult]) -> None:
+        self._call = asyncio.ensure_future(call)
+
+    def _told(self, update: TaskUpdate) -> None:
+        self._status = update
+        self._news.set()
+
+    @property
+    def status(self) -> TaskUpdate | None:
+        """The task's last status, if the server announced one."""
+        return self._status
+
+    async def changed(self) -> TaskUpdate | None:
+        """Waits for the next status; ``None`` once the call has ended."""
+        assert self._call is not None
+        if not self._news.is_set():
+            news = asyncio.ensure_future(self._news.wait())
+            await asyncio.wait({news, self._call}, return_when=asyncio.FIRST_COMPLETED)
+            news.cancel()
+        if not self._news.is_set():
+            return None
+        self._news.clear()
+        return self._status
+
+    def cancel(self) -> None:
+        """Cancels the call, and the task at the server; :meth:`result` then raises
+        :class:`asyncio.CancelledError`."""
+        assert self._call is not None
+        self._call.cancel()
+
+    async def result(self) -> CallToolResult:
+        """The call's result, as :meth:`Pool.call_tool` gives it."""
+        assert self._call is not None
+        return await self._call
 
 
 class HttpServer:
@@ -596,6 +651,7 @@ class Pool:
         validate: bool = True,
         meta: Mapping[str, Any] | None = None,
         max_total: float | None = None,
+        on_task: TaskCallback | None = None,
     ) -> CallToolResult:
         """Calls a tool by its pool id (see :meth:`list_tools`).
 
@@ -607,6 +663,8 @@ class Pool:
         request's ``_meta`` (keys of your own); with the OpenTelemetry API installed, the
         current span's W3C ``traceparent`` and ``tracestate`` go there too, so the server's
         spans join the trace. Cancelling the task cancels the call (the server is notified).
+        ``on_task`` gets each :class:`TaskUpdate` of the task the server runs the call as, if
+        it does (see :meth:`start_task`).
         """
         trace = _trace_meta()
         if trace is not None:
@@ -639,10 +697,28 @@ class Pool:
                 args = {}
             elif isinstance(args, Mapping):
                 args = dict(args)
+        told: Callable[..., None] | None = None
+        if on_task is not None:
+            task_loop = asyncio.get_running_loop()
+            hears = on_task
+
+            def told(task_id: str, status: str, message: str | None) -> None:
+                _deliver(task_loop, hears, TaskUpdate(task_id, status, message))
+
         result: CallToolResult = await self._native.call_tool(
-            tool_id, args, timeout, callback, options
+            tool_id, args, timeout, callback, options, told
         )
         return result
+
+    def start_task(
+        self, tool_id: str, args: Mapping[str, Any] | None = None, **options: Any
+    ) -> TaskRun:
+        """Starts a tool call in the background and returns a :class:`TaskRun` to follow it:
+        for tools that run long (a server's tasks), where the host shows the status as it
+        changes and lets the user cancel. ``options`` are :meth:`call_tool`'s."""
+        run = TaskRun()
+        run._start(self.call_tool(tool_id, args, on_task=run._told, **options))
+        return run
 
     # --- resources ---------------------------------------------------------------------
 
@@ -664,6 +740,59 @@ class Pool:
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         """Reads one resource of one server."""
         return _one(ReadResourceResult, await self._native.read_resource(server, uri))
+
+    async def app_view(self, tool_id: str) -> AppView:
+        """The MCP App view of a tool (its ``_meta.ui.resourceUri``), read from its server and
+        checked, with the policy to load it under. Needs the pool option ``apps`` (e.g.
+        ``apps={}``); a tool without a view raises :class:`InvalidArgumentError`."""
+        return _one(AppView, await self._native.app_view(tool_id))
+
+    async def app_call(
+        self, view: AppView, name: str, args: Mapping[str, Any] | None = None
+    ) -> CallToolResult:
+        """A call the view makes: ``name`` is the tool's own name on the view's server (a
+        view reaches no other), and the tool must be visible to apps
+        (``_meta.ui.visibility``), else :class:`InvalidArgumentError` /
+        :class:`NotFoundError`."""
+        return _one(
+            CallToolResult,
+            await self._native.app_call(
+                json.dumps(view.to_dict()), name, json.dumps(dict(args or {}))
+            ),
+        )
+
+    async def app_read_resource(self, view: AppView, uri: str) -> ReadResourceResult:
+        """A resource the view reads, from its own server."""
+        return _one(
+            ReadResourceResult,
+            await self._native.app_read_resource(json.dumps(view.to_dict()), uri),
+        )
+
+    def app_bridge(self, view: AppView, host_context: Mapping[str, Any] | None = None) -> AppBridge:
+        """The bridge of a view being rendered (see :class:`AppBridge`); ``host_context`` is
+        what views learn of the host in ``ui/initialize`` (``theme``, ``displayMode``,
+        ``containerDimensions``, ``locale``, ...)."""
+        native = self._native.app_bridge(
+            json.dumps(view.to_dict()), json.dumps(dict(host_context or {}))
+        )
+        return AppBridge(native)
+
+    async def list_skills(self, server: str | None = None) -> list[SkillInfo]:
+        """The skills of one server, or of every server that offers any (the Skills
+        extension), without reading a file of them. The pool keeps this listing: loads and
+        reads are checked against it, so list again to take a server's changes."""
+        return _many(SkillInfo, await self._native.list_skills(server))
+
+    async def load_skill(self, server: str, skill: str) -> LoadedSkill:
+        """Loads a skill by its name (or its ``SKILL.md`` URI): its instructions, once the
+        file's size, digest and front matter are the listing's. A mismatch raises
+        :class:`ProtocolError` saying what differs; an unknown skill :class:`NotFoundError`."""
+        return _one(LoadedSkill, await self._native.load_skill(server, skill))
+
+    async def read_skill_file(self, server: str, skill: str, uri: str) -> SkillFileContents:
+        """Reads one file of a skill (a URI its listing names), checked like
+        :meth:`load_skill`."""
+        return _one(SkillFileContents, await self._native.read_skill_file(server, skill, uri))
 
     async def complete(
         self,

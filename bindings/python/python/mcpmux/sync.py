@@ -15,16 +15,19 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from . import _agent, _pool
+from . import _agent, _apps, _pool
 from .errors import InvalidArgumentError, ShuttingDownError
 from .types import (
     AgentResult,
+    AppBridgeOutput,
+    AppView,
     CallToolResult,
     Completion,
     DiscoverResult,
     Event,
     GetPromptResult,
     ImportResult,
+    LoadedSkill,
     OAuthSettings,
     PromptInfo,
     ReadResourceResult,
@@ -35,6 +38,9 @@ from .types import (
     ServerConfig,
     ServerRecord,
     ServerStatus,
+    SkillFileContents,
+    SkillInfo,
+    TaskUpdate,
     TestResult,
     Timeouts,
     TokenStore,
@@ -44,7 +50,16 @@ from .types import (
     Unlisted,
 )
 
-__all__ = ["Agent", "Conversation", "EventIterator", "HttpServer", "Pool", "Subscription"]
+__all__ = [
+    "Agent",
+    "AppBridge",
+    "Conversation",
+    "EventIterator",
+    "HttpServer",
+    "Pool",
+    "Subscription",
+    "TaskRun",
+]
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -441,9 +456,10 @@ class Pool:
         validate: bool = True,
         meta: Mapping[str, Any] | None = None,
         max_total: float | None = None,
+        on_task: _pool.TaskCallback | None = None,
     ) -> CallToolResult:
-        """Calls a tool (see :meth:`mcpmux.Pool.call_tool`); ``on_progress`` runs on the
-        background loop's thread."""
+        """Calls a tool (see :meth:`mcpmux.Pool.call_tool`); ``on_progress`` and ``on_task``
+        run on the background loop's thread."""
         return self._call(
             self._pool.call_tool(
                 tool_id,
@@ -453,8 +469,20 @@ class Pool:
                 validate=validate,
                 meta=meta,
                 max_total=max_total,
+                on_task=on_task,
             )
         )
+
+    def start_task(
+        self, tool_id: str, args: Mapping[str, Any] | None = None, **options: Any
+    ) -> TaskRun:
+        """Starts a tool call in the background and returns a :class:`TaskRun` to follow it
+        (see :meth:`mcpmux.Pool.start_task`); ``options`` are :meth:`call_tool`'s."""
+
+        async def start() -> _pool.TaskRun:
+            return self._pool.start_task(tool_id, args, **options)
+
+        return TaskRun(self, self._call(start()))
 
     def list_resources(
         self, server: str | None = None, *, refresh: bool = False
@@ -473,6 +501,39 @@ class Pool:
     def read_resource(self, server: str, uri: str) -> ReadResourceResult:
         """Reads one resource of one server."""
         return self._call(self._pool.read_resource(server, uri))
+
+    def app_view(self, tool_id: str) -> AppView:
+        """The MCP App view of a tool, read and checked (see :meth:`mcpmux.Pool.app_view`)."""
+        return self._call(self._pool.app_view(tool_id))
+
+    def app_call(
+        self, view: AppView, name: str, args: Mapping[str, Any] | None = None
+    ) -> CallToolResult:
+        """A call the view makes, to its own server's tools for apps (see
+        :meth:`mcpmux.Pool.app_call`)."""
+        return self._call(self._pool.app_call(view, name, args))
+
+    def app_read_resource(self, view: AppView, uri: str) -> ReadResourceResult:
+        """A resource the view reads, from its own server."""
+        return self._call(self._pool.app_read_resource(view, uri))
+
+    def app_bridge(self, view: AppView, host_context: Mapping[str, Any] | None = None) -> AppBridge:
+        """The bridge of a view being rendered, with a blocking ``handle`` (see
+        :meth:`mcpmux.Pool.app_bridge`)."""
+        return AppBridge(self, self._pool.app_bridge(view, host_context))
+
+    def list_skills(self, server: str | None = None) -> list[SkillInfo]:
+        """The skills of one server, or of every server that offers any, without reading a
+        file of them (see :meth:`mcpmux.Pool.list_skills`)."""
+        return self._call(self._pool.list_skills(server))
+
+    def load_skill(self, server: str, skill: str) -> LoadedSkill:
+        """Loads a skill, checked against the listing (see :meth:`mcpmux.Pool.load_skill`)."""
+        return self._call(self._pool.load_skill(server, skill))
+
+    def read_skill_file(self, server: str, skill: str, uri: str) -> SkillFileContents:
+        """Reads one file of a skill, checked against the listing."""
+        return self._call(self._pool.read_skill_file(server, skill, uri))
 
     def complete(
         self,
@@ -729,6 +790,68 @@ class HttpServer:
 
     def __repr__(self) -> str:
         return f"<mcpmux.sync.HttpServer {self.url!r}>"
+
+
+class TaskRun:
+    """The blocking twin of :class:`mcpmux.TaskRun` (see :meth:`Pool.start_task`)."""
+
+    def __init__(self, pool: Pool, inner: _pool.TaskRun) -> None:
+        """Internal: use :meth:`Pool.start_task`."""
+        self._pool = pool
+        self._inner = inner
+
+    @property
+    def status(self) -> TaskUpdate | None:
+        """The task's last status, if the server announced one."""
+        return self._inner.status
+
+    def changed(self) -> TaskUpdate | None:
+        """Waits for the next status; ``None`` once the call has ended."""
+        return self._pool._call(self._inner.changed())
+
+    def cancel(self) -> None:
+        """Cancels the call, and the task at the server; :meth:`result` then raises
+        :class:`asyncio.CancelledError`."""
+        self._pool._loop.call_soon_threadsafe(self._inner.cancel)
+
+    def result(self) -> CallToolResult:
+        """The call's result, as :meth:`Pool.call_tool` gives it."""
+        return self._pool._call(self._inner.result())
+
+
+class AppBridge:
+    """The blocking twin of :class:`mcpmux.AppBridge` (see :meth:`Pool.app_bridge`)."""
+
+    def __init__(self, pool: Pool, inner: _apps.AppBridge) -> None:
+        """Internal: use :meth:`Pool.app_bridge`."""
+        self._pool = pool
+        self._inner = inner
+
+    @property
+    def view(self) -> AppView:
+        """The view this bridge serves."""
+        return self._inner.view
+
+    def handle(self, message: Mapping[str, Any]) -> AppBridgeOutput:
+        """One message the view posted: what to post back, and what only the host decides."""
+        return self._pool._call(self._inner.handle(message))
+
+    def tool_input(self, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The tool's arguments: the messages to post now."""
+        return self._inner.tool_input(arguments)
+
+    def tool_result(self, result: CallToolResult | Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The tool's result: the messages to post now."""
+        return self._inner.tool_result(result)
+
+    def tool_cancelled(self, reason: str) -> list[dict[str, Any]]:
+        """The call did not finish: the messages to post now."""
+        return self._inner.tool_cancelled(reason)
+
+    @staticmethod
+    def reply(request_id: str | int, answer: Mapping[str, Any] | Exception) -> dict[str, Any]:
+        """A reply to the view's request ``request_id`` (see :meth:`mcpmux.AppBridge.reply`)."""
+        return _apps.AppBridge.reply(request_id, answer)
 
 
 class Conversation:

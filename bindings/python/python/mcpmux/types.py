@@ -362,6 +362,102 @@ class ResourceTemplateInfo(Model):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SkillFile(Model):
+    """One file of a skill, as its listing promises it: the size and digest its bytes must
+    have."""
+
+    uri: str = ""
+    digest: str = ""
+    size: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SkillInfo(Model):
+    """A skill a server offers (the Skills extension), as ``skills/list`` gives it: no file of
+    it has been read. ``frontmatter`` holds every field of its ``SKILL.md`` front matter;
+    ``files`` is ``None`` when the server says they change (nothing can be checked)."""
+
+    server_id: str = ""
+    server_name: str = ""
+    name: str = ""
+    description: str = ""
+    uri: str = ""
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    files: list[SkillFile] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadedSkill(Model):
+    """A skill loaded for use: its ``SKILL.md`` checked against the listing, and the
+    ``instructions`` after its front matter."""
+
+    skill: SkillInfo = field(default_factory=SkillInfo)
+    instructions: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SkillFileContents(Model):
+    """A file of a skill, checked against the listing: ``text`` for a text file, ``blob``
+    (base64) for any other."""
+
+    uri: str = ""
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppCsp(Model):
+    """The origins an MCP App view declares (``_meta.ui.csp``); only well-formed ones are
+    kept."""
+
+    connect_domains: list[str] = field(default_factory=list)
+    resource_domains: list[str] = field(default_factory=list)
+    frame_domains: list[str] = field(default_factory=list)
+    base_uri_domains: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppPermissions(Model):
+    """The browser features an MCP App view asks for; a host may grant them."""
+
+    camera: bool = False
+    microphone: bool = False
+    geolocation: bool = False
+    clipboard_write: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppView(Model):
+    """An MCP App view ready to render (:meth:`mcpmux.Pool.app_view`): load ``html`` in a
+    sandboxed frame under ``content_security_policy`` (the declared origins and nothing else),
+    with ``allow`` as the frame's ``allow`` attribute."""
+
+    tool_id: str = ""
+    server_id: str = ""
+    server_name: str = ""
+    resource_uri: str = ""
+    mime_type: str = ""
+    html: str = ""
+    csp: AppCsp = field(default_factory=AppCsp)
+    content_security_policy: str = ""
+    permissions: AppPermissions = field(default_factory=AppPermissions)
+    allow: str = ""
+    prefers_border: bool | None = None
+    domain: str | None = None
+    tool: ToolInfo = field(default_factory=ToolInfo)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppBridgeOutput(Model):
+    """What to do after handing a bridge one message from the view: ``post`` these to it, in
+    order; ``host``, when set, is a message only the host can act on."""
+
+    post: list[dict[str, Any]] = field(default_factory=list)
+    host: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReadResourceResult(Model):
     """The contents of a resource (each a dict with ``uri`` and ``text`` or ``blob``)."""
 
@@ -400,6 +496,16 @@ class Progress:
     progress: float
     total: float | None = None
     message: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskUpdate:
+    """A status of the task a server runs a tool call as (the tasks extension): ``working``,
+    ``input_required``, then ``completed``, ``failed`` or ``cancelled``."""
+
+    task_id: str
+    status: str
+    status_message: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -673,4 +779,7 @@ _NESTED: dict[str, dict[str, type[Model]]] = {
     "ImportResult": {"record": ServerRecord},
     "ToolLayer": {"tools": ToolInfo},
     "AgentResult": {"usage": Usage},
+    "SkillInfo": {"files": SkillFile},
+    "LoadedSkill": {"skill": SkillInfo},
+    "AppView": {"csp": AppCsp, "permissions": AppPermissions, "tool": ToolInfo},
 }

@@ -21,8 +21,10 @@
 //! * log messages go out at the levels `logging/setLevel` (legacy) or the request's `_meta` log
 //!   level (2026-07-28) asks for.
 //!
+//! The tasks extension's fixtures are in `task_tools.rs`.
+//!
 //! Left to the gateway in front: everything about the HTTP transport (sessions, headers, SSE,
-//! caching hints, DNS rebinding), tasks and skills.
+//! caching hints, DNS rebinding), and skills.
 
 #![allow(
     deprecated,
@@ -64,6 +66,8 @@ use rmcp::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+mod task_tools;
 
 const SERVER_NAME: &str = "mcp-conformance-test-server";
 const SERVER_VERSION: &str = "1.0.0";
@@ -110,7 +114,7 @@ struct ElicitationArgs {
     message: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Fixture {
     tool_router: ToolRouter<Self>,
     /// What `logging/setLevel` asked in a legacy session; unset lets every level through, as the
@@ -121,6 +125,8 @@ struct Fixture {
     subscriptions: Arc<Mutex<BTreeSet<String>>>,
     streams: Arc<ListenStreams>,
     signer: StateSigner,
+    /// The tasks of the task fixtures (task_tools.rs).
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 /// The open `subscriptions/listen` streams of 2026-07-28 clients, which the trigger tools notify.
@@ -182,11 +188,12 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 impl Fixture {
     fn new() -> Self {
         Self {
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::task_tools(),
             log_level: Arc::default(),
             subscriptions: Arc::default(),
             streams: Arc::default(),
             signer: StateSigner::default(),
+            tasks: rmcp::task_manager::TaskManager::new(),
         }
     }
 
@@ -1072,6 +1079,7 @@ impl ServerHandler for Fixture {
             .enable_resources_list_changed()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION))
@@ -1104,6 +1112,30 @@ impl ServerHandler for Fixture {
         self.tool_router
             .call(ToolCallContext::new(self, request, context))
             .await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_state(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.answer_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel(&request.task_id)
     }
 
     async fn list_prompts(

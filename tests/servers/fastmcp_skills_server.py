@@ -1,0 +1,23 @@
+"""A FastMCP 4.1 server offering the skills of a folder (the Skills extension, SEP-2640)
+through FastMCP's skills provider, over stdio: what the tests of mcpmux's skills call. Each
+subfolder holding a SKILL.md is a skill; `skills/list` gives each with its files' digests and
+sizes, and `resources/read` serves the files as they are on disk (so a test that rewrites a
+file after the listing sees mcpmux refuse it).
+
+    python fastmcp_skills_server.py SKILLS_FOLDER
+"""
+
+import sys
+from pathlib import Path
+
+from fastmcp import FastMCP
+from fastmcp.server.providers.skills import SkillsDirectoryProvider
+from fastmcp.skills.extension import SkillsExtension
+
+mcp = FastMCP("skills")
+provider = SkillsDirectoryProvider(roots=Path(sys.argv[1]), experimental_skills=True)
+mcp.add_provider(provider)
+mcp.add_extension(SkillsExtension(providers=[provider]))
+
+if __name__ == "__main__":
+    mcp.run(show_banner=False)

@@ -1,0 +1,103 @@
+//! `--apps`: a small MCP App (`io.modelcontextprotocol/ui`), the three audiences of its tools
+//! and a view that declares what it needs.
+//! - `dashboard` (model and app) names the view `ui://test/dashboard.html`;
+//! - `refresh` is for the view alone (`visibility: ["app"]`): the model must never see it;
+//! - `secret` is for the model alone (`visibility: ["model"]`): the view must never call it.
+//!
+//! The view's `_meta.ui` asks for one connect domain and the camera. As the extension advises
+//! servers, a client that does not declare it (with the HTML view type) gets a text-only
+//! `dashboard` and neither of the others.
+
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject as Meta, ResourceContents, Tool};
+use std::sync::Arc;
+
+/// The view's address.
+pub const VIEW_URI: &str = "ui://test/dashboard.html";
+/// What the view's HTML starts with (the test finds it in what the pool hands the host).
+pub const VIEW_HTML: &str = "<!DOCTYPE html><html><body><h1>test dashboard</h1></body></html>";
+
+/// Whether the client renders HTML views (declares the extension with their MIME type).
+pub fn client_renders(capabilities: Option<&rmcp::model::ClientCapabilities>) -> bool {
+    capabilities
+        .and_then(|c| c.extensions.as_ref())
+        .and_then(|e| e.get("io.modelcontextprotocol/ui"))
+        .and_then(|ui| ui.get("mimeTypes"))
+        .and_then(|m| m.as_array())
+        .is_some_and(|m| m.iter().any(|t| t == "text/html;profile=mcp-app"))
+}
+
+/// The tools `--apps` adds, for a client that renders views or not.
+pub fn tools(renders: bool) -> Vec<Tool> {
+    let input: Arc<rmcp::model::JsonObject> = Arc::new(
+        serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}}
+        }))
+        .expect("an object schema"),
+    );
+    let with_ui = |tool: Tool, ui: serde_json::Value| {
+        let mut meta = Meta::new();
+        meta.0.insert("ui".into(), ui);
+        tool.with_meta(meta)
+    };
+    if !renders {
+        return vec![Tool::new("dashboard", "Shows the weather of a city", input)];
+    }
+    vec![
+        with_ui(
+            Tool::new("dashboard", "Shows the weather of a city", input.clone()),
+            serde_json::json!({"resourceUri": VIEW_URI}),
+        ),
+        with_ui(
+            Tool::new(
+                "refresh",
+                "Refreshes the dashboard's figures",
+                input.clone(),
+            ),
+            serde_json::json!({"resourceUri": VIEW_URI, "visibility": ["app"]}),
+        ),
+        with_ui(
+            Tool::new("secret", "Tells the model a secret", input),
+            serde_json::json!({"visibility": ["model"]}),
+        ),
+    ]
+}
+
+/// The answer of one of [`tools`], by name.
+pub fn call(name: &str, args: Option<&rmcp::model::JsonObject>) -> Option<CallToolResult> {
+    let city = args
+        .and_then(|a| a.get("city"))
+        .and_then(|c| c.as_str())
+        .unwrap_or("nowhere")
+        .to_owned();
+    let text = match name {
+        "dashboard" => format!("sunny in {city}"),
+        "refresh" => format!("refreshed {city}"),
+        "secret" => "the model's secret".to_owned(),
+        _ => return None,
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(serde_json::json!({"city": city, "tool": name}));
+    Some(result)
+}
+
+/// The view, if `uri` names it.
+pub fn read(uri: &str) -> Option<ResourceContents> {
+    if uri != VIEW_URI {
+        return None;
+    }
+    let mut meta = Meta::new();
+    meta.0.insert(
+        "ui".into(),
+        serde_json::json!({
+            "csp": {"connectDomains": ["https://api.example.com"]},
+            "permissions": {"camera": {}},
+            "prefersBorder": true
+        }),
+    );
+    Some(
+        ResourceContents::text(VIEW_HTML, uri)
+            .with_mime_type("text/html;profile=mcp-app")
+            .with_meta(meta),
+    )
+}
