@@ -471,8 +471,12 @@ async fn the_bridge_answers_a_view_and_tells_it_the_tools_input_and_result_once_
     let out = bridge.handle(link.clone()).await;
     assert!(out.post.is_empty());
     assert_eq!(out.host, Some(link));
-    let reply = mcpmux::AppBridge::reply(&json!(5), Err("denied by the user".into()));
+    let reply = mcpmux::AppBridge::reply(&json!(5), Err("denied by the user".into())).unwrap();
     assert_eq!(reply["error"]["message"], "denied by the user");
+    // A reply no view request could be waiting for is refused, not posted.
+    let e = mcpmux::AppBridge::reply(&json!({"id": 5}), Ok(json!({}))).unwrap_err();
+    assert_eq!(e.kind(), mcpmux::ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("a string or a number"), "{e}");
     // A log line becomes the server's `log` event; an unknown method is refused.
     bridge
         .handle(json!({"jsonrpc": "2.0", "method": "notifications/message",

@@ -55,12 +55,9 @@ class AppBridge {
   /** A reply to the view's request `id` (one `handle` gave the host): a result, or an Error
    * whose message the view sees. */
   static reply(id, answer) {
-    if (typeof id !== 'string' && typeof id !== 'number') {
-      throw new InvalidArgumentError(`id must be the view request's id (a string or a number), not ${typeof id}`);
-    }
     const [result, error] =
       answer instanceof Error ? [null, answer.message] : [toJson('answer', answer ?? {}), null];
-    return JSON.parse(callSync(() => native.appBridgeReply(JSON.stringify(id), result, error)));
+    return JSON.parse(callSync(() => native.appBridgeReply(JSON.stringify(id ?? null), result, error)));
   }
 }
 

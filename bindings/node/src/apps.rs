@@ -69,7 +69,7 @@ pub fn app_bridge_reply(
         (None, Some(result)) => Ok(parse("result", &result)?),
         (None, None) => Ok(Value::Object(Default::default())),
     };
-    to_json(&AppBridge::reply(&id, answer))
+    to_json(&AppBridge::reply(&id, answer).map_err(core_error)?)
 }
 
 #[napi]

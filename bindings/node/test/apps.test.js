@@ -77,7 +77,9 @@ test('the bridge answers the view and tells it the input and result once initial
   });
   assert.deepEqual(bridge.reply('a', { opened: true }), { jsonrpc: '2.0', id: 'a', result: { opened: true } });
   assert.deepEqual(AppBridge.reply(4), { jsonrpc: '2.0', id: 4, result: {} });
-  assert.throws(() => AppBridge.reply({ id: 3 }, {}), InvalidArgumentError);
+  for (const noRequestId of [{ id: 3 }, undefined, true]) {
+    assert.throws(() => AppBridge.reply(noRequestId, {}), InvalidArgumentError);
+  }
   await assert.rejects(bridge.handle('not an object'), InvalidArgumentError);
 });
 

@@ -37,7 +37,7 @@ impl NativeAppBridge {
             (None, Some(result)) => Ok(from_json("result", result)?),
             (None, None) => Ok(serde_json::Value::Object(Default::default())),
         };
-        to_json(&AppBridge::reply(&id, answer))
+        to_json(&AppBridge::reply(&id, answer).map_err(crate::errors::to_py)?)
     }
 
     /// The view, as JSON.

@@ -84,8 +84,9 @@ async def test_the_bridge_tells_the_view_the_input_and_result_once_initialized(
         "id": "a",
         "result": {"opened": True},
     }
-    with pytest.raises(mcpmux.InvalidArgumentError):
-        mcpmux.AppBridge.reply(None, {})  # type: ignore[arg-type]
+    for no_request_id in (None, True, [3]):
+        with pytest.raises(mcpmux.InvalidArgumentError, match="a string or a number"):
+            mcpmux.AppBridge.reply(no_request_id, {})  # type: ignore[arg-type]
     with pytest.raises(mcpmux.InvalidArgumentError):
         await bridge.handle("not a mapping")  # type: ignore[arg-type]
 

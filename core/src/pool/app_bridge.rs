@@ -99,12 +99,19 @@ impl AppBridge {
     }
 
     /// A reply to request `id` of the view (what the host posts after acting on a request
-    /// `handle` gave it): `Ok(result)` or `Err(message)`.
-    pub fn reply(id: &Value, answer: std::result::Result<Value, String>) -> Value {
-        match answer {
+    /// `handle` gave it): `Ok(result)` or `Err(message)`. An `id` no view request has (one
+    /// that is not a string or a number) is an `invalid_argument` error: a view would drop
+    /// such a reply and wait for its answer for ever.
+    pub fn reply(id: &Value, answer: std::result::Result<Value, String>) -> crate::Result<Value> {
+        if !(id.is_string() || id.is_number()) {
+            return Err(Error::invalid(format!(
+                "a reply's id must be the view request's id (a string or a number), not {id}"
+            )));
+        }
+        Ok(match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(message) => error_reply(id, -32000, &message),
-        }
+        })
     }
 
     /// One message from the view (a JSON-RPC request or notification): its answer and what

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::bodies::{answer_json, asynchronous, blocking, free_handle, new_handle, work};
 use crate::calls::{PoolEntry, Work, pool_entry, run_async, run_blocking_into, timeout_of};
-use crate::error::{FfiError, FfiResult, guard, json_arg, opt_str_arg, out_arg, str_arg};
+use crate::error::{FfiResult, guard, json_arg, opt_str_arg, out_arg, str_arg};
 use crate::handles::{Table, Tag};
 use crate::mcpmux_status;
 use crate::{mcpmux_app_bridge, mcpmux_completion_fn, mcpmux_pool, mcpmux_request_id};
@@ -302,11 +302,6 @@ pub unsafe extern "C" fn mcpmux_app_bridge_reply(
 ) -> mcpmux_status {
     answer_json(out_json, || {
         let id: Value = json_arg(unsafe { str_arg(id_json, "id_json") }?, "id_json")?;
-        if !(id.is_string() || id.is_number()) {
-            return Err(FfiError::invalid(
-                "id_json must be the view request's id: a JSON string or number",
-            ));
-        }
         let answer = match unsafe { opt_str_arg(error_message, "error_message") }? {
             Some(message) => Err(message.to_owned()),
             None => match unsafe { opt_str_arg(result_json, "result_json") }? {
@@ -314,6 +309,6 @@ pub unsafe extern "C" fn mcpmux_app_bridge_reply(
                 None => Ok(Value::Object(Default::default())),
             },
         };
-        Ok(AppBridge::reply(&id, answer))
+        Ok(AppBridge::reply(&id, answer)?)
     })
 }

@@ -63,11 +63,6 @@ class AppBridge:
     def reply(request_id: str | int, answer: Mapping[str, Any] | Exception) -> dict[str, Any]:
         """A reply to the view's request ``request_id`` (one :meth:`handle` gave the host): a
         result, or an exception whose message the view sees."""
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
-            raise InvalidArgumentError(
-                f"request_id must be the view request's id (a str or an int), "
-                f"not {type(request_id).__name__}"
-            )
         if isinstance(answer, Exception):
             text = _native.NativeAppBridge.reply(json.dumps(request_id), error=str(answer))
         else:
