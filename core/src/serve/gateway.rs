@@ -312,10 +312,15 @@ impl Gateway {
         name: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<Option<String>, ErrorData> {
-        if !renders_views(context) || self.pool_tool(name, false).await?.is_some() {
+        if !renders_views(context) || self.tools.lock().unwrap().contains_key(name) {
             return Ok(None);
         }
+        // One listing answers both questions: is `name` served after all (a client may call
+        // before it lists), and else, which view's tool has it as its own name.
         let served = self.served_tools().await?;
+        if served.iter().any(|(served, _)| served == name) {
+            return Ok(None);
+        }
         let named: Vec<&String> = served
             .iter()
             .filter(|(_, t)| t.name == name && t.for_apps())
