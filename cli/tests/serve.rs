@@ -893,27 +893,9 @@ async fn legacy_sse_clients_use_the_fleet_when_asked_for() {
             .unwrap();
     }
 
-    let client = mcpmux::Pool::open(mcpmux::PoolOptions {
-        config_path: Some(dir.path().join("client.json")),
-        health_check_interval_ms: 0,
-        ..mcpmux::PoolOptions::default()
-    })
-    .await
-    .unwrap();
-    let server: mcpmux::ServerConfig = serde_json::from_value(json!({
-        "url": sse,
-        "headers": {"Authorization": "Bearer t0ken"},
-    }))
-    .unwrap();
-    client
-        .add_server(mcpmux::ServerInput {
-            name: "fleet".into(),
-            transport: Some(mcpmux::TransportType::Sse),
-            config: server,
-            ..mcpmux::ServerInput::default()
-        })
-        .await
-        .unwrap();
+    let sse_transport = Some(mcpmux::TransportType::Sse);
+    let options = mcpmux::PoolOptions::default();
+    let client = client_pool_with(dir.path(), &sse, "t0ken", sse_transport, options).await;
     let echoed = client
         .call_tool(
             "mcp__fleet__demo__echo",
@@ -1065,26 +1047,11 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
 
     let host_dir = dir.path().join("host");
     std::fs::create_dir(&host_dir).unwrap();
-    let host = Pool::open(mcpmux::PoolOptions {
-        config_path: Some(host_dir.join("client.json")),
-        health_check_interval_ms: 0,
+    let renders_views = mcpmux::PoolOptions {
         apps: Some(mcpmux::AppsOptions::default()),
         ..mcpmux::PoolOptions::default()
-    })
-    .await
-    .unwrap();
-    let config: mcpmux::ServerConfig = serde_json::from_value(json!({
-        "url": url,
-        "headers": {"Authorization": "Bearer t0ken"},
-    }))
-    .unwrap();
-    host.add_server(mcpmux::ServerInput {
-        name: "fleet".into(),
-        config,
-        ..mcpmux::ServerInput::default()
-    })
-    .await
-    .unwrap();
+    };
+    let host = client_pool_with(&host_dir, &url, "t0ken", None, renders_views).await;
     let tools = host.list_tools(Some("fleet")).await.unwrap();
     let dashboard = tools.iter().find(|t| t.name == "app__dashboard").unwrap();
     assert_eq!(

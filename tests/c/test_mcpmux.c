@@ -652,6 +652,13 @@ typedef struct {
     char last[256];
 } progress_log;
 
+static void progress_log_init(progress_log *l) {
+    memset(l, 0, sizeof *l);
+    waiter_init(&l->w);
+    atomic_init(&l->progress, 0);
+    atomic_init(&l->after_done, 0);
+}
+
 static void on_progress(void *user_data, const char *json, size_t len) {
     progress_log *l = user_data;
     pthread_mutex_lock(&l->w.mu);
@@ -675,10 +682,7 @@ static void test_progress(void) {
     mcpmux_pool pool = open_pool();
     add_test_server(pool, "prog", "");
     static progress_log l;
-    memset(&l, 0, sizeof l);
-    waiter_init(&l.w);
-    atomic_init(&l.progress, 0);
-    atomic_init(&l.after_done, 0);
+    progress_log_init(&l);
     CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__prog__sleep", "{\"ms\": 600}", NULL, 0,
                                          on_progress, on_progress_done, &l, NULL),
                  MCPMUX_OK);
@@ -1885,10 +1889,7 @@ static void test_tasks(void) {
     mcpmux_string_free(out);
 
     static progress_log l;
-    memset(&l, 0, sizeof l);
-    waiter_init(&l.w);
-    atomic_init(&l.progress, 0);
-    atomic_init(&l.after_done, 0);
+    progress_log_init(&l);
     CHECK_STATUS(mcpmux_tools_call_async(pool, "mcp__tasks__crunch", "{\"n\": 3}", NULL, 60000,
                                          on_progress, on_progress_done, &l, NULL),
                  MCPMUX_OK);

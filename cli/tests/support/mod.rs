@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mcpmux::{Pool, PoolOptions, ServerConfig, ServerInput};
+use mcpmux::{Pool, PoolOptions, ServerConfig, ServerInput, TransportType};
 use mcpmux_tests::{
     ChildGuard, deps_dir, everything_command, python_sdk_server_command, test_server_bin,
 };
@@ -121,10 +121,23 @@ pub fn run_python_client(python: &Path, args: &[&str]) {
 /// A pool of mcpmux's own, in a config of its own, with the served fleet as its one remote
 /// server `fleet` (the token in its headers).
 pub async fn client_pool(dir: &Path, url: &str, token: &str) -> Pool {
+    client_pool_with(dir, url, token, None, PoolOptions::default()).await
+}
+
+/// [`client_pool`] reaching the fleet over `transport` (else as its URL says), with the
+/// pool's own `options` (what a host declares, e.g. MCP Apps; the config path and health
+/// checks are set here).
+pub async fn client_pool_with(
+    dir: &Path,
+    url: &str,
+    token: &str,
+    transport: Option<TransportType>,
+    options: PoolOptions,
+) -> Pool {
     let pool = Pool::open(PoolOptions {
         config_path: Some(dir.join("client.json")),
         health_check_interval_ms: 0,
-        ..PoolOptions::default()
+        ..options
     })
     .await
     .unwrap();
@@ -135,6 +148,7 @@ pub async fn client_pool(dir: &Path, url: &str, token: &str) -> Pool {
     .unwrap();
     pool.add_server(ServerInput {
         name: "fleet".into(),
+        transport,
         config,
         ..ServerInput::default()
     })
