@@ -16,6 +16,7 @@ Every one requires a task (`taskSupport: required`); tasks suggest polling every
 """
 
 import asyncio
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -63,7 +64,9 @@ async def stall(marker: str) -> str:
     try:
         await asyncio.sleep(60)
     except asyncio.CancelledError:
-        Path(marker).write_text("cancelled")
+        # Written aside and renamed: a test that sees the file must never read it half-written.
+        Path(f"{marker}.tmp").write_text("cancelled")
+        os.replace(f"{marker}.tmp", marker)
         raise
     return "never cancelled"
 
