@@ -54,7 +54,11 @@ impl Inner {
         let out = describe(lists);
         let mut index = self.tool_index.write().unwrap();
         for t in &out {
-            index.insert(t.id.clone(), (t.server_id.clone(), t.name.clone()));
+            // Most listings name every tool as the last one did: nothing to copy then.
+            let known = index.get(&t.id);
+            if known.is_none_or(|(server, name)| *server != t.server_id || *name != t.name) {
+                index.insert(t.id.clone(), (t.server_id.clone(), t.name.clone()));
+            }
         }
         Ok(out)
     }

@@ -77,15 +77,21 @@ pub(crate) fn describe(
 
 /// Characters outside `[A-Za-z0-9_-]` become `_`.
 pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    push_sanitized(&mut out, s);
+    out
+}
+
+/// [`sanitize`] onto the end of `out`: ids are built in one allocation, as every listing
+/// names every tool again.
+fn push_sanitized(out: &mut String, s: &str) {
+    out.extend(s.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '_'
+        }
+    }));
 }
 
 /// The id prefix shared by every tool of servers with this name.
@@ -139,22 +145,32 @@ pub(crate) fn assign_names<'a>(
     lead: &str,
     max: usize,
 ) -> Vec<String> {
-    let mut taken = HashSet::new();
-    let mut out = Vec::new();
+    let entries = entries.into_iter();
+    // The hashes of the ids given so far: a hash seen before is checked against the ids
+    // themselves, so no id is copied into a set.
+    let mut taken = HashSet::with_capacity(entries.size_hint().0);
+    let mut out = Vec::with_capacity(entries.size_hint().0);
     for (server_id, server_name, tool_name) in entries {
-        // Sanitized ids are ASCII, so byte truncation below is safe.
-        let base = format!("{lead}{}__{}", sanitize(server_name), sanitize(tool_name));
-        let mut id = fit(base.clone(), max);
+        let base = || {
+            let mut base =
+                String::with_capacity(lead.len() + server_name.len() + 2 + tool_name.len());
+            base.push_str(lead);
+            push_sanitized(&mut base, server_name);
+            base.push_str("__");
+            push_sanitized(&mut base, tool_name);
+            base
+        };
+        let mut id = fit(base(), max);
         let mut salt = 0u32;
-        while taken.contains(&id) {
+        while !taken.insert(stable_hash(&id)) && out.contains(&id) {
             let key = format!("{server_id}/{tool_name}/{salt}");
             let tag = format!("_{:06x}", stable_hash(&key) & 0xff_ffff);
-            let mut stem = base.clone();
+            // Sanitized ids are ASCII, so byte truncation is safe.
+            let mut stem = base();
             stem.truncate(max - tag.len());
             id = format!("{stem}{tag}");
             salt += 1;
         }
-        taken.insert(id.clone());
         out.push(id);
     }
     out
