@@ -262,14 +262,24 @@ impl Pool {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallToolResult> {
-        let tools = self.list_tools(Some(&view.server_id)).await?;
-        let tool = tools
-            .iter()
-            .find(|t| t.name == name)
-            .or_else(|| by_own_name(&tools, name))
-            .ok_or_else(|| {
-                Error::not_found("tool", format!("{name} (of server '{}')", view.server_name))
-            })?;
+        let tool = match self.indexed_tool(&view.server_id, name) {
+            Some(id) => self.tool_info(&id).await?,
+            None => {
+                // Not listed yet, or a view reaching its tools through a fleet (`mcpmux
+                // serve`), which calls them by their own servers' names.
+                let tools = self.list_tools(Some(&view.server_id)).await?;
+                let found = tools.iter().find(|t| t.name == name);
+                found
+                    .or_else(|| by_own_name(&tools, name))
+                    .cloned()
+                    .ok_or_else(|| {
+                        Error::not_found(
+                            "tool",
+                            format!("{name} (of server '{}')", view.server_name),
+                        )
+                    })?
+            }
+        };
         if !tool.for_apps() {
             return Err(Error::invalid(format!(
                 "tool '{name}' of server '{}' is not for apps (its _meta.ui.visibility leaves \
@@ -278,6 +288,16 @@ impl Pool {
             )));
         }
         self.call_tool(&tool.id, arguments, options).await
+    }
+
+    /// The pool id of the tool its server `server_id` names `name`, when the pool has listed
+    /// it: found without parsing the server's other tools, as a view may call often.
+    fn indexed_tool(&self, server_id: &str, name: &str) -> Option<String> {
+        let index = self.inner.tool_index.read().unwrap();
+        index
+            .iter()
+            .find(|(_, (server, own))| server == server_id && own == name)
+            .map(|(id, _)| id.clone())
     }
 
     /// A resource the view `view` reads: from the view's own server only.
