@@ -259,12 +259,26 @@ impl Event {
             Event::TaskStatus { .. } => "task:status",
         }
     }
+
+    /// Whether the event changes what a list of the pool's (tools, prompts, resources) holds.
+    pub fn changes_lists(&self) -> bool {
+        matches!(
+            self,
+            Event::ToolsChanged { .. }
+                | Event::PromptsChanged { .. }
+                | Event::ResourcesChanged { .. }
+                | Event::ServersChanged
+        )
+    }
 }
 
 /// Fan-out of events; emitting never blocks and never fails, even with no subscriber.
 #[derive(Debug, Clone)]
 pub struct EventBus {
     tx: broadcast::Sender<Event>,
+    /// The list changes alone, for those who wait on nothing else (a served client's
+    /// `list_changed`): they are not woken by every call.
+    lists: broadcast::Sender<Event>,
 }
 
 /// A subscription to pool events.
@@ -276,11 +290,15 @@ impl EventBus {
     pub fn new(capacity: usize) -> Self {
         EventBus {
             tx: broadcast::channel(capacity.max(16)).0,
+            lists: broadcast::channel(capacity.max(16)).0,
         }
     }
 
     pub fn emit(&self, event: Event) {
         tracing::trace!(event = event.name(), "event");
+        if event.changes_lists() && self.lists.receiver_count() > 0 {
+            let _ = self.lists.send(event.clone());
+        }
         let _ = self.tx.send(event);
     }
 
@@ -300,6 +318,13 @@ impl EventBus {
     pub fn subscribe(&self) -> EventReceiver {
         EventReceiver {
             rx: self.tx.subscribe(),
+        }
+    }
+
+    /// A subscription to the events that change a list ([`Event::changes_lists`]) only.
+    pub fn subscribe_lists(&self) -> EventReceiver {
+        EventReceiver {
+            rx: self.lists.subscribe(),
         }
     }
 }
@@ -334,6 +359,30 @@ impl EventReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_subscriber_hears_list_changes_only_and_does_not_make_calls_emit() {
+        let bus = EventBus::new(16);
+        let mut lists = bus.subscribe_lists();
+        assert!(
+            !bus.listening(),
+            "calls would build their events for nobody"
+        );
+        bus.emit(Event::ToolCalled {
+            server_id: "s".into(),
+            tool_name: "t".into(),
+            tool_id: "mcp__s__t".into(),
+            duration_ms: 1,
+            success: true,
+        });
+        bus.emit(Event::ServersChanged);
+        bus.emit(Event::ToolsChanged {
+            server_id: "s".into(),
+        });
+        assert!(matches!(lists.try_recv(), Some(Event::ServersChanged)));
+        assert!(matches!(lists.try_recv(), Some(Event::ToolsChanged { .. })));
+        assert!(lists.try_recv().is_none());
+    }
 
     #[test]
     fn events_serialize_with_seed_names() {

@@ -209,6 +209,12 @@ impl Pool {
         self.inner.events.subscribe()
     }
 
+    /// The pool's events that change a list (tools, prompts, resources, servers) only: a
+    /// subscriber that waits on those alone is not woken by every call.
+    pub fn list_changes(&self) -> EventReceiver {
+        self.inner.events.subscribe_lists()
+    }
+
     /// Sends an event to the pool's subscribers (the agent reports its turns this way).
     pub(crate) fn emit(&self, event: crate::events::Event) {
         self.inner.events.emit(event);

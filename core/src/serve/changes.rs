@@ -115,7 +115,7 @@ pub(crate) async fn stream(pool: Pool, context: SubscriptionContext) {
 }
 
 async fn relay(pool: Pool, listener: Listener) {
-    let mut events = pool.events();
+    let mut events = pool.list_changes();
     loop {
         let event = tokio::select! {
             e = events.recv() => match e {
