@@ -5,6 +5,7 @@
 //! pool's verbs under stable names ([`names`]), over stdio or Streamable HTTP ([`http`]).
 
 pub mod audit;
+mod call_lane;
 mod changes;
 mod cors;
 pub mod exposure;
@@ -78,7 +79,46 @@ impl Default for ServeOptions {
 impl Pool {
     /// Serves the pool over this process's stdin and stdout until the client closes stdin.
     pub async fn serve_stdio(&self, options: ServeOptions) -> Result<()> {
-        self.serve_transport(options, stdio::stdio()).await
+        let (reader, writer) = stdio::stdio();
+        self.serve_io(options, reader, writer).await
+    }
+
+    /// Serves the pool to one client over a byte stream (a pipe, a socket), newline-delimited
+    /// JSON as on stdio, until the client closes its end. Tool calls take a lane beside rmcp's
+    /// session loop ([`call_lane`]); what a client sees is the same as through
+    /// [`Pool::serve_transport`].
+    pub async fn serve_io<R, W>(&self, options: ServeOptions, reader: R, writer: W) -> Result<()>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (gateway, _following) = self.client_gateway(options)?;
+        let (output, writing) = call_lane::Output::start(writer);
+        let session = std::sync::Arc::new(std::sync::OnceLock::new());
+        let ended = tokio_util::sync::CancellationToken::new();
+        // The loop reads what the lane passes on from this in-memory pipe.
+        let (to_loop, from_lane) = tokio::io::duplex(64 * 1024);
+        let lane = call_lane::Lane::new(gateway.clone(), session.clone(), output.clone());
+        let reading = tokio::spawn(lane.run(reader, to_loop, ended.clone()));
+        let served = async {
+            let running = gateway
+                .serve((from_lane, call_lane::LoopWriter::new(output.clone())))
+                .await
+                .map_err(serving_failed)?;
+            let _ = session.set(call_lane::Session {
+                peer: running.peer().clone(),
+                ended: ended.clone(),
+            });
+            running.waiting().await.map(drop).map_err(serving_failed)
+        };
+        let result = served.await;
+        // The loop is done (the client closed its end, or the loop failed): the lane's calls
+        // end with it, and what they and the loop queued is written before returning.
+        ended.cancel();
+        let _ = reading.await;
+        output.close();
+        let _ = writing.await;
+        result
     }
 
     /// Serves the pool to one client over any rmcp transport (a pipe, a socket pair), until
@@ -89,6 +129,16 @@ impl Pool {
         E: std::error::Error + Send + Sync + 'static,
     {
         // Config changes reach this client for as long as it is served.
+        let (gateway, _following) = self.client_gateway(options)?;
+        let running = gateway.serve(transport).await.map_err(serving_failed)?;
+        running.waiting().await.map(drop).map_err(serving_failed)
+    }
+
+    /// A gateway for one served client, shown the config's changes until the guard drops.
+    fn client_gateway(
+        &self,
+        options: ServeOptions,
+    ) -> Result<(Gateway, tokio_util::sync::DropGuard)> {
         let following = self.closed()?.child_token();
         let seal = std::sync::Arc::new(seal::Seal::new(None)?);
         let gateway = Gateway::new(self.clone(), options, seal);
@@ -96,15 +146,11 @@ impl Pool {
         reload::follow_config(self.clone(), following.clone(), move |profiles| {
             shown.show_named(&profiles);
         });
-        let _following = following.drop_guard();
-        let running = gateway
-            .serve(transport)
-            .await
-            .map_err(|e| Error::io("serving a client", std::io::Error::other(e.to_string())))?;
-        running
-            .waiting()
-            .await
-            .map(drop)
-            .map_err(|e| Error::io("serving a client", std::io::Error::other(e.to_string())))
+        Ok((gateway, following.drop_guard()))
     }
+}
+
+/// An error of rmcp's session with a served client.
+fn serving_failed(e: impl std::fmt::Display) -> Error {
+    Error::io("serving a client", std::io::Error::other(e.to_string()))
 }

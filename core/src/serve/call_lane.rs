@@ -1,0 +1,480 @@
+//! A client served over a byte stream (stdio): its tool calls answered beside rmcp's session
+//! loop. The loop hands every request to a task of its own and every answer back through
+//! itself, so a call crosses four tasks in this process, the front's largest cost. Here one
+//! reader takes the client's lines: a `tools/call` of a session that is up goes straight to the
+//! gateway's handler (the same `ServerHandler` the loop would call, with the context the loop
+//! would build), whose answer is written at once; every other line goes to the loop unchanged,
+//! so the handshake, lists, notifications and malformed input behave as rmcp makes them.
+//! Messages the loop sends and the lane's answers share one writer, in the order they were
+//! made, so a call's progress still precedes its answer.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+
+use rmcp::Service;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    JsonRpcVersion2_0, RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+use super::Gateway;
+
+/// rmcp's own bound on a client's line (`async_rw::DEFAULT_MAX_LINE_LENGTH`): longer lines are
+/// dropped, as the loop drops them.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// What the lane needs of a session once rmcp has opened it.
+pub(super) struct Session {
+    pub peer: Peer<RoleServer>,
+    /// Cancelled when the session ends: every call in the lane is its child.
+    pub ended: CancellationToken,
+}
+
+/// The lane's half of a served stream: the reader and what it shares with the writer.
+pub(super) struct Lane {
+    gateway: Gateway,
+    session: Arc<OnceLock<Session>>,
+    output: Arc<Output>,
+    /// Calls in the lane by request id: a client's `notifications/cancelled` cancels one, and
+    /// an answer is written only while its call is still here (as the loop drops the answer
+    /// of a cancelled request).
+    calls: Arc<Mutex<HashMap<RequestId, CancellationToken>>>,
+}
+
+impl Lane {
+    pub(super) fn new(
+        gateway: Gateway,
+        session: Arc<OnceLock<Session>>,
+        output: Arc<Output>,
+    ) -> Lane {
+        Lane {
+            gateway,
+            session,
+            output,
+            calls: Arc::default(),
+        }
+    }
+
+    /// Reads the client's lines until it closes the stream (or `stop`), sending to `to_loop`
+    /// every line the lane does not answer. Closing `to_loop` at the end ends rmcp's loop.
+    pub(super) async fn run<R, W>(self, reader: R, mut to_loop: W, stop: CancellationToken)
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut lines = LineReader::new(reader);
+        loop {
+            let line = tokio::select! {
+                line = lines.next() => line,
+                _ = stop.cancelled() => break,
+            };
+            let line = match line {
+                Line::Whole(line) => line,
+                Line::Oversized => {
+                    tracing::warn!(
+                        max = MAX_LINE,
+                        "a served client's message was too long, dropped"
+                    );
+                    continue;
+                }
+                Line::End => break,
+            };
+            if self.took(&line) {
+                continue;
+            }
+            if to_loop.write_all(&line).await.is_err() || to_loop.flush().await.is_err() {
+                break;
+            }
+        }
+        let _ = to_loop.shutdown().await;
+    }
+
+    /// Answers `line` in the lane if it is a tool call of an open session; notes a cancel of a
+    /// call in the lane (the loop is told too: it ignores ids it does not know).
+    fn took(&self, line: &[u8]) -> bool {
+        let Some(session) = self.session.get() else {
+            return false;
+        };
+        if !might_concern_lane(line) {
+            return false;
+        }
+        let Ok(head) = serde_json::from_slice::<Head>(line) else {
+            return false;
+        };
+        match (head.method.as_deref(), head.id, head.params) {
+            (Some("tools/call"), Some(id), Some(params)) => {
+                // What does not parse goes to the loop, which answers it as it always has.
+                let Ok(params) = serde_json::from_str::<CallToolRequestParams>(params.get()) else {
+                    return false;
+                };
+                self.call(session, id, params);
+                true
+            }
+            (Some("notifications/cancelled"), None, Some(params)) => {
+                if let Ok(cancelled) =
+                    serde_json::from_str::<CancelledNotificationParam>(params.get())
+                    && let Some(id) = cancelled.request_id.as_ref()
+                    && let Some(call) = self.calls.lock().unwrap().remove(id)
+                {
+                    call.cancel();
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// Runs one call as the loop would (its own task, a context with the request's `_meta`
+    /// and a token cancelled with the session), and writes its answer.
+    fn call(&self, session: &Session, id: RequestId, mut params: CallToolRequestParams) {
+        let request_ct = session.ended.child_token();
+        let mut context = RequestContext::new(id.clone(), session.peer.clone());
+        context.ct = request_ct.child_token();
+        // Where rmcp's parse of the request puts `_meta`, and its loop then takes it from.
+        context.meta = params.meta.take().unwrap_or_default();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        self.calls
+            .lock()
+            .unwrap()
+            .insert(id.clone(), request_ct.clone());
+        let (gateway, output, calls) = (
+            self.gateway.clone(),
+            self.output.clone(),
+            self.calls.clone(),
+        );
+        tokio::spawn(async move {
+            let answer = match Service::handle_request(&gateway, request, context).await {
+                Ok(result) => ServerJsonRpcMessage::response(result, id.clone()),
+                Err(error) => ServerJsonRpcMessage::error(error, Some(id.clone())),
+            };
+            let still_asked = calls.lock().unwrap().remove(&id).is_some();
+            request_ct.cancel();
+            if still_asked {
+                output.send(&answer);
+            }
+        });
+    }
+}
+
+/// A client's JSON-RPC message, read only as far as the lane needs: rmcp's own parse of a
+/// whole message buffers it through serde's untagged machinery, most of the lane's time.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    /// "2.0", else the line is the loop's to refuse.
+    #[serde(rename = "jsonrpc")]
+    _version: JsonRpcVersion2_0,
+    id: Option<RequestId>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a serde_json::value::RawValue>,
+}
+
+/// Whether a line may be a tool call or a cancel: a scan for the method's name, so the other
+/// lines (the loop's) are not parsed twice.
+fn might_concern_lane(line: &[u8]) -> bool {
+    memchr::memmem::find(line, b"tools/call").is_some()
+        || memchr::memmem::find(line, b"notifications/cancelled").is_some()
+}
+
+/// One read of [`LineReader::next`].
+enum Line {
+    /// A line without its `\n` (and `\r`); empty lines are skipped.
+    Whole(Vec<u8>),
+    Oversized,
+    End,
+}
+
+/// The client's lines, bounded as rmcp bounds them. `next` is cancel-safe: a partial line
+/// stays in the buffer for the next call.
+struct LineReader<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    discarding: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    fn new(reader: R) -> Self {
+        LineReader {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            line: Vec::new(),
+            discarding: false,
+        }
+    }
+
+    async fn next(&mut self) -> Line {
+        loop {
+            let (taken, ended) = {
+                let Ok(available) = self.reader.fill_buf().await else {
+                    return Line::End;
+                };
+                if available.is_empty() {
+                    return Line::End;
+                }
+                let newline = available.iter().position(|b| *b == b'\n');
+                let take = newline.map_or(available.len(), |i| i + 1);
+                if !self.discarding {
+                    if self.line.len() + take > MAX_LINE {
+                        self.line.clear();
+                        self.discarding = true;
+                    } else {
+                        self.line.extend_from_slice(&available[..take]);
+                    }
+                }
+                (take, newline.is_some())
+            };
+            self.reader.consume(taken);
+            if !ended {
+                continue;
+            }
+            if std::mem::take(&mut self.discarding) {
+                return Line::Oversized;
+            }
+            let mut line = std::mem::take(&mut self.line);
+            while matches!(line.last(), Some(b'\n' | b'\r')) {
+                line.pop();
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            line.push(b'\n');
+            return Line::Whole(line);
+        }
+    }
+}
+
+/// The client's side of the stream: every message for it, from the loop or the lane, queued
+/// in order and written by one task, which writes whatever has queued up in one go.
+pub(super) struct Output {
+    state: Mutex<Queued>,
+    /// Wakes the writer.
+    queued: tokio::sync::Notify,
+    /// How many bytes the writer has written so far; the loop's flush waits on it.
+    written: tokio::sync::watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct Queued {
+    bytes: Vec<u8>,
+    /// Bytes ever queued.
+    total: u64,
+    /// The writer stopped: the client's end is gone, or the session ended.
+    closed: bool,
+}
+
+impl Output {
+    /// An output writing to `writer` from a task of its own, until [`Output::close`].
+    pub(super) fn start<W>(writer: W) -> (Arc<Output>, tokio::task::JoinHandle<()>)
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let output = Arc::new(Output {
+            state: Mutex::default(),
+            queued: tokio::sync::Notify::new(),
+            written: tokio::sync::watch::channel(0).0,
+        });
+        let task = tokio::spawn(output.clone().write_out(writer));
+        (output, task)
+    }
+
+    /// Queues `message` as one line.
+    fn send(&self, message: &ServerJsonRpcMessage) {
+        match serde_json::to_vec(message) {
+            Ok(mut line) => {
+                line.push(b'\n');
+                self.queue(&line);
+            }
+            Err(e) => tracing::error!("a served call's answer could not be written: {e}"),
+        }
+    }
+
+    /// Queues whole lines; returns the count of bytes queued so far, or `None` once closed.
+    fn queue(&self, lines: &[u8]) -> Option<u64> {
+        let mut state = self.state.lock().unwrap();
+        if state.closed {
+            return None;
+        }
+        state.bytes.extend_from_slice(lines);
+        state.total += lines.len() as u64;
+        let total = state.total;
+        drop(state);
+        self.queued.notify_one();
+        Some(total)
+    }
+
+    /// Writes what is queued, once the lane and the loop are done with the session.
+    pub(super) fn close(&self) {
+        self.state.lock().unwrap().closed = true;
+        self.queued.notify_one();
+    }
+
+    async fn write_out<W: AsyncWrite + Unpin>(self: Arc<Self>, mut writer: W) {
+        let mut batch = Vec::new();
+        let mut done = 0u64;
+        loop {
+            let closed = {
+                let mut state = self.state.lock().unwrap();
+                // The queue keeps the batch's allocation for what comes next.
+                std::mem::swap(&mut batch, &mut state.bytes);
+                state.closed
+            };
+            if batch.is_empty() {
+                if closed {
+                    break;
+                }
+                self.queued.notified().await;
+                continue;
+            }
+            if writer.write_all(&batch).await.is_err() || writer.flush().await.is_err() {
+                // The client is gone: nothing more can reach it.
+                self.state.lock().unwrap().closed = true;
+                break;
+            }
+            done += batch.len() as u64;
+            self.written.send_replace(done);
+            batch.clear();
+        }
+        let _ = writer.shutdown().await;
+        // Flushes waiting on bytes that will never be written end now (see `LoopWriter`).
+        self.written.send_replace(u64::MAX);
+    }
+}
+
+/// The loop's writer: what it writes joins the [`Output`] queue line by line, and its flush
+/// returns once those lines are written, as the loop's writes to stdout did.
+pub(super) struct LoopWriter {
+    output: Arc<Output>,
+    partial: Vec<u8>,
+    /// Bytes of the queue this writer's lines end at.
+    mark: u64,
+    flushing: Option<Pin<Box<dyn Future<Output = bool> + Send>>>,
+}
+
+impl LoopWriter {
+    pub(super) fn new(output: Arc<Output>) -> LoopWriter {
+        LoopWriter {
+            output,
+            partial: Vec::new(),
+            mark: 0,
+            flushing: None,
+        }
+    }
+}
+
+fn gone() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the served client is gone")
+}
+
+impl AsyncWrite for LoopWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        this.partial.extend_from_slice(buf);
+        if let Some(end) = this.partial.iter().rposition(|b| *b == b'\n') {
+            let lines: Vec<u8> = this.partial.drain(..=end).collect();
+            match this.output.queue(&lines) {
+                Some(total) => this.mark = total,
+                None => return Poll::Ready(Err(gone())),
+            }
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if this.flushing.is_none() {
+            let mark = this.mark;
+            let mut written = this.output.written.subscribe();
+            if *written.borrow() >= mark {
+                return Poll::Ready(Ok(()));
+            }
+            this.flushing = Some(Box::pin(async move {
+                written
+                    .wait_for(|w| *w >= mark)
+                    .await
+                    .is_ok_and(|w| *w != u64::MAX)
+            }));
+        }
+        let flushing = this.flushing.as_mut().expect("set above");
+        let written = std::task::ready!(flushing.as_mut().poll(cx));
+        this.flushing = None;
+        Poll::Ready(if written { Ok(()) } else { Err(gone()) })
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines_of(input: &[u8]) -> Vec<String> {
+        let mut reader = LineReader::new(input);
+        let mut out = Vec::new();
+        loop {
+            match reader.next().await {
+                Line::Whole(l) => out.push(String::from_utf8(l).unwrap()),
+                Line::Oversized => out.push("<oversized>".into()),
+                Line::End => return out,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_are_split_trimmed_and_blank_ones_skipped() {
+        let lines = lines_of(b"{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"unterminated\"").await;
+        assert_eq!(lines, ["{\"a\":1}\n", "{\"b\":2}\n"]);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_line_is_dropped_and_the_next_one_read() {
+        let mut input = vec![b'x'; MAX_LINE + 10];
+        input.extend_from_slice(b"\n{\"after\":true}\n");
+        assert_eq!(
+            lines_of(&input).await,
+            ["<oversized>", "{\"after\":true}\n"]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_loop_writer_flushes_once_its_lines_are_written() {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (output, task) = Output::start(server);
+        let mut writer = LoopWriter::new(output.clone());
+        writer.write_all(b"{\"first\":").await.unwrap();
+        writer.write_all(b"1}\n{\"second\"").await.unwrap();
+        writer.flush().await.unwrap();
+        output.queue(b"{\"lane\":true}\n");
+        writer.write_all(b":2}\n").await.unwrap();
+        writer.flush().await.unwrap();
+        output.close();
+        task.await.unwrap();
+        let mut read = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut { client }, &mut read)
+            .await
+            .unwrap();
+        assert_eq!(read, "{\"first\":1}\n{\"lane\":true}\n{\"second\":2}\n");
+    }
+
+    #[tokio::test]
+    async fn a_flush_after_the_client_left_fails_instead_of_hanging() {
+        let (client, server) = tokio::io::duplex(16);
+        drop(client);
+        let (output, task) = Output::start(server);
+        let mut writer = LoopWriter::new(output);
+        writer.write_all(b"{\"to\":\"nobody\"}\n").await.unwrap();
+        assert!(writer.flush().await.is_err());
+        task.await.unwrap();
+    }
+}
