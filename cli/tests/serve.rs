@@ -1056,7 +1056,7 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
     let dashboard = tools.iter().find(|t| t.name == "app__dashboard").unwrap();
     assert_eq!(
         dashboard.view_uri(),
-        Some("ui://mcpmux.app/test/dashboard.html")
+        Some("ui://mcpmux.app/test/dashboard.html".into())
     );
     assert!(tools.iter().any(|t| t.name == "app__refresh"), "{tools:?}");
     let view = host.app_view("mcp__fleet__app__dashboard").await.unwrap();

@@ -22,7 +22,7 @@ fn tool_infos(n: usize) -> Vec<ToolInfo> {
                 server_name: server,
                 name,
                 description: Some(description),
-                input_schema,
+                input_schema: input_schema.into(),
                 ..Default::default()
             }
         })

@@ -18,6 +18,7 @@ mod memory;
 pub mod mirror;
 mod pool;
 pub mod serve;
+mod shared_json;
 pub mod tools;
 mod trace_context;
 pub mod transport;
@@ -45,6 +46,7 @@ pub use pool::{
 };
 pub use pool::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, TaskFn, TaskRun, TaskUpdate};
 pub use pool::{Progress, ProgressFn};
+pub use shared_json::SharedJson;
 pub use tools::ToolInfo;
 pub use tools::host_tools::{HostTool, HostToolHandler};
 pub use tools::search::SearchHit;

@@ -30,7 +30,7 @@ async fn a_view_comes_checked_with_the_policy_and_permissions_it_declares() {
     // The server offered its app: the pool declared the extension.
     assert_eq!(
         tool("dashboard").view_uri(),
-        Some("ui://test/dashboard.html")
+        Some("ui://test/dashboard.html".into())
     );
     assert!(!tool("refresh").for_model() && tool("refresh").for_apps());
     assert!(tool("secret").for_model() && !tool("secret").for_apps());
@@ -197,7 +197,7 @@ async fn a_served_fleet_passes_views_on_to_clients_that_render_them_alone() {
     let dashboard = tool("app__dashboard").expect("the app's tool is served");
     assert_eq!(
         dashboard.view_uri(),
-        Some("ui://mcpmux.app/test/dashboard.html")
+        Some("ui://mcpmux.app/test/dashboard.html".into())
     );
     let refresh = tool("app__refresh").expect("the view's own tool is served to this host");
     assert!(!refresh.for_model() && refresh.for_apps());
@@ -351,7 +351,10 @@ async fn a_real_mcp_app_servers_view_is_handed_over_and_its_tool_called_back() {
         .unwrap();
     let tools = pool.list_tools(Some("clock")).await.unwrap();
     let get_time = tools.iter().find(|t| t.name == "get-time").unwrap();
-    assert_eq!(get_time.view_uri(), Some("ui://get-time/mcp-app.html"));
+    assert_eq!(
+        get_time.view_uri(),
+        Some("ui://get-time/mcp-app.html".into())
+    );
 
     let view = pool.app_view(&get_time.id).await.unwrap();
     assert_eq!(view.mime_type, "text/html;profile=mcp-app");

@@ -31,7 +31,7 @@ async fn connects_lazily_lists_and_calls_tools_with_events() {
     }
     let echo = tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(echo.server_id, rec.id);
-    assert_eq!(echo.input_schema["type"], "object");
+    assert_eq!(echo.input_schema.to_value()["type"], "object");
 
     let r = call_ok(&pool, "mcp__t__echo", json!({"text": "hi"})).await;
     assert_eq!(text(&r), "hi");
@@ -1002,7 +1002,9 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
         .find(|t| t.name == "t_mcp_search_recipes")
         .unwrap();
     assert!(
-        def.input_schema["properties"].get("keyword").is_some(),
+        def.input_schema.to_value()["properties"]
+            .get("keyword")
+            .is_some(),
         "{def:?}"
     );
     let r = conv

@@ -505,9 +505,13 @@ impl Agent {
         }
         let record = self.pool.get_server(&server_id).await.ok()?;
         let tool = self.pool.tool_info(tool_id).await.ok();
+        let annotations = tool
+            .as_ref()
+            .and_then(|t| t.annotations.as_ref())
+            .map(crate::SharedJson::to_value);
         let hint = |key: &str| {
-            tool.as_ref()
-                .and_then(|t| t.annotations.as_ref())
+            annotations
+                .as_ref()
                 .and_then(|a| a.get(key))
                 .and_then(Value::as_bool)
         };
@@ -537,7 +541,7 @@ impl Agent {
             server_id,
             title: tool.title,
             description: tool.description,
-            annotations: tool.annotations,
+            annotations,
             trusted: record.is_trusted,
             reason: reason.into(),
         })
@@ -819,7 +823,7 @@ fn recall_tool() -> ToolDef {
             "type": "object",
             "properties": {"id": {"type": "string", "description": "the tool call id from the hint"}},
             "required": ["id"]
-        }),
+        }).into(),
     }
 }
 

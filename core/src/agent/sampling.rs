@@ -87,7 +87,8 @@ fn chat_request(params: &Value) -> ChatRequest {
                 input_schema: t
                     .get("inputSchema")
                     .cloned()
-                    .unwrap_or_else(|| json!({"type": "object"})),
+                    .unwrap_or_else(|| json!({"type": "object"}))
+                    .into(),
             })
         })
         .collect();
@@ -254,7 +255,7 @@ mod tests {
         assert_eq!(request.tools.len(), 1);
         assert_eq!(request.tools[0].name, "get_weather");
         assert_eq!(
-            request.tools[0].input_schema["properties"]["city"]["type"],
+            request.tools[0].input_schema.to_value()["properties"]["city"]["type"],
             "string"
         );
         assert_eq!(request.tool_choice, Some(ToolChoice::Required));

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::apps::AppView;
 use super::{CallOptions, Pool};
+use crate::SharedJson;
 use crate::error::{Error, ErrorKind};
 use crate::events::Event;
 
@@ -277,9 +278,15 @@ fn tool_as_mcp(view: &AppView) -> Value {
     for (key, value) in [
         ("title", tool.title.clone().map(Value::String)),
         ("description", tool.description.clone().map(Value::String)),
-        ("outputSchema", tool.output_schema.clone()),
-        ("annotations", tool.annotations.clone()),
-        ("_meta", tool.meta.clone()),
+        (
+            "outputSchema",
+            tool.output_schema.as_ref().map(SharedJson::to_value),
+        ),
+        (
+            "annotations",
+            tool.annotations.as_ref().map(SharedJson::to_value),
+        ),
+        ("_meta", tool.meta.as_ref().map(SharedJson::to_value)),
     ] {
         if let Some(value) = value {
             out[key] = value;

@@ -59,15 +59,35 @@ pub(crate) fn capability(options: &AppsOptions) -> Value {
 }
 
 impl ToolInfo {
+    /// The tool's `_meta`, parsed, if it has one that may name `key` (most tools' have none,
+    /// and a listing asks every tool).
+    fn meta_naming(&self, key: &str) -> Option<serde_json::Map<String, Value>> {
+        let meta = self.meta.as_ref()?;
+        if !meta.get().contains(key) {
+            return None;
+        }
+        meta.parse().ok()
+    }
+
     /// The tool's `_meta.ui`, if it has one.
-    fn ui(&self) -> Option<&serde_json::Map<String, Value>> {
-        self.meta.as_ref()?.get("ui")?.as_object()
+    fn ui(&self) -> Option<serde_json::Map<String, Value>> {
+        match self.meta_naming("\"ui\"")?.remove("ui")? {
+            Value::Object(ui) => Some(ui),
+            _ => None,
+        }
     }
 
     /// Whether `audience` (`model` or `app`) may see and call the tool: its
     /// `_meta.ui.visibility` names it, or the tool declares none (both, by default).
     fn visible_to(&self, audience: &str) -> bool {
-        match self.ui().and_then(|ui| ui.get("visibility")) {
+        if !self
+            .meta
+            .as_ref()
+            .is_some_and(|m| m.get().contains("visibility"))
+        {
+            return true;
+        }
+        match self.ui().and_then(|mut ui| ui.remove("visibility")) {
             Some(Value::Array(list)) => list.iter().any(|a| a.as_str() == Some(audience)),
             _ => true,
         }
@@ -84,45 +104,60 @@ impl ToolInfo {
     }
 
     /// The `ui://` view the tool's results are shown in, if it names one.
-    pub fn view_uri(&self) -> Option<&str> {
-        let flat = || self.meta.as_ref()?.get(LEGACY_RESOURCE_URI_KEY)?.as_str();
-        self.ui()
-            .and_then(|ui| ui.get("resourceUri"))
-            .and_then(Value::as_str)
-            .or_else(flat)
+    pub fn view_uri(&self) -> Option<String> {
+        let flat = || match self
+            .meta_naming(LEGACY_RESOURCE_URI_KEY)?
+            .remove(LEGACY_RESOURCE_URI_KEY)?
+        {
+            Value::String(uri) => Some(uri),
+            _ => None,
+        };
+        match self.ui().and_then(|mut ui| ui.remove("resourceUri")) {
+            Some(Value::String(uri)) => Some(uri),
+            _ => flat(),
+        }
     }
 
     /// The name the tool's own server gives it, when a gateway serves it under another.
-    pub fn own_name(&self) -> Option<&str> {
-        self.meta.as_ref()?.get(OWN_NAME_META)?.as_str()
+    pub fn own_name(&self) -> Option<String> {
+        match self.meta_naming(OWN_NAME_META)?.remove(OWN_NAME_META)? {
+            Value::String(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The tool's `_meta` as an object to change, written back by [`ToolInfo::set_meta`].
+    fn meta_object(&self) -> Option<serde_json::Map<String, Value>> {
+        self.meta.as_ref()?.parse().ok()
+    }
+
+    fn set_meta(&mut self, meta: serde_json::Map<String, Value>) {
+        self.meta = (!meta.is_empty()).then(|| Value::Object(meta).into());
     }
 
     /// Says, for hosts of views, that the tool's own server names it `own`.
     pub(crate) fn set_own_name(&mut self, own: String) {
-        let meta = self
-            .meta
-            .get_or_insert_with(|| Value::Object(Default::default()));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert(OWN_NAME_META.into(), own.into());
-        }
+        let mut meta = self.meta_object().unwrap_or_default();
+        meta.insert(OWN_NAME_META.into(), own.into());
+        self.set_meta(meta);
     }
 
     /// The tool as a client that renders no views sees it: without `_meta.ui` or the flat
     /// key (a view's address it could not use, nor ask for).
     pub(crate) fn drop_view(&mut self) {
-        if let Some(meta) = self.meta.as_mut().and_then(Value::as_object_mut) {
-            meta.remove("ui");
-            meta.remove(LEGACY_RESOURCE_URI_KEY);
-            if meta.is_empty() {
-                self.meta = None;
-            }
+        let Some(mut meta) = self.meta_object() else {
+            return;
+        };
+        let had_view = meta.remove("ui").is_some() | meta.remove(LEGACY_RESOURCE_URI_KEY).is_some();
+        if had_view || meta.is_empty() {
+            self.set_meta(meta);
         }
     }
 
     /// Points the tool's view at `uri`, wherever it names one (a gateway serves each server's
     /// views under addresses of its own).
     pub(crate) fn move_view(&mut self, uri: &str) {
-        let Some(meta) = self.meta.as_mut().and_then(Value::as_object_mut) else {
+        let Some(mut meta) = self.meta_object() else {
             return;
         };
         if let Some(ui) = meta.get_mut("ui").and_then(Value::as_object_mut)
@@ -133,6 +168,7 @@ impl ToolInfo {
         if meta.contains_key(LEGACY_RESOURCE_URI_KEY) {
             meta.insert(LEGACY_RESOURCE_URI_KEY.into(), uri.into());
         }
+        self.set_meta(meta);
     }
 }
 
@@ -217,8 +253,8 @@ impl Pool {
                 tool.name
             )));
         }
-        let read = self.read_resource(&tool.server_id, uri).await?;
-        let contents = view_contents(&read, uri)
+        let read = self.read_resource(&tool.server_id, &uri).await?;
+        let contents = view_contents(&read, &uri)
             .ok_or_else(|| protocol(format!("reading the view '{uri}' gave no contents for it")))?;
         let (mime_type, html, meta) = view_document(contents).map_err(protocol)?;
         if !apps.mime_types.iter().any(|m| m == &mime_type) {
@@ -319,7 +355,9 @@ impl Pool {
 /// The one tool a gateway (`mcpmux serve`) serves under another name that its own server
 /// names `name`: how a view's call by its own server's name finds it through a fleet.
 fn by_own_name<'a>(tools: &'a [ToolInfo], name: &str) -> Option<&'a ToolInfo> {
-    let mut named = tools.iter().filter(|t| t.own_name() == Some(name));
+    let mut named = tools
+        .iter()
+        .filter(|t| t.own_name().as_deref() == Some(name));
     let one = named.next();
     named.next().is_none().then_some(one).flatten()
 }
@@ -488,11 +526,11 @@ mod tests {
             name: "t".into(),
             title: None,
             description: None,
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             output_schema: None,
             annotations: None,
             icons: None,
-            meta,
+            meta: meta.map(Into::into),
         }
     }
 
@@ -518,11 +556,11 @@ mod tests {
                 json!({"ui": {"resourceUri": "ui://new"}, "ui/resourceUri": "ui://old"})
             ))
             .view_uri(),
-            Some("ui://new")
+            Some("ui://new".into())
         );
         assert_eq!(
             tool(Some(json!({"ui/resourceUri": "ui://old"}))).view_uri(),
-            Some("ui://old")
+            Some("ui://old".into())
         );
         assert_eq!(tool(None).view_uri(), None);
     }

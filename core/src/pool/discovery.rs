@@ -38,7 +38,7 @@ pub struct ToolLayer {
 pub struct ToolDef {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    pub input_schema: crate::SharedJson,
 }
 
 /// The discovery tools every layer gets, by canonical name.
@@ -311,7 +311,7 @@ impl Conversation {
             name: "search_tools".into(),
             description: "Search the tools of every server by keywords; returns ids to call."
                 .into(),
-            input_schema: schema_for("search_tools"),
+            input_schema: schema_for("search_tools").into(),
         }];
         for layer in &layers {
             let prefix = format!("{}_{}", sanitize(&layer.server_name), layer.protocol);
@@ -324,7 +324,7 @@ impl Conversation {
                     ),
                     None => (
                         description.replace("{server}", &layer.server_name),
-                        schema_for(canonical),
+                        schema_for(canonical).into(),
                     ),
                 };
                 out.push(ToolDef {

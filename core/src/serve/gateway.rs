@@ -229,7 +229,7 @@ impl Gateway {
                 let tool = ServedTool {
                     id: t.id.clone(),
                     server: t.server_name.clone(),
-                    schema: Arc::new(t.input_schema.as_object().cloned().unwrap_or_default()),
+                    schema: Arc::new(t.input_schema.parse().unwrap_or_default()),
                     for_model: t.for_model(),
                 };
                 (name.clone(), tool)
@@ -268,7 +268,7 @@ impl Gateway {
     ) -> Result<Tool, ErrorData> {
         match views {
             Some(keys) => {
-                let view = tool.view_uri().map(str::to_owned);
+                let view = tool.view_uri();
                 if let (Some(uri), Some(key)) = (view, keys.get(&tool.server_id)) {
                     tool.move_view(&self.wrap(key, &uri));
                 }
@@ -490,7 +490,7 @@ impl Gateway {
                     "description": tool.description.clone().unwrap_or_default(),
                 });
                 if rank < SCHEMAS_IN_SEARCH {
-                    hit["inputSchema"] = tool.input_schema.clone();
+                    hit["inputSchema"] = tool.input_schema.to_value();
                 }
                 hit
             })

@@ -70,7 +70,7 @@ impl HostTools {
             server_name: HOST_TOOLS_SERVER.into(),
             name: id.clone(),
             description: Some(tool.description),
-            input_schema: tool.input_schema,
+            input_schema: tool.input_schema.into(),
             ..Default::default()
         };
         self.tools.write().unwrap().insert(

@@ -13,6 +13,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::SharedJson;
 use crate::tools::stored_tool::StoredTool;
 
 /// A server's tools as last listed, shared by its cache entry and the catalog.
@@ -35,17 +36,19 @@ pub struct ToolInfo {
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    pub input_schema: serde_json::Value,
+    /// The JSON Schema of the tool's arguments. Schemas and the fields below are shared text
+    /// ([`SharedJson`]): a listing copies none of them; `to_value()` parses one.
+    pub input_schema: SharedJson,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<serde_json::Value>,
+    pub output_schema: Option<SharedJson>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<serde_json::Value>,
+    pub annotations: Option<SharedJson>,
     /// Icons a host may show for the tool (`src`, `mimeType`, `sizes`, `theme`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<serde_json::Value>,
+    pub icons: Option<SharedJson>,
     /// The server's `_meta` of the tool (extensions' data, e.g. an MCP App's `ui`).
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub meta: Option<serde_json::Value>,
+    pub meta: Option<SharedJson>,
 }
 
 /// Describes the tools of a set of servers under pool-unique ids. Servers are taken in

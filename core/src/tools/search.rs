@@ -119,13 +119,18 @@ fn summary(description: Option<&str>) -> String {
     }
 }
 
-/// Parameter names of an input schema's top-level properties.
-fn param_names(schema: &serde_json::Value) -> impl Iterator<Item = &str> {
+/// Parameter names of an input schema's top-level properties (read from its text, their
+/// own schemas skipped).
+fn param_names(schema: &crate::SharedJson) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Properties {
+        #[serde(default)]
+        properties: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+    }
     schema
-        .get("properties")
-        .and_then(|p| p.as_object())
-        .into_iter()
-        .flat_map(|p| p.keys().map(String::as_str))
+        .parse::<Properties>()
+        .map(|p| p.properties.into_keys().collect())
+        .unwrap_or_default()
 }
 
 impl SearchIndex {
@@ -150,7 +155,7 @@ impl SearchIndex {
                 add(d, DESCRIPTION_WEIGHT);
             }
             for p in param_names(&t.input_schema) {
-                add(p, PARAM_WEIGHT);
+                add(&p, PARAM_WEIGHT);
             }
             add(&t.server_name, SERVER_WEIGHT);
             for (term, f) in tf {
@@ -276,7 +281,7 @@ mod tests {
             server_name: server.into(),
             name: name.into(),
             description: Some(description.into()),
-            input_schema: json!({"type": "object", "properties": props}),
+            input_schema: json!({"type": "object", "properties": props}).into(),
             ..Default::default()
         }
     }

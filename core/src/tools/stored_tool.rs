@@ -1,53 +1,71 @@
-//! A server's tool as the pool keeps it between listings: compact JSON text, parsed when a
-//! listing asks for it.
+//! A server's tool as the pool keeps it between listings: its fields as shared JSON text,
+//! handed out by every listing without a parse or a copy.
 //!
 //! Why text: a pool of fifty servers keeps thousands of tools for hours, and a schema parsed
 //! into `serde_json::Value` costs about ten times its text (one B-tree node of ~640 bytes per
-//! JSON object, however few keys it has). Listings parse the text straight into `ToolInfo`,
-//! which costs about what deep-cloning parsed schemas did.
+//! JSON object, however few keys it has). Why shared: a listing of every tool is asked for
+//! on each turn of an agent, and parsing each tool's text again made it cost milliseconds.
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
+use crate::SharedJson;
 use crate::tools::ToolInfo;
 
-/// One tool of a server: its name, and the whole tool as rmcp serializes it.
-#[derive(Debug, Clone)]
+/// One tool of a server, as rmcp's `Tool` has it. A tool's `execution` (the tasks extension)
+/// is not kept: rmcp's `Tool` has no such field, so it is gone by the time a listing reaches
+/// the pool.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct StoredTool {
     name: Box<str>,
-    json: Box<RawValue>,
+    description: Option<Box<str>>,
+    input_schema: SharedJson,
+    /// The fields most tools leave out, kept apart so that a tool without them costs a
+    /// pointer.
+    rest: Option<Box<Rest>>,
 }
 
-/// The fields of a stored tool a listing hands out (`name` is kept apart). A tool's
-/// `execution` (the tasks extension) is not among them: rmcp's `Tool` has no such field, so
-/// it is gone by the time a listing reaches the pool.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Described {
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    description: Option<String>,
-    input_schema: serde_json::Value,
-    #[serde(default)]
-    output_schema: Option<serde_json::Value>,
-    #[serde(default)]
-    annotations: Option<serde_json::Value>,
-    #[serde(default)]
-    icons: Option<serde_json::Value>,
-    #[serde(default, rename = "_meta")]
-    meta: Option<serde_json::Value>,
+/// A tool's less common fields.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Rest {
+    title: Option<Box<str>>,
+    /// What a listing shows as the title: the tool's own, else its annotations' one.
+    shown_title: Option<Box<str>>,
+    output_schema: Option<SharedJson>,
+    annotations: Option<SharedJson>,
+    icons: Option<SharedJson>,
+    meta: Option<SharedJson>,
 }
 
 impl StoredTool {
     pub fn new(tool: &rmcp::model::Tool) -> StoredTool {
-        let json = serde_json::value::to_raw_value(tool)
-            // rmcp's Tool is plain data with string keys: serializing it cannot fail.
-            .expect("a tool serializes to JSON");
+        let title = tool.title.as_deref().map(Box::from);
+        let annotations_title = tool.annotations.as_ref().and_then(|a| a.title.as_deref());
+        let rest = Rest {
+            shown_title: title.clone().or_else(|| annotations_title.map(Box::from)),
+            title,
+            output_schema: tool.output_schema.as_deref().map(SharedJson::of),
+            annotations: tool.annotations.as_ref().map(SharedJson::of),
+            icons: tool.icons.as_ref().map(SharedJson::of),
+            meta: tool.meta.as_ref().map(SharedJson::of),
+        };
         StoredTool {
             name: tool.name.as_ref().into(),
-            json,
+            description: tool.description.as_deref().map(Box::from),
+            input_schema: SharedJson::of(&*tool.input_schema),
+            rest: (rest != Rest::default()).then(|| Box::new(rest)),
         }
+    }
+
+    fn rest(&self) -> &Rest {
+        static NONE: Rest = Rest {
+            title: None,
+            shown_title: None,
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        };
+        self.rest.as_deref().unwrap_or(&NONE)
     }
 
     /// The tool's own name on its server.
@@ -57,54 +75,61 @@ impl StoredTool {
 
     /// The tool's `outputSchema`, if it declares one.
     pub fn output_schema(&self) -> Option<serde_json::Value> {
-        #[derive(Deserialize)]
-        struct Output {
-            #[serde(default, rename = "outputSchema")]
-            output_schema: Option<serde_json::Value>,
-        }
-        serde_json::from_str::<Output>(self.json.get())
-            .ok()
-            .and_then(|o| o.output_schema)
+        self.rest().output_schema.as_ref().map(SharedJson::to_value)
     }
 
     /// The tool under its pool id.
     pub fn info(&self, id: String, server_id: &str, server_name: &str) -> ToolInfo {
-        // The text was written by `new` from a valid tool (or checked the same way when read
-        // from the catalog), so it always parses back.
-        let d: Described =
-            serde_json::from_str(self.json.get()).expect("a stored tool parses back");
-        let annotation_title = || {
-            d.annotations
-                .as_ref()
-                .and_then(|a| a.get("title"))
-                .and_then(|t| t.as_str())
-                .map(str::to_string)
-        };
+        let rest = self.rest();
         ToolInfo {
             id,
             server_id: server_id.to_string(),
             server_name: server_name.to_string(),
             name: self.name.to_string(),
-            title: d.title.or_else(annotation_title),
-            description: d.description,
-            input_schema: d.input_schema,
-            output_schema: d.output_schema,
-            annotations: d.annotations,
-            icons: d.icons,
-            meta: d.meta,
+            title: rest.shown_title.as_deref().map(str::to_string),
+            description: self.description.as_deref().map(str::to_string),
+            input_schema: self.input_schema.clone(),
+            output_schema: rest.output_schema.clone(),
+            annotations: rest.annotations.clone(),
+            icons: rest.icons.clone(),
+            meta: rest.meta.clone(),
         }
     }
 }
 
-impl PartialEq for StoredTool {
-    fn eq(&self, other: &StoredTool) -> bool {
-        self.json.get() == other.json.get()
-    }
-}
-
+/// Written as rmcp writes the tool (its fields in its order), for the catalog.
 impl Serialize for StoredTool {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.json.serialize(s)
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Written<'a> {
+            name: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            title: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            description: Option<&'a str>,
+            input_schema: &'a SharedJson,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            output_schema: Option<&'a SharedJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            annotations: Option<&'a SharedJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            icons: Option<&'a SharedJson>,
+            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+            meta: Option<&'a SharedJson>,
+        }
+        let rest = self.rest();
+        Written {
+            name: &self.name,
+            title: rest.title.as_deref(),
+            description: self.description.as_deref(),
+            input_schema: &self.input_schema,
+            output_schema: rest.output_schema.as_ref(),
+            annotations: rest.annotations.as_ref(),
+            icons: rest.icons.as_ref(),
+            meta: rest.meta.as_ref(),
+        }
+        .serialize(s)
     }
 }
 
@@ -151,10 +176,22 @@ mod tests {
             info.input_schema,
             json!({"type": "object", "properties": {"city": {"type": "string"}}})
         );
-        assert_eq!(info.output_schema, Some(json!({"type": "object"})));
-        assert_eq!(info.annotations.as_ref().unwrap()["readOnlyHint"], true);
-        assert_eq!(info.icons.as_ref().unwrap()[0]["mimeType"], "image/png");
-        assert_eq!(info.meta, Some(json!({"ui": {"resourceUri": "ui://w"}})));
+        assert_eq!(
+            info.output_schema.clone().unwrap(),
+            json!({"type": "object"})
+        );
+        assert_eq!(
+            info.annotations.as_ref().unwrap().to_value()["readOnlyHint"],
+            true
+        );
+        assert_eq!(
+            info.icons.as_ref().unwrap().to_value()[0]["mimeType"],
+            "image/png"
+        );
+        assert_eq!(
+            info.meta.clone().unwrap(),
+            json!({"ui": {"resourceUri": "ui://w"}})
+        );
         let out = serde_json::to_value(&info).unwrap();
         assert_eq!(out["_meta"]["ui"]["resourceUri"], "ui://w");
         // Its own title wins over the annotations' one.

@@ -136,7 +136,7 @@ impl RecipeRegistry {
                                 "{} {}",
                                 e.recipe.description, e.recipe.body
                             )),
-                            input_schema: e.recipe.schema.clone().unwrap_or_default(),
+                            input_schema: e.recipe.schema.clone().unwrap_or_default().into(),
                             ..Default::default()
                         })
                         .collect();

@@ -173,7 +173,7 @@ fn calls(scenario: &str, tools: &[mcpmux::ToolInfo]) -> Vec<(String, Value)> {
             .collect(),
         _ => tools
             .iter()
-            .map(|t| (t.id.clone(), sample_arguments(&t.input_schema)))
+            .map(|t| (t.id.clone(), sample_arguments(&t.input_schema.to_value())))
             .collect(),
     }
 }

@@ -406,7 +406,7 @@ mod tests {
             tools: vec![crate::pool::ToolDef {
                 name: "f".into(),
                 description: "d".into(),
-                input_schema: json!({"type": "object"}),
+                input_schema: json!({"type": "object"}).into(),
             }],
             ..Default::default()
         };
