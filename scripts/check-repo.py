@@ -4,7 +4,9 @@
 - one version: every manifest says the version of the root workspace;
 - one license: every manifest says the license the LICENSE file holds;
 - words a reader can follow: the text names designs ("as the llama.cpp web UI does"), never
-  the design documents' file numbers or issue numbers, which the repository does not define.
+  the design documents' file numbers or issue numbers, which the repository does not define;
+- one release build of the core: the C library, the wheel and the addon (scripts/dist.sh)
+  resolve the core's dependencies with the same features, so it compiles once for the three.
 
 Prints what is wrong, with the file to change, and exits 1; prints one line and exits 0 when
 all is well. Standard library only (Python 3.11+, for tomllib).
@@ -103,15 +105,55 @@ def check_citations(problems: list[str]) -> None:
                 )
 
 
+# What scripts/dist.sh builds, and for which target.
+DIST_PACKAGES = ["mcpmux-ffi", "mcpmux-python", "mcpmux-node"]
+DIST_TARGET = "x86_64-unknown-linux-gnu"
+
+
+def resolved(package: str) -> set[str]:
+    """Every crate of `package`'s build (proc macros and build scripts too) with its features."""
+    command = "cargo tree --quiet --locked -e normal,build --prefix none".split()
+    command += ["-p", package, "--target", DIST_TARGET, "-f", "{p} [{f}]"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"check-repo: `{' '.join(command)}` failed:\n{done.stderr}")
+    return {line.removesuffix(" (*)") for line in done.stdout.splitlines() if line}
+
+
+def check_one_core_build(problems: list[str]) -> None:
+    # A feature one artifact turns on below the core (e.g. syn's `fold`, through a build
+    # dependency) gives the core another hash in that build, and the core with every crate
+    # between it and that feature compiles again: minutes of CI.
+    builds = {package: resolved(package) for package in DIST_PACKAGES}
+    core_crates = {line.split(" [")[0] for line in resolved("mcpmux")}
+    shared = {
+        package: {line for line in lines if line.split(" [")[0] in core_crates}
+        for package, lines in builds.items()
+    }
+    first, *others = DIST_PACKAGES
+    for other in others:
+        for line in sorted(shared[first] ^ shared[other]):
+            whose = first if line in shared[first] else other
+            problems.append(
+                f"{whose}: builds the core's dependency {line} and the other does not "
+                f"({first} vs {other}): give both the same features, or the core compiles twice "
+                "in scripts/dist.sh"
+            )
+
+
 def main() -> int:
     problems: list[str] = []
     version = check_versions(problems)
     check_citations(problems)
+    check_one_core_build(problems)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         print(f"check-repo: {len(problems)} problem(s)", file=sys.stderr)
         return 1
-    print(f"check-repo: one version ({version}), one license, no unexplained citations")
+    print(
+        f"check-repo: one version ({version}), one license, no unexplained citations, "
+        "one build of the core for the C library, wheel and addon"
+    )
     return 0
 
 

@@ -1,11 +1,59 @@
-//! The committed `include/mcpmux.h` must be exactly what cbindgen generates from the
-//! sources (build.rs writes it to OUT_DIR on every build). Refresh the committed copy with
-//! `MCPMUX_UPDATE_HEADER=1 cargo build -p mcpmux-ffi`.
+//! The header, generated here with cbindgen from the sources (not by a build script: see
+//! build.rs), must be exactly the committed `include/mcpmux.h`. Refresh the committed copy with
+//! `MCPMUX_UPDATE_HEADER=1 cargo test -p mcpmux-ffi --test header`.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The header cbindgen writes from `src/` with `cbindgen.toml`, generated once per test run.
+fn header() -> &'static str {
+    static HEADER: OnceLock<String> = OnceLock::new();
+    HEADER.get_or_init(|| {
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+            .expect("ffi/cbindgen.toml is readable");
+        config.after_includes = Some(version_macros());
+        let mut text = Vec::new();
+        cbindgen::Builder::new()
+            .with_crate(crate_dir)
+            .with_config(config)
+            .generate()
+            .expect("cbindgen generates the header")
+            .write(&mut text);
+        String::from_utf8(text).expect("the header is UTF-8")
+    })
+}
+
+/// The version of the header, from the crate's (the workspace's one version): a program can
+/// check at compile time what it builds against, and compare with `mcpmux_version()` at run
+/// time to find a header and a library of different releases.
+fn version_macros() -> String {
+    let (major, minor, patch) = (
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        env!("CARGO_PKG_VERSION_PATCH"),
+    );
+    format!(
+        "\n/** The version of this header: compare with mcpmux_version() to find a library of \
+         another release. */\n\
+         #define MCPMUX_VERSION_MAJOR {major}\n\
+         #define MCPMUX_VERSION_MINOR {minor}\n\
+         #define MCPMUX_VERSION_PATCH {patch}\n\
+         #define MCPMUX_VERSION \"{}\"\n\
+         /** MCPMUX_VERSION_MAJOR, _MINOR, _PATCH as one number, e.g. 0.1.0 -> 100, to compare \
+         with `#if`. */\n\
+         #define MCPMUX_VERSION_NUMBER ({major} * 10000 + {minor} * 100 + {patch})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 #[test]
 fn committed_header_matches_the_sources() {
-    let generated = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
+    let generated = header();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../include/mcpmux.h");
+    if std::env::var_os("MCPMUX_UPDATE_HEADER").is_some_and(|v| v == "1") {
+        std::fs::write(path, generated).expect("include/mcpmux.h is writable");
+    }
     let committed = std::fs::read_to_string(path).unwrap_or_default();
     if committed != generated {
         let line = committed
@@ -18,7 +66,7 @@ fn committed_header_matches_the_sources() {
             );
         panic!(
             "include/mcpmux.h is out of date ({line}); refresh it with \
-             MCPMUX_UPDATE_HEADER=1 cargo build -p mcpmux-ffi"
+             MCPMUX_UPDATE_HEADER=1 cargo test -p mcpmux-ffi --test header"
         );
     }
 }
@@ -27,7 +75,7 @@ fn committed_header_matches_the_sources() {
 fn header_declares_every_export() {
     // Exports are found in the sources, so a function left out of the header (a missing
     // `#[unsafe(no_mangle)]`, a typo) fails here rather than at a C program's link time.
-    let header = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
+    let header = header();
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let mut exported = 0;
     for path in rust_files(std::path::Path::new(src)) {
@@ -69,7 +117,7 @@ fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 fn the_header_reads_topic_by_topic() {
     // cbindgen writes functions in the order of `mod` lines in src/api/mod.rs: a new topic
     // file declared out of place would scatter the header.
-    let header = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
+    let header = header();
     let firsts = [
         "mcpmux_version(",
         "mcpmux_pool_open(",
@@ -107,7 +155,7 @@ fn the_header_reads_topic_by_topic() {
 /// Fails unless the comment of `function` names every field of core's mirrored `type_name`
 /// (the comments list a JSON argument's fields by hand).
 fn names_every_field(function: &str, type_name: &str) {
-    let header = include_str!(concat!(env!("OUT_DIR"), "/mcpmux.h"));
+    let header = header();
     let doc = header
         .split(&format!("mcpmux_status {function}("))
         .next()
