@@ -322,7 +322,7 @@ pub(crate) fn all(flags: &Flags) {
     let mut scale: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     if !flags.has("no-scale") && only.is_none() {
         let scale_rounds = rounds.min(3);
-        let figures: [(&str, &[&str]); 6] = [
+        let figures: [(&str, &[&str]); 7] = [
             ("connect-raw-1", &["scale", "connect-raw", "--servers", "1"]),
             (
                 "connect-raw-50",
@@ -332,6 +332,7 @@ pub(crate) fn all(flags: &Flags) {
             ("connect-50", &["scale", "connect", "--servers", "50"]),
             ("pool-50x100", &["scale", "pool", "--servers", "50"]),
             ("search-10k", &["scale", "search", "--servers", "100"]),
+            ("agent-50x100", &["scale", "agent", "--servers", "50"]),
         ];
         for round in 0..scale_rounds {
             for (name, args) in figures {
@@ -463,6 +464,21 @@ fn report(
                 "search index build, 10,000 tools (ms)",
                 sget("search-10k", "index_build_ms"),
                 1,
+            ),
+            (
+                "agent turn over 50 × 100 known tools, model answering at once, p50 (µs)",
+                sget("agent-50x100", "turn_p50_us"),
+                0,
+            ),
+            (
+                "agent turn over 50 × 100 known tools, p99 (µs)",
+                sget("agent-50x100", "turn_p99_us"),
+                0,
+            ),
+            (
+                "floor: the turn's HTTP exchange alone, p50 (µs)",
+                sget("agent-50x100", "model_rtt_p50_us"),
+                0,
             ),
             (
                 "idle pool of 50 connections, client RSS (MB)",
@@ -642,6 +658,24 @@ fn report(
         f64::NAN,
         "≤ 100",
         r <= 100.0,
+    );
+    let r = sget("pool-50x100", "list_p50_ms");
+    push(
+        "Scale: list_tools over 5,000 cached tools, p50 ms",
+        r,
+        f64::NAN,
+        f64::NAN,
+        "≤ 3",
+        r <= 3.0,
+    );
+    let r = sget("agent-50x100", "turn_p50_us") / 1e3;
+    push(
+        "Agent: own cost of a turn over 5,000 known tools, p50 ms",
+        r,
+        f64::NAN,
+        sget("agent-50x100", "model_rtt_p50_us") / 1e3,
+        "≤ 1",
+        r <= 1.0,
     );
     let r = sget("pool-50x100", "idle_rss_mb");
     push(

@@ -5,12 +5,13 @@
 //! mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve|relay [--k K] [--conc C]
 //! mcpmux-bench serve-front    # the pool `mcpmux-serve` calls through (stdio)
 //! mcpmux-bench relay-front    # a byte relay, the floor of any front (`relay`)
-//! mcpmux-bench scale connect|pool|search [--servers N] [--tools T]
+//! mcpmux-bench scale connect|pool|search|agent [--servers N] [--tools T] [--turns N]
 //! ```
 //!
 //! Every client and scale figure runs in a process of its own and prints one JSON line; `all`
 //! runs them interleaved over several rounds and prints medians, ratios and the targets.
 
+mod agent_turn;
 mod clients;
 #[path = "../../core/benches/support/corpus.rs"]
 mod corpus;

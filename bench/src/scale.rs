@@ -2,7 +2,8 @@
 //! - `connect`: a pool connecting N bench servers at once (`connect_concurrency` = N);
 //! - `pool`: N servers × T tools connected and listed, then the idle client RSS, then
 //!   `list_tools` over all of them from the cache;
-//! - `search`: `search_tools` over N × T tools (index built on first use, then queries).
+//! - `search`: `search_tools` over N × T tools (index built on first use, then queries);
+//! - `agent`: an agent's turn over N × T known tools (src/agent_turn.rs).
 
 use std::time::{Duration, Instant};
 
@@ -99,6 +100,12 @@ pub(crate) fn run(what: &str, flags: &Flags) {
                 samples.sort();
                 line["search_p50_us"] = json!(quantile(&samples, 0.5).as_secs_f64() * 1e6);
                 line["search_p99_us"] = json!(quantile(&samples, 0.99).as_secs_f64() * 1e6);
+            }
+            "agent" => {
+                pool.list_tools(None).await.unwrap();
+                settle().await;
+                let turns = flags.num("turns", 200).max(1);
+                crate::agent_turn::measure(&pool, turns, &mut line).await;
             }
             other => fail(&format!("unknown scale figure {other}")),
         }
