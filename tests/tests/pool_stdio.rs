@@ -1045,6 +1045,57 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversations_tools_follow_changes_made_between_turns() {
+    // The known tools are described once and shared until something changes: each change
+    // below must reach the next turn's tools.
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    let conv = pool.conversation();
+    let names =
+        |c: &mcpmux::Conversation| c.tools().into_iter().map(|t| t.name).collect::<Vec<_>>();
+    conv.call("mcp__t__echo", json!({"text": "x"}), Default::default())
+        .await
+        .unwrap();
+    let before = names(&conv);
+    assert!(before.contains(&"mcp__t__sleep".to_string()), "{before:?}");
+
+    pool.register_tool(mcpmux::HostTool {
+        name: "set_theme".into(),
+        description: "Switch the theme".into(),
+        input_schema: json!({"type": "object"}),
+        handler: Arc::new(|_| Box::pin(async { Ok(Default::default()) })),
+    })
+    .unwrap();
+    let with_host = names(&conv);
+    let host_layer: Vec<_> = with_host.iter().filter(|n| !before.contains(n)).collect();
+    assert_eq!(
+        host_layer.len(),
+        5,
+        "a layer of the host's tools: {host_layer:?}"
+    );
+
+    let patch = mcpmux::ServerPatch {
+        disabled_tools: Some(vec!["sleep".into()]),
+        ..Default::default()
+    };
+    pool.update_server("t", patch).await.unwrap();
+    pool.list_tools(Some("t")).await.unwrap();
+    let without_sleep = names(&conv);
+    assert!(!without_sleep.contains(&"mcp__t__sleep".to_string()));
+    assert!(without_sleep.contains(&"mcp__t__echo".to_string()));
+
+    add_test_server(&pool, "u", &[]).await;
+    assert!(names(&conv).contains(&"u_mcp_list_tools".to_string()));
+    set_active(&pool, "u", false).await;
+    assert!(!names(&conv).contains(&"u_mcp_list_tools".to_string()));
+    assert!(pool.unregister_tool("set_theme"));
+    let after = names(&conv);
+    assert!(!after.iter().any(|n| host_layer.contains(&n)), "{after:?}");
+    assert_eq!(after.len(), without_sleep.len() - host_layer.len());
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_tools_are_listed_searched_validated_and_called_in_process() {
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;

@@ -259,7 +259,7 @@ impl Agent {
              STEP 4 - display: widget_display(name, params), canvas(action, id, params)\n\
              Never invent tool names.\n\nServers:\n",
         );
-        let layers = self.pool.known_layers();
+        let layers = self.pool.layer_outline().layers;
         for layer in &layers {
             match &layer.error {
                 Some(error) => p.push_str(&format!(
@@ -284,7 +284,7 @@ impl Agent {
 
     /// Each server's own instructions (what it said when it connected, known from the catalog
     /// before), after the servers, each cut to `server_instructions_chars`.
-    fn server_instructions(&self, layers: &[crate::pool::ToolLayer], prompt: &mut String) {
+    fn server_instructions(&self, layers: &[crate::pool::OutlinedLayer], prompt: &mut String) {
         let max = self.options.server_instructions_chars;
         if max == 0 {
             return;

@@ -3,13 +3,14 @@
 //! ones, and a server's tools join the conversation when it first uses one of them.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::listing::Unlisted;
+use super::search::KnownTools;
 use super::{CallOptions, Pool};
 use crate::error::{Error, Result};
 use crate::tools::canonical::canonical_name;
@@ -30,6 +31,40 @@ pub struct ToolLayer {
     /// Why `tools` is empty when the server could not be listed (it did not start, say).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// The known tools by server as indices into one shared description of them: what a reader
+/// that runs often and needs few of the tools themselves (an agent's turn) takes instead of
+/// [`ToolLayer`]s, which copy every tool.
+pub(crate) struct LayerOutline {
+    pub(crate) known: Arc<KnownTools>,
+    pub(crate) layers: Vec<OutlinedLayer>,
+}
+
+/// One server's place in a [`LayerOutline`].
+pub(crate) struct OutlinedLayer {
+    pub(crate) protocol: &'static str,
+    pub(crate) server_id: String,
+    pub(crate) server_name: String,
+    pub(crate) error: Option<String>,
+    /// Indices into the outline's known tools: the server's tools offered to a model.
+    pub(crate) tools: Vec<usize>,
+}
+
+impl LayerOutline {
+    fn tools<'a>(&'a self, layer: &'a OutlinedLayer) -> impl Iterator<Item = &'a ToolInfo> {
+        layer.tools.iter().map(|&i| &self.known.tools[i])
+    }
+
+    /// The tool of `layer` that plays the discovery role `canonical`, as [`aliased`] finds it.
+    fn aliased(&self, layer: &OutlinedLayer, canonical: &str) -> Option<&ToolInfo> {
+        let i = layer
+            .tools
+            .iter()
+            .copied()
+            .find(|&i| self.known.role(i) == Some(canonical))?;
+        Some(&self.known.tools[i])
+    }
 }
 
 /// A tool as offered to an LLM: a function name, what it does, its parameters.
@@ -62,20 +97,31 @@ const DISCOVERY: &[(&str, &str)] = &[
     ),
 ];
 
-fn schema_for(canonical: &str) -> Value {
+/// The parameters of a discovery tool, written once: an agent offers them on every turn.
+fn schema_for(canonical: &str) -> crate::SharedJson {
+    static QUERY: OnceLock<crate::SharedJson> = OnceLock::new();
+    static NAME: OnceLock<crate::SharedJson> = OnceLock::new();
+    static NONE: OnceLock<crate::SharedJson> = OnceLock::new();
     match canonical {
-        "search_tools" | "search_recipes" => json!({
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "keywords"}},
-            "required": ["query"]
+        "search_tools" | "search_recipes" => QUERY.get_or_init(|| {
+            json!({
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "keywords"}},
+                "required": ["query"]
+            })
+            .into()
         }),
-        "get_recipe" => json!({
-            "type": "object",
-            "properties": {"name": {"type": "string"}},
-            "required": ["name"]
+        "get_recipe" => NAME.get_or_init(|| {
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"]
+            })
+            .into()
         }),
-        _ => json!({"type": "object", "properties": {}}),
+        _ => NONE.get_or_init(|| json!({"type": "object", "properties": {}}).into()),
     }
+    .clone()
 }
 
 /// A loaded skill as `get_recipe` answers: its instructions, and the files it may point to.
@@ -157,7 +203,25 @@ impl Pool {
 
     /// Every active server's known tools as layers, without connecting anything.
     pub fn known_layers(&self) -> Vec<ToolLayer> {
-        let mut by_server: BTreeMap<(String, String), Vec<ToolInfo>> = BTreeMap::new();
+        let outline = self.layer_outline();
+        outline
+            .layers
+            .iter()
+            .map(|layer| ToolLayer {
+                protocol: layer.protocol.into(),
+                server_id: layer.server_id.clone(),
+                server_name: layer.server_name.clone(),
+                description: None,
+                tools: outline.tools(layer).cloned().collect(),
+                error: layer.error.clone(),
+            })
+            .collect()
+    }
+
+    /// [`Pool::known_layers`] as indices into the known tools, copying none of them.
+    pub(crate) fn layer_outline(&self) -> LayerOutline {
+        let known = self.inner.known();
+        let mut by_server: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
         let mut errors = BTreeMap::new();
         for slot in self.inner.active_slots() {
             by_server.entry((slot.name(), slot.id.clone())).or_default();
@@ -166,28 +230,27 @@ impl Pool {
             }
         }
         // A tool an MCP App keeps to its view is never offered to a model.
-        for t in self.known_tools().into_iter().filter(ToolInfo::for_model) {
+        for server in known.for_model() {
             by_server
-                .entry((t.server_name.clone(), t.server_id.clone()))
+                .entry((server.server_name.clone(), server.server_id.clone()))
                 .or_default()
-                .push(t);
+                .extend_from_slice(&server.tools);
         }
-        by_server
+        let layers = by_server
             .into_iter()
-            .map(|((server_name, server_id), tools)| ToolLayer {
+            .map(|((server_name, server_id), tools)| OutlinedLayer {
                 protocol: if server_id == HOST_TOOLS_SERVER {
                     "local"
                 } else {
                     "mcp"
-                }
-                .into(),
+                },
                 error: errors.remove(&server_id),
                 server_id,
                 server_name,
-                description: None,
                 tools,
             })
-            .collect()
+            .collect();
+        LayerOutline { known, layers }
     }
 
     /// A conversation with discovery tools and lazy activation, for an agent loop.
@@ -303,28 +366,32 @@ impl Conversation {
         }
     }
 
-    /// The function definitions to offer the LLM now.
+    /// The function definitions to offer the LLM now. An agent asks on every turn: the
+    /// outline shares the known tools, and only the activated servers' tools are copied.
     pub fn tools(&self) -> Vec<ToolDef> {
-        let layers = self.layers();
+        let mut outline = self.pool.layer_outline();
+        outline
+            .layers
+            .retain(|l| self.filter.allows(&l.server_id, &l.server_name));
         let activated = self.activated.lock().unwrap().clone();
         let mut out = vec![ToolDef {
             name: "search_tools".into(),
             description: "Search the tools of every server by keywords; returns ids to call."
                 .into(),
-            input_schema: schema_for("search_tools").into(),
+            input_schema: schema_for("search_tools"),
         }];
-        for layer in &layers {
+        for layer in &outline.layers {
             let prefix = format!("{}_{}", sanitize(&layer.server_name), layer.protocol);
             for (canonical, description) in DISCOVERY {
                 // An aliased role takes the real tool's parameters: calls go there as they are.
-                let (description, input_schema) = match aliased(layer, canonical) {
+                let (description, input_schema) = match outline.aliased(layer, canonical) {
                     Some(real) => (
                         real.description.clone().unwrap_or_default(),
                         real.input_schema.clone(),
                     ),
                     None => (
                         description.replace("{server}", &layer.server_name),
-                        schema_for(canonical).into(),
+                        schema_for(canonical),
                     ),
                 };
                 out.push(ToolDef {
@@ -334,8 +401,12 @@ impl Conversation {
                 });
             }
         }
-        for layer in layers.iter().filter(|l| activated.contains(&l.server_id)) {
-            out.extend(layer.tools.iter().map(|t| ToolDef {
+        for layer in outline
+            .layers
+            .iter()
+            .filter(|l| activated.contains(&l.server_id))
+        {
+            out.extend(outline.tools(layer).map(|t| ToolDef {
                 name: t.id.clone(),
                 description: t.description.clone().unwrap_or_default(),
                 input_schema: t.input_schema.clone(),

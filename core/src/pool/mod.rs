@@ -44,6 +44,7 @@ pub use apps::{
 };
 pub use calls::{CallOptions, CallRound, CallSettings, InputRound, StartedTask, TaskMode};
 pub use client_side::{Progress, ProgressFn};
+pub(crate) use discovery::OutlinedLayer;
 pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use listing::Unlisted;
 pub use lists::{ListOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
@@ -99,6 +100,8 @@ pub(crate) struct Inner {
     /// `pool::listing`): until it changes, an answer need not look.
     known_at: AtomicU64,
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
+    /// The known tools described at one `tools_version` (see `pool::search`).
+    known: std::sync::Mutex<Option<(u64, Arc<search::KnownTools>)>>,
     /// The least severe log level someone asked of every server at run time (a served client's
     /// `logging/setLevel`), as `ServerShared` keeps levels: 0 for none.
     pub(crate) log_floor: Arc<std::sync::atomic::AtomicU8>,
@@ -163,6 +166,7 @@ impl Pool {
             tools_version: AtomicU64::new(0),
             known_at: AtomicU64::new(u64::MAX),
             search: std::sync::Mutex::new(None),
+            known: std::sync::Mutex::new(None),
             log_floor: Arc::default(),
             opts: options,
             store,

@@ -2,14 +2,78 @@
 //! catalog), after listing the servers whose tools are not known yet (`pool::listing`), and
 //! which server a tool id belongs to. Host tools are registered in `host_tools.rs`.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
 use super::{Inner, Pool};
 use crate::error::Result;
+use crate::tools::canonical::canonical_name;
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
 use crate::tools::search::{SearchHit, SearchIndex};
 use crate::tools::{ToolInfo, describe};
+
+/// Every known tool described once for one `tools_version`, shared by the readers that need
+/// the whole fleet (an agent's every turn, the search index) until a list or a record changes.
+pub(crate) struct KnownTools {
+    pub(crate) tools: Vec<ToolInfo>,
+    /// Each tool's discovery role ([`canonical_name`]), worked out when first asked.
+    roles: OnceLock<Vec<Option<&'static str>>>,
+    /// The tools offered to a model, by server, worked out when first asked.
+    for_model: OnceLock<Vec<ServerTools>>,
+}
+
+/// One server's tools offered to a model, as indices into [`KnownTools::tools`].
+pub(crate) struct ServerTools {
+    pub(crate) server_name: String,
+    pub(crate) server_id: String,
+    pub(crate) tools: Vec<usize>,
+}
+
+impl KnownTools {
+    fn new(tools: Vec<ToolInfo>) -> KnownTools {
+        KnownTools {
+            tools,
+            roles: OnceLock::new(),
+            for_model: OnceLock::new(),
+        }
+    }
+
+    /// The tools a model may be offered (an MCP App's view-only tools left out), by server in
+    /// the order the servers first appear.
+    pub(crate) fn for_model(&self) -> &[ServerTools] {
+        self.for_model.get_or_init(|| {
+            let mut out: Vec<ServerTools> = Vec::new();
+            for (i, t) in self.tools.iter().enumerate().filter(|(_, t)| t.for_model()) {
+                // Tools come server by server: a server's place is found once per run of them.
+                let same =
+                    |s: &ServerTools| s.server_id == t.server_id && s.server_name == t.server_name;
+                match out.last_mut().filter(|s| same(s)) {
+                    Some(s) => s.tools.push(i),
+                    None => match out.iter_mut().find(|s| same(s)) {
+                        Some(s) => s.tools.push(i),
+                        None => out.push(ServerTools {
+                            server_name: t.server_name.clone(),
+                            server_id: t.server_id.clone(),
+                            tools: vec![i],
+                        }),
+                    },
+                }
+            }
+            out
+        })
+    }
+
+    /// The discovery role of `tools[i]`, if it plays one (`list_tools`, `search_recipes` ...).
+    pub(crate) fn role(&self, i: usize) -> Option<&'static str> {
+        let roles = self.roles.get_or_init(|| {
+            self.tools
+                .iter()
+                .map(|t| canonical_name(&t.name, t.description.as_deref()))
+                .collect()
+        });
+        roles[i]
+    }
+}
 
 impl Pool {
     /// Ranked tools for `query` (names, titles, descriptions, parameter names), best first,
@@ -87,6 +151,27 @@ impl Inner {
     }
 
     fn known_tools(&self) -> Vec<ToolInfo> {
+        self.known().tools.clone()
+    }
+
+    /// The known tools at the current `tools_version`, described again only when something
+    /// changed since: every change to a list, a record or the host's tools bumps the version
+    /// (the search index and `ensure_catalog` rely on the same).
+    pub(crate) fn known(&self) -> Arc<KnownTools> {
+        // Read first: a change made while describing bumps it, and the next reader describes
+        // again.
+        let version = self.tools_version.load(Ordering::SeqCst);
+        if let Some((v, known)) = self.known.lock().unwrap().as_ref()
+            && *v == version
+        {
+            return known.clone();
+        }
+        let known = Arc::new(KnownTools::new(self.describe_known()));
+        *self.known.lock().unwrap() = Some((version, known.clone()));
+        known
+    }
+
+    fn describe_known(&self) -> Vec<ToolInfo> {
         let lists = self
             .active_slots()
             .into_iter()
@@ -110,8 +195,13 @@ impl Inner {
             return index.clone();
         }
         // Searches answer models: a tool an MCP App keeps to its view is not in them.
-        let mut tools = self.known_tools();
-        tools.retain(ToolInfo::for_model);
+        let known = self.known();
+        let tools: Vec<ToolInfo> = known
+            .tools
+            .iter()
+            .filter(|t| t.for_model())
+            .cloned()
+            .collect();
         let index = Arc::new(SearchIndex::build(&tools));
         *self.search.lock().unwrap() = Some((version, index.clone()));
         index
