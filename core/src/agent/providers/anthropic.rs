@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::http::{Api, HttpProvider};
+use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
 use super::{ChatRequest, ToolChoice};
 use crate::agent::message::{Block, Image, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
@@ -40,6 +40,11 @@ fn image(i: &Image) -> Value {
 }
 
 pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
+    join_body(body_parts(model, req))
+}
+
+/// [`body`] with its tools apart (see [`write_body`]).
+fn body_parts<'a>(model: &str, req: &'a ChatRequest) -> BodyParts<'a> {
     let messages: Vec<Value> = req
         .messages
         .iter()
@@ -89,13 +94,12 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     if let Some(system) = &req.system {
         body["system"] = json!(system);
     }
+    let mut tools = None;
     if !req.tools.is_empty() {
-        body["tools"] = Value::Array(
-            req.tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-                .collect(),
-        );
+        tools = Some(ToolsJson {
+            shape: ToolShape::Anthropic,
+            tools: &req.tools,
+        });
         // Anthropic's names: `any` is "at least one tool".
         let choice = match req.tool_choice {
             Some(ToolChoice::Auto) => Some("auto"),
@@ -110,7 +114,7 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     if let Some(t) = req.temperature {
         body["temperature"] = json!(t);
     }
-    body
+    (body, tools)
 }
 
 /// Builds the answer from the event stream.
@@ -215,6 +219,10 @@ impl Api for AnthropicConfig {
 
     fn body(model: &str, request: &ChatRequest) -> Value {
         body(model, request)
+    }
+
+    fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
+        write_body(body_parts(model, request))
     }
 
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {

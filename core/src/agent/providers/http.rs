@@ -6,6 +6,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use super::{ChatRequest, Provider, cancellable};
+use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use crate::agent::message::Response;
@@ -129,6 +130,12 @@ pub trait Api: Clone + Send + Sync + 'static {
     fn settings(&self) -> (&str, &str, u32);
     /// The request body of one chat request.
     fn body(model: &str, request: &ChatRequest) -> Value;
+    /// [`Api::body`] as the bytes sent. The built-in dialects write the tools from their
+    /// stored schema text here ([`write_body`]): an agent's turn offers hundreds of tools,
+    /// and a `Value` of the body parsed every schema again on every turn.
+    fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
+        serde_json::to_vec(&Self::body(model, request)).unwrap_or_default()
+    }
     /// Adds the API's own headers (its key, its version).
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         builder
@@ -158,7 +165,7 @@ impl<A: Api> HttpProvider<A> {
     async fn send(&self, request: ChatRequest) -> Result<Response> {
         let (base_url, _, _) = self.api.settings();
         let url = format!("{}{}", base_url.trim_end_matches('/'), A::PATH);
-        let body = serde_json::to_vec(&A::body(&self.http.model(), &request)).unwrap_or_default();
+        let body = A::body_bytes(&self.http.model(), &request);
         let response = self
             .http
             .post_json(&url, &body, |b| self.api.headers(b))
@@ -184,5 +191,163 @@ impl<A: Api> Provider for HttpProvider<A> {
         let this = self.clone();
         let cancel = request.cancel.clone();
         Box::pin(async move { cancellable(cancel, this.send(request)).await })
+    }
+}
+
+/// How a dialect writes one tool of a request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ToolShape {
+    /// `{"type": "function", "function": {"name", "description", "parameters"}}` (OpenAI's
+    /// Chat Completions, Ollama).
+    Function,
+    /// `{"name", "description", "input_schema"}` (Anthropic's Messages).
+    Anthropic,
+}
+
+/// A request's tools in a dialect's shape, serialized from the stored schema text as it is.
+pub(crate) struct ToolsJson<'a> {
+    pub(crate) shape: ToolShape,
+    pub(crate) tools: &'a [crate::pool::ToolDef],
+}
+
+#[derive(serde::Serialize)]
+struct FunctionTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a crate::SharedJson,
+}
+
+#[derive(serde::Serialize)]
+struct AnthropicTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a crate::SharedJson,
+}
+
+impl Serialize for ToolsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
+        for t in self.tools {
+            match self.shape {
+                ToolShape::Function => seq.serialize_element(&FunctionTool {
+                    kind: "function",
+                    function: Function {
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.input_schema,
+                    },
+                })?,
+                ToolShape::Anthropic => seq.serialize_element(&AnthropicTool {
+                    name: &t.name,
+                    description: &t.description,
+                    input_schema: &t.input_schema,
+                })?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A body as a dialect builds it: every field but the tools, then the tools, if any.
+pub(crate) type BodyParts<'a> = (Value, Option<ToolsJson<'a>>);
+
+/// [`BodyParts`] as one `Value` (what [`Api::body`] gives).
+pub(crate) fn join_body((mut fields, tools): BodyParts<'_>) -> Value {
+    if let Some(tools) = tools {
+        fields["tools"] = serde_json::to_value(tools).unwrap_or_default();
+    }
+    fields
+}
+
+/// [`BodyParts`] as the bytes sent: the tools' schemas copied as they are stored.
+pub(crate) fn write_body((fields, tools): BodyParts<'_>) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        #[serde(flatten)]
+        fields: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tools: Option<ToolsJson<'a>>,
+    }
+    serde_json::to_vec(&Body {
+        fields: &fields,
+        tools,
+    })
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::Api;
+    use crate::agent::providers::{ChatRequest, ToolChoice};
+    use crate::agent::{AnthropicConfig, Message, OllamaConfig, OpenAiConfig};
+
+    /// What each dialect sends must be its `body()` exactly, tools and all.
+    fn sends_its_body<A: Api>(request: &ChatRequest) {
+        let sent: Value = serde_json::from_slice(&A::body_bytes("m", request)).unwrap();
+        assert_eq!(sent, A::body("m", request), "{}", A::NAME);
+    }
+
+    #[test]
+    fn every_dialect_sends_the_body_it_builds() {
+        let tool = |name: &str, schema: Value| crate::pool::ToolDef {
+            name: name.into(),
+            description: format!("{name} \"quoted\" \u{e9}"),
+            input_schema: schema.into(),
+        };
+        let mut request = ChatRequest {
+            messages: vec![Message::user("hi")],
+            system: Some("be brief".into()),
+            tools: vec![
+                tool(
+                    "a",
+                    json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+                ),
+                tool("b", json!({"type": "object"})),
+            ],
+            tool_choice: Some(ToolChoice::Required),
+            max_tokens: Some(10),
+            temperature: Some(0.5),
+            ..Default::default()
+        };
+        for tools in [true, false] {
+            if !tools {
+                request.tools.clear();
+            }
+            sends_its_body::<OpenAiConfig>(&request);
+            sends_its_body::<AnthropicConfig>(&request);
+            sends_its_body::<OllamaConfig>(&request);
+        }
+        let openai = OpenAiConfig::body(
+            "m",
+            &ChatRequest {
+                tools: vec![tool("a", json!({"type": "object"}))],
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            openai["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
+        assert_eq!(openai["tools"][0]["type"], "function");
+        let anthropic = AnthropicConfig::body(
+            "m",
+            &ChatRequest {
+                tools: vec![tool("a", json!({"type": "object"}))],
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            anthropic["tools"][0]["input_schema"],
+            json!({"type": "object"})
+        );
     }
 }

@@ -3,7 +3,7 @@
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::http::{Api, HttpProvider};
+use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
 use super::{ChatRequest, ToolChoice};
 use crate::agent::message::{Block, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
@@ -20,6 +20,11 @@ pub struct OllamaConfig {
 pub type OllamaProvider = HttpProvider<OllamaConfig>;
 
 pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
+    join_body(body_parts(model, req))
+}
+
+/// [`body`] with its tools apart (see [`write_body`]).
+fn body_parts<'a>(model: &str, req: &'a ChatRequest) -> BodyParts<'a> {
     let mut messages = Vec::new();
     if let Some(system) = &req.system {
         messages.push(json!({"role": "system", "content": system}));
@@ -82,14 +87,11 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     }
     let mut body = json!({"model": model, "messages": messages, "stream": true});
     // Ollama has no tool choice: "none" is a request without tools.
-    if !req.tools.is_empty() && req.tool_choice != Some(ToolChoice::None) {
-        body["tools"] = Value::Array(
-            req.tools
-                .iter()
-                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
-                .collect(),
-        );
-    }
+    let tools =
+        (!req.tools.is_empty() && req.tool_choice != Some(ToolChoice::None)).then(|| ToolsJson {
+            shape: ToolShape::Function,
+            tools: &req.tools,
+        });
     let mut options = serde_json::Map::new();
     if let Some(t) = req.temperature {
         options.insert("temperature".into(), json!(t));
@@ -100,7 +102,7 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     if !options.is_empty() {
         body["options"] = Value::Object(options);
     }
-    body
+    (body, tools)
 }
 
 impl Api for OllamaConfig {
@@ -113,6 +115,10 @@ impl Api for OllamaConfig {
 
     fn body(model: &str, request: &ChatRequest) -> Value {
         body(model, request)
+    }
+
+    fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
+        write_body(body_parts(model, request))
     }
 
     async fn read(&self, response: reqwest::Response, req: &ChatRequest) -> Result<Response> {

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::ChatRequest;
-use super::http::{Api, HttpProvider};
+use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
 use crate::agent::message::{Block, Response, Role, StopReason, Usage};
 use crate::agent::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
@@ -43,6 +43,11 @@ pub type OpenAiProvider = HttpProvider<OpenAiConfig>;
 
 /// The request body for a chat request.
 pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
+    join_body(body_parts(model, req))
+}
+
+/// [`body`] with its tools apart (see [`write_body`]).
+fn body_parts<'a>(model: &str, req: &'a ChatRequest) -> BodyParts<'a> {
     let mut messages = Vec::new();
     if let Some(system) = &req.system {
         messages.push(json!({"role": "system", "content": system}));
@@ -112,13 +117,12 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
         }
     }
     let mut body = json!({"model": model, "messages": messages, "stream": true, "stream_options": {"include_usage": true}});
+    let mut tools = None;
     if !req.tools.is_empty() {
-        body["tools"] = Value::Array(
-            req.tools
-                .iter()
-                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
-                .collect(),
-        );
+        tools = Some(ToolsJson {
+            shape: ToolShape::Function,
+            tools: &req.tools,
+        });
         if let Some(choice) = req.tool_choice {
             body["tool_choice"] = json!(choice);
         }
@@ -129,7 +133,7 @@ pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
     if let Some(t) = req.temperature {
         body["temperature"] = json!(t);
     }
-    body
+    (body, tools)
 }
 
 /// Accumulates a streamed answer.
@@ -250,6 +254,10 @@ impl Api for OpenAiConfig {
 
     fn body(model: &str, request: &ChatRequest) -> Value {
         body(model, request)
+    }
+
+    fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
+        write_body(body_parts(model, request))
     }
 
     fn headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
