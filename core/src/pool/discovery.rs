@@ -56,6 +56,18 @@ impl LayerOutline {
         layer.tools.iter().map(|&i| &self.known.tools[i])
     }
 
+    /// One layer with its tools copied, as [`Pool::known_layers`] gives it.
+    fn to_layer(&self, layer: &OutlinedLayer) -> ToolLayer {
+        ToolLayer {
+            protocol: layer.protocol.into(),
+            server_id: layer.server_id.clone(),
+            server_name: layer.server_name.clone(),
+            description: None,
+            tools: self.tools(layer).cloned().collect(),
+            error: layer.error.clone(),
+        }
+    }
+
     /// The tool of `layer` that plays the discovery role `canonical`, as [`aliased`] finds it.
     fn aliased(&self, layer: &OutlinedLayer, canonical: &str) -> Option<&ToolInfo> {
         let i = layer
@@ -207,14 +219,7 @@ impl Pool {
         outline
             .layers
             .iter()
-            .map(|layer| ToolLayer {
-                protocol: layer.protocol.into(),
-                server_id: layer.server_id.clone(),
-                server_name: layer.server_name.clone(),
-                description: None,
-                tools: outline.tools(layer).cloned().collect(),
-                error: layer.error.clone(),
-            })
+            .map(|layer| outline.to_layer(layer))
             .collect()
     }
 
@@ -419,11 +424,18 @@ impl Conversation {
         if name == "search_tools" {
             return Target::GlobalSearch;
         }
-        for layer in self.layers() {
+        // Every call comes here, a real tool's too: the outline copies no tool, and only the
+        // layer a discovery tool names is built.
+        let outline = self.pool.layer_outline();
+        for layer in &outline.layers {
+            if !self.filter.allows(&layer.server_id, &layer.server_name) {
+                continue;
+            }
             let prefix = format!("{}_{}_", sanitize(&layer.server_name), layer.protocol);
             if let Some(rest) = name.strip_prefix(&prefix)
                 && let Some((canonical, _)) = DISCOVERY.iter().find(|(c, _)| *c == rest)
             {
+                let layer = outline.to_layer(layer);
                 return Target::Discovery { layer, canonical };
             }
         }
@@ -481,11 +493,12 @@ impl Conversation {
         if let Some((_, error)) = self.pool.inner.listing_failure(&slot) {
             return Err(error);
         }
-        let fresh = self.pool.known_layers();
-        Ok(fresh
-            .into_iter()
+        let outline = self.pool.layer_outline();
+        Ok(outline
+            .layers
+            .iter()
             .find(|l| l.server_id == layer.server_id)
-            .unwrap_or(layer))
+            .map_or(layer, |l| outline.to_layer(l)))
     }
 
     async fn discovery(
