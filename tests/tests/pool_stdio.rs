@@ -1096,6 +1096,89 @@ async fn a_conversations_tools_follow_changes_made_between_turns() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_asked_again_follows_every_change() {
+    // A listing with every list fresh is copied out of the last one's places: after each
+    // change below it must be what a listing that asks every server again gives.
+    let pool = pool().await;
+    // Names that sanitize alike: their ids are assigned together, conflicts included. Lists
+    // fresh for a minute (an rmcp server's lists say `ttlMs: 0` unless told otherwise).
+    let fresh = ["--tools-ttl-ms", "60000"];
+    add_test_server(&pool, "a.b", &fresh).await;
+    add_test_server(&pool, "a_b", &fresh).await;
+    let shown = |tools: Vec<mcpmux::ToolInfo>| {
+        tools
+            .into_iter()
+            .map(|t| (t.id, t.server_name, t.name, t.description))
+            .collect::<Vec<_>>()
+    };
+    let check = |pool: mcpmux::Pool| async move {
+        let again = shown(pool.list_tools(None).await.unwrap());
+        let refresh = mcpmux::ListOptions {
+            refresh: true,
+            ..Default::default()
+        };
+        let asked = shown(pool.list_tools_with(None, refresh).await.unwrap());
+        assert_eq!(again, asked);
+        // And once more from the listing made of the lists just asked for.
+        assert_eq!(shown(pool.list_tools(None).await.unwrap()), asked);
+        asked.into_iter().map(|(id, ..)| id).collect::<Vec<_>>()
+    };
+    let first = shown(pool.list_tools(None).await.unwrap());
+    let ids = check(pool.clone()).await;
+    assert_eq!(ids, first.iter().map(|t| t.0.clone()).collect::<Vec<_>>());
+    assert!(ids.contains(&"mcp__a_b__echo".to_string()), "{ids:?}");
+    assert_eq!(
+        ids.iter()
+            .filter(|i| i.starts_with("mcp__a_b__echo"))
+            .count(),
+        2
+    );
+
+    pool.register_tool(mcpmux::HostTool {
+        name: "set_theme".into(),
+        description: "Switch the theme".into(),
+        input_schema: json!({"type": "object"}),
+        handler: Arc::new(|_| Box::pin(async { Ok(Default::default()) })),
+    })
+    .unwrap();
+    assert!(check(pool.clone()).await.contains(&"set_theme".to_string()));
+
+    let patch = mcpmux::ServerPatch {
+        disabled_tools: Some(vec!["sleep".into()]),
+        ..Default::default()
+    };
+    pool.update_server("a.b", patch).await.unwrap();
+    let ids = check(pool.clone()).await;
+    assert_eq!(
+        ids.iter()
+            .filter(|i| i.starts_with("mcp__a_b__sleep"))
+            .count(),
+        1
+    );
+
+    let rename = mcpmux::ServerPatch {
+        name: Some("c".into()),
+        ..Default::default()
+    };
+    pool.update_server("a_b", rename).await.unwrap();
+    let ids = check(pool.clone()).await;
+    assert!(ids.contains(&"mcp__c__sleep".to_string()), "{ids:?}");
+    // The new ids are known to calls.
+    let echoed = pool
+        .call_tool("mcp__c__echo", json!({"text": "hi"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&echoed), "hi");
+
+    set_active(&pool, "c", false).await;
+    let ids = check(pool.clone()).await;
+    assert!(!ids.iter().any(|i| i.starts_with("mcp__c__")), "{ids:?}");
+    assert!(pool.unregister_tool("set_theme"));
+    assert!(!check(pool.clone()).await.contains(&"set_theme".to_string()));
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_tools_are_listed_searched_validated_and_called_in_process() {
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;

@@ -148,22 +148,36 @@ impl Pool {
                 Ok(tools)
             }
             None => {
-                let groups = prefix_groups(self.inner.active_slots());
-                let lists = futures::future::join_all(
-                    groups
-                        .iter()
-                        .map(|g| self.inner.index_group(g, None, asked_since, options.known)),
-                )
-                .await;
-                let mut out: Vec<ToolInfo> = lists.into_iter().flatten().flatten().collect();
-                out.extend(self.inner.local.list());
-                out.sort_by(|a, b| a.id.cmp(&b.id));
+                // Nothing to ask any server: the last listing, copied out of the lists.
+                let fresh = asked_since.is_none().then(|| self.inner.list_fresh());
+                let out = match fresh.flatten() {
+                    Some(out) => out,
+                    None => self.list_every_server(asked_since, options.known).await,
+                };
                 if out.len() >= BULK_LIST {
                     crate::memory::trim_soon();
                 }
                 Ok(out)
             }
         }
+    }
+
+    /// Every active server's tools, fetched where its list is not fresh, in id order.
+    async fn list_every_server(
+        &self,
+        asked_since: Option<Instant>,
+        stopped_from_catalog: bool,
+    ) -> Vec<ToolInfo> {
+        let groups = prefix_groups(self.inner.active_slots());
+        let lists = futures::future::join_all(groups.iter().map(|g| {
+            self.inner
+                .index_group(g, None, asked_since, stopped_from_catalog)
+        }))
+        .await;
+        let mut out: Vec<ToolInfo> = lists.into_iter().flatten().flatten().collect();
+        out.extend(self.inner.local.list());
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out
     }
 
     /// Resources of every server that offers them (or of one), following pagination.

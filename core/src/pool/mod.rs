@@ -7,6 +7,7 @@ mod client_scope;
 pub(crate) mod client_side;
 mod connection;
 mod discovery;
+mod full_listing;
 mod host;
 mod host_tools;
 mod input_rounds;
@@ -102,6 +103,8 @@ pub(crate) struct Inner {
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
     /// The known tools described at one `tools_version` (see `pool::search`).
     known: std::sync::Mutex<Option<(u64, Arc<search::KnownTools>)>>,
+    /// The last listing of every server's tools (see `pool::full_listing`).
+    listing: std::sync::Mutex<Option<Arc<full_listing::FullListing>>>,
     /// The least severe log level someone asked of every server at run time (a served client's
     /// `logging/setLevel`), as `ServerShared` keeps levels: 0 for none.
     pub(crate) log_floor: Arc<std::sync::atomic::AtomicU8>,
@@ -167,6 +170,7 @@ impl Pool {
             known_at: AtomicU64::new(u64::MAX),
             search: std::sync::Mutex::new(None),
             known: std::sync::Mutex::new(None),
+            listing: std::sync::Mutex::new(None),
             log_floor: Arc::default(),
             opts: options,
             store,

@@ -54,27 +54,46 @@ pub struct ToolInfo {
 /// Describes the tools of a set of servers under pool-unique ids. Servers are taken in
 /// creation order, so ids stay stable as servers are added; disabled tools are left out.
 pub(crate) fn describe(
-    mut lists: Vec<(crate::config::record::ServerRecord, ToolList)>,
+    lists: Vec<(crate::config::record::ServerRecord, ToolList)>,
 ) -> Vec<ToolInfo> {
-    lists.sort_by(|(a, _), (b, _)| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    let entries: Vec<_> = lists
-        .iter()
-        .flat_map(|(record, tools)| {
+    name_tools(&lists)
+        .into_iter()
+        .map(|(list, tool, id)| {
+            let (record, tools) = &lists[list];
+            tools[tool].info(id, &record.id, &record.name)
+        })
+        .collect()
+}
+
+/// The tools [`describe`] gives, as places: each one's list in `lists`, its place in that
+/// list, and its id, in `describe`'s order.
+pub(crate) fn name_tools(
+    lists: &[(crate::config::record::ServerRecord, ToolList)],
+) -> Vec<(usize, usize, String)> {
+    let mut order: Vec<usize> = (0..lists.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&lists[a].0, &lists[b].0);
+        (a.created_at, &a.id).cmp(&(b.created_at, &b.id))
+    });
+    let places: Vec<(usize, usize)> = order
+        .into_iter()
+        .flat_map(|list| {
+            let (record, tools) = &lists[list];
             tools
                 .iter()
-                .filter(|t| !record.disabled_tools.iter().any(|d| d == t.name()))
-                .map(move |t| (record, t))
+                .enumerate()
+                .filter(|(_, t)| !record.disabled_tools.iter().any(|d| d == t.name()))
+                .map(move |(tool, _)| (list, tool))
         })
         .collect();
-    let ids = assign_ids(
-        entries
-            .iter()
-            .map(|(r, t)| (r.id.as_str(), r.name.as_str(), t.name())),
-    );
-    entries
+    let ids = assign_ids(places.iter().map(|&(list, tool)| {
+        let (record, tools) = &lists[list];
+        (record.id.as_str(), record.name.as_str(), tools[tool].name())
+    }));
+    places
         .into_iter()
         .zip(ids)
-        .map(|((r, t), id)| t.info(id, &r.id, &r.name))
+        .map(|((list, tool), id)| (list, tool, id))
         .collect()
 }
 
