@@ -1044,6 +1044,17 @@ async fn a_conversation_starts_with_discovery_and_activates_servers_on_first_use
     pool.close().await;
 }
 
+/// Registers a host tool `set_theme` that accepts any object and answers nothing.
+fn register_set_theme(pool: &mcpmux::Pool) {
+    pool.register_tool(mcpmux::HostTool {
+        name: "set_theme".into(),
+        description: "Switch the theme".into(),
+        input_schema: json!({"type": "object"}),
+        handler: Arc::new(|_| Box::pin(async { Ok(Default::default()) })),
+    })
+    .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversations_tools_follow_changes_made_between_turns() {
     // The known tools are described once and shared until something changes: each change
@@ -1059,13 +1070,7 @@ async fn a_conversations_tools_follow_changes_made_between_turns() {
     let before = names(&conv);
     assert!(before.contains(&"mcp__t__sleep".to_string()), "{before:?}");
 
-    pool.register_tool(mcpmux::HostTool {
-        name: "set_theme".into(),
-        description: "Switch the theme".into(),
-        input_schema: json!({"type": "object"}),
-        handler: Arc::new(|_| Box::pin(async { Ok(Default::default()) })),
-    })
-    .unwrap();
+    register_set_theme(&pool);
     let with_host = names(&conv);
     let host_layer: Vec<_> = with_host.iter().filter(|n| !before.contains(n)).collect();
     assert_eq!(
@@ -1134,13 +1139,7 @@ async fn a_listing_asked_again_follows_every_change() {
         2
     );
 
-    pool.register_tool(mcpmux::HostTool {
-        name: "set_theme".into(),
-        description: "Switch the theme".into(),
-        input_schema: json!({"type": "object"}),
-        handler: Arc::new(|_| Box::pin(async { Ok(Default::default()) })),
-    })
-    .unwrap();
+    register_set_theme(&pool);
     assert!(check(pool.clone()).await.contains(&"set_theme".to_string()));
 
     let patch = mcpmux::ServerPatch {

@@ -152,10 +152,7 @@ impl Inner {
         for place in listing.tools.iter().filter(|p| p.server != HOST) {
             let server = &listing.servers[place.server as usize];
             let name = lists[place.server as usize].1[place.tool as usize].name();
-            let known = index.get(&*place.id);
-            if known.is_none_or(|(id, n)| *id != server.id || n != name) {
-                index.insert(place.id.to_string(), (server.id.clone(), name.to_string()));
-            }
+            super::tool_index::remember(&mut index, &place.id, &server.id, name);
         }
     }
 }

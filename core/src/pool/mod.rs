@@ -85,7 +85,7 @@ pub(crate) struct Inner {
     /// Clients' own connections to `perClient` servers.
     clients: client_scope::ClientSlots,
     /// Tool id → (server id, tool name), rebuilt whenever tool lists are fetched.
-    tool_index: RwLock<HashMap<String, (String, String)>>,
+    tool_index: RwLock<tool_index::ToolIndex>,
     in_flight: AtomicUsize,
     idle: Notify,
     closing: AtomicBool,

@@ -2,6 +2,7 @@
 //! whose names share a prefix, and each server's tool list fetched (once at a time) or taken
 //! from its cache.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,18 @@ use super::Inner;
 use super::slot::{CachedTools, Slot};
 use crate::error::{Error, Result};
 use crate::tools::{ToolInfo, describe, server_prefix};
+
+/// Which server, and which of its tools, each tool id names.
+pub(super) type ToolIndex = HashMap<String, (String, String)>;
+
+/// Records that `id` names `server`'s tool `name`. Most listings name every tool as the last
+/// one did: nothing is copied then.
+pub(super) fn remember(index: &mut ToolIndex, id: &str, server: &str, name: &str) {
+    let known = index.get(id);
+    if known.is_none_or(|(s, n)| s != server || n != name) {
+        index.insert(id.to_string(), (server.to_string(), name.to_string()));
+    }
+}
 
 impl Inner {
     /// Servers whose names share a tool id prefix: their ids are assigned together.
@@ -54,11 +67,7 @@ impl Inner {
         let out = describe(lists);
         let mut index = self.tool_index.write().unwrap();
         for t in &out {
-            // Most listings name every tool as the last one did: nothing to copy then.
-            let known = index.get(&t.id);
-            if known.is_none_or(|(server, name)| *server != t.server_id || *name != t.name) {
-                index.insert(t.id.clone(), (t.server_id.clone(), t.name.clone()));
-            }
+            remember(&mut index, &t.id, &t.server_id, &t.name);
         }
         Ok(out)
     }
