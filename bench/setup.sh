@@ -36,10 +36,10 @@ cargo build --quiet --release --lib --manifest-path bindings/node/Cargo.toml --t
 mkdir -p "$node_dir"
 cp "$target/release/libmcpmux_node.so" "$node_dir/mcpmux.linux-x64-gnu.node"
 # The binding's JavaScript layer beside it, with a loader in place of the native.js that
-# `napi build` writes into bindings/node (absent in a fresh clone); it needs nothing from
-# node_modules at run time.
+# `napi build` writes into bindings/node (absent in a fresh clone), and the package.json the
+# layer reads its name and version from; it needs nothing from node_modules at run time.
 rm -rf "${node_dir:?}/lib"
-cp -r bindings/node/index.js bindings/node/lib "$node_dir/"
+cp -r bindings/node/index.js bindings/node/lib bindings/node/package.json "$node_dir/"
 echo "module.exports = require('./mcpmux.linux-x64-gnu.node');" > "$node_dir/native.js"
 
 step "TypeScript SDK (bench/package-lock.json)"
