@@ -13,6 +13,10 @@
 //! CPU per call. The futures are polled inside the runtime's context and never block (core
 //! moves blocking work to tokio's blocking pool).
 //!
+//! A call that writes to a stdio server has the loop watch that server's stdout too
+//! (`stdout_watch`): its replies are then read on the JS thread, and the runtime thread is not
+//! woken for them at all.
+//!
 //! The port is weak (it does not keep Node alive) while no call is in flight and strong while
 //! one is, so an awaited call keeps the process running as before.
 
@@ -24,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
+use mcpmux::transport::stdout_reader::noting_readers;
 use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::{Env, sys};
 
@@ -283,9 +288,16 @@ impl Call {
         };
         let _entered = crate::runtime().enter();
         let waker = Waker::from(self.clone());
-        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            fut.as_mut().poll(&mut Context::from_waker(&waker))
-        }));
+        // The stdio servers a poll writes to are noted, for this loop to watch their replies.
+        let watcher_id = Arc::as_ptr(&self.port.0) as u64;
+        let (polled, noted) = noting_readers(watcher_id, || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                fut.as_mut().poll(&mut Context::from_waker(&waker))
+            }))
+        });
+        for reader in noted {
+            crate::stdout_watch::watch(env, reader, watcher_id);
+        }
         let outcome = match polled {
             Ok(Poll::Pending) => {
                 slot.fut = Some(fut);

@@ -13,6 +13,7 @@ mod errors;
 mod host;
 mod oauth;
 mod serve;
+mod stdout_watch;
 
 pub use apps::app_bridge_reply;
 

@@ -15,6 +15,12 @@
 //! - *on the runtime* ([`future_on_runtime`]): the future runs as a tokio task and only its
 //!   outcome comes back through the queue. For futures that may do slow synchronous work.
 //!
+//! A call polled on the loop that writes to a stdio server has the loop watch that server's
+//! stdout too (`loop.add_reader` on the pipe; one loop per server, the first to call it): the
+//! loop then reads the reply itself and completes the call in the same turn, where the
+//! runtime's reader would wake, read, and wake the loop through the socket. The runtime's
+//! reader still serves every other loop and thread, and this one while it is busy.
+//!
 //! Cancelling the asyncio future (the task awaiting it being cancelled) drops the Rust
 //! future, which is how the core learns that a call was cancelled. Loops where `add_reader`
 //! is missing (Windows' proactor loop) and non-Unix platforms use pyo3-async-runtimes instead.
@@ -25,13 +31,15 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
+
+use mcpmux::transport::stdout_reader::{Pumped, StdoutReader, noting_readers};
 
 use crate::runtime::{BoxFuture, Deliver, Delivered, runtime};
 
@@ -48,6 +56,21 @@ struct Completer {
     signalled: AtomicBool,
     tx: UnixStream,
     rx: UnixStream,
+    /// Stdio servers this loop's calls wrote to, not yet watched by any loop.
+    to_watch: Mutex<Vec<Arc<StdoutReader>>>,
+    /// The servers this loop watches, given back to other loops when this one is gone.
+    watching: Mutex<Vec<Weak<StdoutReader>>>,
+}
+
+impl Drop for Completer {
+    fn drop(&mut self) {
+        let id = self as *const Completer as u64;
+        for reader in lock(&self.watching).drain(..) {
+            if let Some(reader) = reader.upgrade() {
+                reader.release(id);
+            }
+        }
+    }
 }
 
 impl Completer {
@@ -61,7 +84,45 @@ impl Completer {
             signalled: AtomicBool::new(false),
             tx,
             rx,
+            to_watch: Mutex::new(Vec::new()),
+            watching: Mutex::new(Vec::new()),
         })
+    }
+
+    /// This loop's id among the loops that may watch a server's stdout.
+    fn loop_id(self: &Arc<Self>) -> u64 {
+        Arc::as_ptr(self) as u64
+    }
+
+    /// Watches the stdout of each server noted since the last time, unless another loop
+    /// does: its replies are then read on this thread, as they arrive. On the loop thread.
+    fn watch_noted(self: &Arc<Self>, py: Python<'_>) {
+        let noted = std::mem::take(&mut *lock(&self.to_watch));
+        if noted.is_empty() {
+            return;
+        }
+        let Ok(event_loop) = running_loop(py) else {
+            return;
+        };
+        for reader in noted {
+            if !reader.claim(self.loop_id()) {
+                continue;
+            }
+            let fd = reader.fd();
+            let mut watching = lock(&self.watching);
+            watching.retain(|r| r.strong_count() > 0);
+            watching.push(Arc::downgrade(&reader));
+            drop(watching);
+            let watcher = Watcher {
+                reader: reader.clone(),
+                completer: self.clone(),
+            };
+            if let Err(e) = event_loop.call_method1(intern!(py, "add_reader"), (fd, watcher)) {
+                // The runtime's reader still serves the server; only the shortcut is lost.
+                reader.release(self.loop_id());
+                e.write_unraisable(py, Some(&event_loop));
+            }
+        }
     }
 
     /// Queues `call` to run on the loop thread; wakes the loop unless a wake-up is pending.
@@ -74,7 +135,7 @@ impl Completer {
     }
 
     /// Runs on the loop thread when the read end is readable.
-    fn drain(&self, py: Python<'_>) {
+    fn drain(self: &Arc<Self>, py: Python<'_>) {
         let mut buf = [0u8; 64];
         while let Ok(n) = (&self.rx).read(&mut buf) {
             if n < buf.len() {
@@ -96,6 +157,33 @@ impl Completer {
         for (call, deliver) in finished {
             call.deliver(py, deliver);
         }
+        self.watch_noted(py);
+    }
+}
+
+/// The loop's reader callback on a stdio server's stdout: reads the replies there and
+/// completes their calls in the same turn of the loop.
+#[pyclass(frozen, module = "mcpmux._native")]
+struct Watcher {
+    reader: Arc<StdoutReader>,
+    completer: Arc<Completer>,
+}
+
+#[pymethods]
+impl Watcher {
+    fn __call__(&self, py: Python<'_>) {
+        // Calls woken by this read are drained below: no byte on the socket for them.
+        self.completer.signalled.store(true, Ordering::SeqCst);
+        let pumped = py.detach(|| {
+            let _ctx = runtime().enter();
+            self.reader.pump()
+        });
+        if pumped == Pumped::Ended
+            && let Ok(event_loop) = running_loop(py)
+        {
+            let _ = event_loop.call_method1(intern!(py, "remove_reader"), (self.reader.fd(),));
+        }
+        self.completer.drain(py);
     }
 }
 
@@ -160,6 +248,7 @@ impl Call {
         if let Some(deliver) = finished {
             self.deliver(py, deliver);
         }
+        self.completer.watch_noted(py);
     }
 
     /// Polls the future or takes the task's outcome: `Some` once the call has one. On the loop
@@ -173,8 +262,13 @@ impl Call {
             Work::Poll(mut future) => {
                 let waker = Waker::from(self.clone());
                 let mut cx = Context::from_waker(&waker);
-                let polled =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+                // The servers a poll writes to are noted, for this loop to watch their replies.
+                let (polled, noted) = noting_readers(self.completer.loop_id(), || {
+                    std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
+                });
+                if !noted.is_empty() {
+                    lock(&self.completer.to_watch).extend(noted);
+                }
                 match polled {
                     Ok(Poll::Pending) => {
                         slot.work = Work::Poll(future);

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import enum
+import gc
 import json
+import os
+import stat
 import threading
 import time
 from typing import Any
@@ -145,6 +148,80 @@ def test_one_pool_across_event_loops_and_threads(config_path: str, test_server: 
     finally:
         first.run_until_complete(pool.close())
         first.close()
+
+
+def _watched_pipes(event_loop: asyncio.AbstractEventLoop) -> set[int]:
+    """The pipes `event_loop` watches, by inode (a server's stdout, once a call wrote to it).
+    The completion channel and asyncio's own are sockets, not pipes."""
+    selector = event_loop._selector  # type: ignore[attr-defined]
+    pipes: set[int] = set()
+    for key in selector.get_map().values():
+        st = os.fstat(key.fd)
+        if stat.S_ISFIFO(st.st_mode):
+            pipes.add(st.st_ino)
+    return pipes
+
+
+async def _until(check: Any, what: str) -> None:
+    for _ in range(200):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+async def test_the_loop_reads_a_stdio_servers_replies_itself(tpool: mcpmux.Pool) -> None:
+    # A reply read on the loop's own thread reaches its caller without a runtime thread
+    # waking the loop: the loop watches the server's stdout from the first call on.
+    event_loop = asyncio.get_running_loop()
+    assert _watched_pipes(event_loop) == set()
+    assert (await tpool.call_tool("mcp__t__echo", {"text": "a"})).text == "a"
+    first = _watched_pipes(event_loop)
+    assert len(first) == 1, first
+
+    many = await asyncio.gather(
+        *(tpool.call_tool("mcp__t__add", {"a": i, "b": 1}) for i in range(300))
+    )
+    assert [r.text for r in many] == [str(i + 1) for i in range(300)]
+    # Everything else the server says still reaches the pool (rmcp's side of the pipe).
+    assert any(t.name == "echo" for t in await tpool.list_tools())
+    assert _watched_pipes(event_loop) == first
+
+    # A new connection's pipe is watched in its place; the old one is given up at its end.
+    await tpool.disconnect("t")
+    await _until(lambda: _watched_pipes(event_loop) == set(), "the ended pipe is unwatched")
+    assert (await tpool.call_tool("mcp__t__echo", {"text": "b"})).text == "b"
+    second = _watched_pipes(event_loop)
+    assert len(second) == 1 and second != first, (first, second)
+
+
+def test_when_the_watching_loop_is_gone_the_next_loop_watches(
+    config_path: str, test_server: str
+) -> None:
+    async def setup() -> mcpmux.Pool:
+        pool = await mcpmux.Pool.open(config_path, **POOL_OPTIONS)
+        await pool.add_server("t", command=test_server)
+        return pool
+
+    async def echo_watching(text: str) -> set[int]:
+        assert (await pool.call_tool("mcp__t__echo", {"text": text})).text == text
+        return _watched_pipes(asyncio.get_running_loop())
+
+    first = asyncio.new_event_loop()
+    second = asyncio.new_event_loop()
+    try:
+        pool = first.run_until_complete(setup())
+        assert len(first.run_until_complete(echo_watching("first"))) == 1
+        # While the first loop watches, another loop's calls are served by the runtime's reader.
+        assert second.run_until_complete(echo_watching("second")) == set()
+        first.close()
+        del first
+        gc.collect()
+        # The first loop is gone: the second watches from its next call on.
+        assert len(second.run_until_complete(echo_watching("again"))) == 1
+        second.run_until_complete(pool.close())
+    finally:
+        second.close()
 
 
 def test_a_call_needs_a_running_loop() -> None:

@@ -10,8 +10,8 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -19,6 +19,8 @@ use serde_json::value::RawValue;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, oneshot};
+
+use super::stdout_reader::StdoutReader;
 
 /// Direct ids, and the progress tokens of direct requests, are `"mcpmux-N"`.
 const TOKEN_PREFIX: &str = "mcpmux-";
@@ -48,6 +50,8 @@ struct Entry {
     tx: oneshot::Sender<Vec<u8>>,
     /// When the server last reported progress on it (its progress token is its id).
     progressed: Option<Instant>,
+    /// Sent from the event loop that watches the session's stdout, which reads its reply.
+    by_watcher: bool,
 }
 
 type Pending = HashMap<u64, Entry, std::hash::BuildHasherDefault<IdHasher>>;
@@ -58,8 +62,12 @@ pub(crate) struct Direct {
     pending: std::sync::Mutex<Pending>,
     /// Lets the reader skip the id probe while nothing direct is in flight.
     waiting: AtomicUsize,
+    /// Of those, the ones whose callers do not read the stdout themselves.
+    unwatched: AtomicUsize,
     next_id: AtomicU64,
     closed: AtomicBool,
+    /// The session's stdout, noted for an event loop that may watch it (`noting_readers`).
+    stdout: OnceLock<Weak<StdoutReader>>,
 }
 
 /// Why a direct request got no reply.
@@ -138,9 +146,16 @@ impl Direct {
             stdin,
             pending: std::sync::Mutex::new(Pending::default()),
             waiting: AtomicUsize::new(0),
+            unwatched: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
+            stdout: OnceLock::new(),
         })
+    }
+
+    /// Names the reader of the session's stdout, which holds this.
+    pub(crate) fn read_by(&self, stdout: &Arc<StdoutReader>) {
+        let _ = self.stdout.set(Arc::downgrade(stdout));
     }
 
     /// The id of the next request, reserved; its progress token is `progress_token(id)`.
@@ -176,6 +191,7 @@ impl Direct {
         serde_json::to_writer(&mut line, params).map_err(closed)?;
         line.extend_from_slice(b"}\n");
         let (tx, rx) = oneshot::channel();
+        let by_watcher = self.stdout.get().is_some_and(super::stdout_reader::note);
         {
             let mut pending = self.pending.lock().unwrap();
             // Checked under the lock `close` takes, so no sender is left behind by a close.
@@ -187,9 +203,13 @@ impl Direct {
                 Entry {
                     tx,
                     progressed: None,
+                    by_watcher,
                 },
             );
             self.waiting.fetch_add(1, Ordering::AcqRel);
+            if !by_watcher {
+                self.unwatched.fetch_add(1, Ordering::AcqRel);
+            }
         }
         let call = DirectCall {
             direct: self.clone(),
@@ -214,11 +234,25 @@ impl Direct {
     }
 
     fn forget(&self, id: u64) -> bool {
-        let removed = self.pending.lock().unwrap().remove(&id).is_some();
-        if removed {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
+        let removed = self.pending.lock().unwrap().remove(&id);
+        if let Some(entry) = &removed {
+            self.gone(entry);
         }
-        removed
+        removed.is_some()
+    }
+
+    /// Counts `entry` out of the requests waiting.
+    fn gone(&self, entry: &Entry) {
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        if !entry.by_watcher {
+            self.unwatched.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether some request waits whose caller does not watch the stdout itself: its reply
+    /// must be read by the runtime, now.
+    pub(crate) fn waits_unwatched(&self) -> bool {
+        self.unwatched.load(Ordering::Acquire) > 0
     }
 
     /// Takes `line` if it answers a direct request; otherwise leaves it for rmcp.
@@ -240,7 +274,7 @@ impl Direct {
         let entry = self.pending.lock().unwrap().remove(&id);
         match entry {
             Some(entry) => {
-                self.waiting.fetch_sub(1, Ordering::AcqRel);
+                self.gone(&entry);
                 let _ = entry.tx.send(std::mem::take(line));
             }
             // A reply to a call given up on (timed out, cancelled): nobody waits for it.
@@ -264,6 +298,7 @@ impl Direct {
         self.closed.store(true, Ordering::Release);
         pending.clear();
         self.waiting.store(0, Ordering::Release);
+        self.unwatched.store(0, Ordering::Release);
     }
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod limit;
 pub(crate) mod session_layer;
 pub(crate) mod sse;
 pub(crate) mod stdio;
+pub mod stdout_reader;
 pub(crate) mod websocket;
 
 /// Largest single message accepted from a server, unless the pool is told otherwise.

@@ -12,11 +12,12 @@ use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::Mutex;
 
 use super::direct::Direct;
 use super::limit::MessageLimit;
+use super::stdout_reader::StdoutReader;
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
@@ -24,15 +25,7 @@ use crate::events::{Event, EventBus};
 /// The rmcp transport over a child's pipes.
 pub(crate) struct StdioTransport {
     stdin: Arc<Mutex<Option<ChildStdin>>>,
-    stdout: BufReader<ChildStdout>,
-    line: Vec<u8>,
-    /// Set while skipping the rest of an oversized line.
-    discarding: bool,
-    /// Bytes of the oversized line so far.
-    discarded: u64,
-    limit: Arc<MessageLimit>,
-    server_id: Arc<str>,
-    events: EventBus,
+    stdout: Arc<StdoutReader>,
     direct: Arc<Direct>,
 }
 
@@ -84,16 +77,16 @@ pub(crate) fn spawn(
             }
         });
     }
+    let direct = Direct::new(stdin.clone());
+    let stdout = stdout
+        .into_owned_fd()
+        .and_then(|fd| StdoutReader::new(fd, limit, server_id, events, direct.clone()))
+        .map_err(|e| Error::connection(&record.name, format!("cannot read `{command}`: {e}")))?;
+    direct.read_by(&stdout);
     let transport = StdioTransport {
-        direct: Direct::new(stdin.clone()),
         stdin: stdin.clone(),
-        stdout: BufReader::with_capacity(64 * 1024, stdout),
-        line: Vec::new(),
-        discarding: false,
-        discarded: 0,
-        limit,
-        server_id,
-        events,
+        stdout,
+        direct,
     };
     let process = ChildProcess {
         child,
@@ -108,39 +101,6 @@ impl StdioTransport {
     /// Where the pool sends its own requests on this session.
     pub(crate) fn direct(&self) -> Arc<Direct> {
         self.direct.clone()
-    }
-
-    /// The session is over for rmcp: direct callers must not wait either.
-    fn end(&self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        self.direct.close();
-        None
-    }
-
-    fn report(&self, message: String) {
-        tracing::warn!(server_id = %self.server_id, "{message}");
-        self.events.emit(Event::Log {
-            server_id: self.server_id.to_string(),
-            level: "error".into(),
-            source: "transport".into(),
-            message,
-        });
-    }
-
-    fn parse(&self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        match serde_json::from_slice(line) {
-            Ok(msg) => Some(msg),
-            Err(e) => {
-                let shown: String = String::from_utf8_lossy(&line[..line.len().min(200)]).into();
-                self.report(format!(
-                    "server wrote a line that is not JSON-RPC ({e}): {shown}"
-                ));
-                None
-            }
-        }
     }
 }
 
@@ -167,64 +127,13 @@ impl Transport<RoleClient> for StdioTransport {
         }
     }
 
-    /// Cancel-safe: rmcp polls this inside `select!`, so all partial state lives in `self`.
+    /// Cancel-safe: rmcp polls this inside `select!`, and the reader keeps all its state.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        loop {
-            let buf = match self.stdout.fill_buf().await {
-                Ok(b) => b,
-                Err(e) => {
-                    self.report(format!("reading the server's stdout failed: {e}"));
-                    return self.end();
-                }
-            };
-            if buf.is_empty() {
-                return self.end();
-            }
-            let (chunk_len, complete) = match buf.iter().position(|&b| b == b'\n') {
-                Some(pos) => (pos + 1, true),
-                None => (buf.len(), false),
-            };
-            let body_len = if complete { chunk_len - 1 } else { chunk_len };
-            if self.discarding {
-                self.discarded += body_len as u64;
-            } else if self.line.len() + body_len > self.limit.max() {
-                self.discarding = true;
-                self.discarded = (self.line.len() + body_len) as u64;
-                self.line = Vec::new();
-            } else {
-                self.line.extend_from_slice(&buf[..body_len]);
-            }
-            self.stdout.consume(chunk_len);
-            if !complete {
-                continue;
-            }
-            if std::mem::take(&mut self.discarding) {
-                // Whatever request it answered would wait forever: end the session instead,
-                // so callers fail now (told why) and the pool reconnects.
-                self.limit.exceeded(Some(self.discarded));
-                self.report(format!(
-                    "server sent a message of {} bytes, larger than {} bytes (the pool option \
-                     maxMessageBytes); closing the connection",
-                    self.discarded,
-                    self.limit.max()
-                ));
-                return self.end();
-            }
-            if self.direct.deliver(&mut self.line) {
-                self.line.clear();
-                continue;
-            }
-            let line = std::mem::take(&mut self.line);
-            if let Some(msg) = self.parse(&line) {
-                self.line = line;
-                self.line.clear();
-                return Some(msg);
-            }
-        }
+        self.stdout.next_message().await
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.direct.close();
+        self.stdout.close();
         self.stdin.lock().await.take();
         Ok(())
     }
@@ -232,7 +141,7 @@ impl Transport<RoleClient> for StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        self.direct.close();
+        self.stdout.close();
     }
 }
 

@@ -1,0 +1,525 @@
+//! A stdio server's stdout, read by whichever thread is woken first.
+//!
+//! rmcp's session task reads it (through `StdioTransport::receive`), and so may a thread that
+//! runs an event loop of its own: Python's asyncio or Node's libuv. Such a loop, once it has
+//! written a direct request to the server, watches the same pipe and reads it itself, so a
+//! reply reaches its caller without first waking a runtime thread that then wakes the loop:
+//! one wake-up per call, as a client written for that loop pays. Whoever reads takes the lock,
+//! reads what the pipe holds without blocking, hands replies to direct requests to their
+//! callers at once and queues every other message for rmcp's session task.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+
+use rmcp::RoleClient;
+use rmcp::service::RxJsonRpcMessage;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
+
+use super::direct::Direct;
+use super::limit::MessageLimit;
+use crate::events::{Event, EventBus};
+
+/// How long the runtime leaves a pipe's bytes to the event loop that watches it.
+const WATCHER_GRACE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// How much is read from the pipe at once.
+const CHUNK: usize = 64 * 1024;
+
+/// One stdio session's stdout, shared by rmcp's session task and at most one foreign event
+/// loop watching it.
+pub struct StdoutReader {
+    fd: AsyncFd<OwnedFd>,
+    state: Mutex<ReadState>,
+    /// What rmcp's side has yet to take, in the order it came.
+    for_rmcp: Mutex<ForRmcp>,
+    /// Wakes rmcp's session task when another thread queued a message.
+    queued: Notify,
+    ended: AtomicBool,
+    /// The foreign event loop watching the pipe (0: none), so that only one does.
+    watcher: AtomicU64,
+    /// Until when the runtime leaves the bytes it was woken for to that loop.
+    deadline: Mutex<Option<tokio::time::Instant>>,
+    limit: Arc<MessageLimit>,
+    server_id: Arc<str>,
+    events: EventBus,
+    direct: Arc<Direct>,
+}
+
+/// What waits for rmcp's session task.
+#[derive(Default)]
+struct ForRmcp {
+    queue: VecDeque<Queued>,
+    /// rmcp holds a message it has not finished with: the pool's session layer handles
+    /// progress and log messages as they are received, before the next receive.
+    handed: bool,
+}
+
+/// One thing read, for rmcp's side to take.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a message is moved to rmcp by value anyway; boxing would add an allocation"
+)]
+enum Queued {
+    Message(RxJsonRpcMessage<RoleClient>),
+    /// A line read while rmcp had messages to handle first: anything after a message waits
+    /// behind it, so a call's progress and logs are handled before its reply reaches it.
+    Line(Vec<u8>),
+    End,
+}
+
+/// What a read leaves behind: the bytes of the line so far.
+struct ReadState {
+    chunk: Box<[u8]>,
+    line: Vec<u8>,
+    /// Set while skipping the rest of an oversized line, with its size so far.
+    discarding: Option<u64>,
+}
+
+/// Whether the pipe may hold more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pumped {
+    /// Everything the pipe held is read: wait until it is readable again.
+    Drained,
+    /// The stream has ended (or the session closed): stop watching it.
+    Ended,
+}
+
+impl StdoutReader {
+    /// Takes over `stdout`; inside a tokio runtime (the pipe registers with its reactor).
+    pub(crate) fn new(
+        stdout: OwnedFd,
+        limit: Arc<MessageLimit>,
+        server_id: Arc<str>,
+        events: EventBus,
+        direct: Arc<Direct>,
+    ) -> std::io::Result<Arc<StdoutReader>> {
+        set_nonblocking(stdout.as_raw_fd())?;
+        Ok(Arc::new(StdoutReader {
+            // SAFETY: the descriptor is owned by the `AsyncFd` and neither replaced nor closed
+            // while registered (it closes when the reader is dropped).
+            fd: unsafe { AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE)? },
+            state: Mutex::new(ReadState {
+                chunk: vec![0; CHUNK].into_boxed_slice(),
+                line: Vec::new(),
+                discarding: None,
+            }),
+            for_rmcp: Mutex::new(ForRmcp::default()),
+            queued: Notify::new(),
+            ended: AtomicBool::new(false),
+            watcher: AtomicU64::new(0),
+            deadline: Mutex::new(None),
+            limit,
+            server_id,
+            events,
+            direct,
+        }))
+    }
+
+    /// The pipe's file descriptor, for an event loop to watch; open while `self` lives.
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Makes event loop `loop_id` (non-zero) the one that watches this pipe, unless another
+    /// already does.
+    pub fn claim(&self, loop_id: u64) -> bool {
+        self.watcher
+            .compare_exchange(0, loop_id, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Event loop `loop_id` no longer watches this pipe (it is gone): another may.
+    pub fn release(&self, loop_id: u64) {
+        let _ = self
+            .watcher
+            .compare_exchange(loop_id, 0, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Reads what the pipe holds now, without blocking: replies to direct requests go to their
+    /// callers, everything else to rmcp. Any thread may call it, at any time.
+    pub fn pump(&self) -> Pumped {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if self.ended.load(Ordering::Acquire) {
+            return Pumped::Ended;
+        }
+        let mut queued = false;
+        let outcome = loop {
+            let state = &mut *state;
+            let n = match read(self.fd(), &mut state.chunk) {
+                Ok(0) => break self.end(),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break Pumped::Drained,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.report(format!("reading the server's stdout failed: {e}"));
+                    break self.end();
+                }
+            };
+            if let Err(ended) = self.take_lines(state, n, &mut queued) {
+                break ended;
+            }
+            // A short read emptied the pipe: a later write is a new readiness edge.
+            if n < state.chunk.len() {
+                break Pumped::Drained;
+            }
+        };
+        drop(state);
+        if queued || outcome == Pumped::Ended {
+            self.queued.notify_one();
+        }
+        outcome
+    }
+
+    /// Splits the `n` bytes just read into lines and hands each on.
+    fn take_lines(&self, state: &mut ReadState, n: usize, queued: &mut bool) -> Result<(), Pumped> {
+        let mut rest = &state.chunk[..n];
+        while !rest.is_empty() {
+            let (body, complete) = match rest.iter().position(|&b| b == b'\n') {
+                Some(pos) => (&rest[..pos], true),
+                None => (rest, false),
+            };
+            rest = &rest[(body.len() + usize::from(complete))..];
+            match &mut state.discarding {
+                Some(size) => *size += body.len() as u64,
+                None if state.line.len() + body.len() > self.limit.max() => {
+                    state.discarding = Some((state.line.len() + body.len()) as u64);
+                    state.line = Vec::new();
+                }
+                None => state.line.extend_from_slice(body),
+            }
+            if !complete {
+                break;
+            }
+            if let Some(size) = state.discarding.take() {
+                // Whatever request it answered would wait forever: end the session instead,
+                // so callers fail now (told why) and the pool reconnects.
+                self.limit.exceeded(Some(size));
+                self.report(format!(
+                    "server sent a message of {size} bytes, larger than {} bytes (the pool \
+                     option maxMessageBytes); closing the connection",
+                    self.limit.max()
+                ));
+                return Err(self.end());
+            }
+            let mut for_rmcp = self.lock_queue();
+            if for_rmcp.handed || !for_rmcp.queue.is_empty() {
+                let line = std::mem::take(&mut state.line);
+                for_rmcp.queue.push_back(Queued::Line(line));
+                *queued = true;
+                continue;
+            }
+            drop(for_rmcp);
+            if !self.direct.deliver(&mut state.line)
+                && let Some(msg) = self.parse(&state.line)
+            {
+                self.lock_queue().queue.push_back(Queued::Message(msg));
+                *queued = true;
+            }
+            state.line.clear();
+        }
+        Ok(())
+    }
+
+    /// The next message for rmcp, waiting for one; `None` once the stream has ended.
+    /// Cancel-safe: rmcp polls it inside `select!`, and all state lives in `self`.
+    pub(crate) async fn next_message(&self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let notified = self.queued.notified();
+        tokio::pin!(notified);
+        let mut grace = None;
+        // Polled by hand: as nested `async` blocks, the future is too deep for rustc to lay out
+        // inside rmcp's service loop and `mcpmux serve`.
+        std::future::poll_fn(|cx| self.poll_next(cx, notified.as_mut(), &mut grace)).await
+    }
+
+    fn poll_next<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+        mut notified: Pin<&mut Notified<'a>>,
+        grace: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    ) -> Poll<Option<RxJsonRpcMessage<RoleClient>>> {
+        loop {
+            // Listening before looking, so a message queued in between still wakes us.
+            notified.as_mut().enable();
+            if let Some(next) = self.take_queued() {
+                return Poll::Ready(next);
+            }
+            if self.ended.load(Ordering::Acquire) {
+                return Poll::Ready(None);
+            }
+            match self.fd.poll_read_ready(cx) {
+                // Left to the loop, the grace's timer wakes us; so does a message it queues.
+                Poll::Ready(Ok(_)) if self.leave_to_watcher(cx, grace) => {}
+                Poll::Ready(Ok(mut guard)) => {
+                    if self.pump() == Pumped::Drained {
+                        guard.clear_ready();
+                    }
+                    continue;
+                }
+                Poll::Ready(Err(e)) => {
+                    self.report(format!("watching the server's stdout failed: {e}"));
+                    self.close();
+                    continue;
+                }
+                Poll::Pending => {}
+            }
+            match notified.as_mut().poll(cx) {
+                Poll::Ready(()) => notified.set(self.queued.notified()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Whether to leave bytes just come to the event loop that watches the pipe, for now: it
+    /// reads them in its next turn, and the replies it waits for reach it with no hand-over.
+    /// Not when a reply is awaited by anyone else, and only for a moment: a loop busy with
+    /// other work does not hold up the server's other messages for longer than `WATCHER_GRACE`.
+    fn leave_to_watcher(
+        &self,
+        cx: &mut Context<'_>,
+        grace: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    ) -> bool {
+        if self.watcher.load(Ordering::Acquire) == 0 || self.direct.waits_unwatched() {
+            *grace = None;
+            return false;
+        }
+        let mut deadline = self.deadline.lock().unwrap_or_else(|e| e.into_inner());
+        let now = tokio::time::Instant::now();
+        let at = *deadline.get_or_insert(now + WATCHER_GRACE);
+        if at <= now {
+            *deadline = None;
+            *grace = None;
+            return false;
+        }
+        drop(deadline);
+        let sleep = grace.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+        if sleep.deadline() != at {
+            sleep.as_mut().reset(at);
+        }
+        sleep.as_mut().poll(cx).is_pending()
+    }
+
+    /// The next queued thing for rmcp, if any: `Some(None)` is the end. Called by rmcp's side
+    /// only, which has finished with the last message it took when it asks for another.
+    fn take_queued(&self) -> Option<Option<RxJsonRpcMessage<RoleClient>>> {
+        loop {
+            let mut for_rmcp = self.lock_queue();
+            for_rmcp.handed = false;
+            let next = for_rmcp.queue.pop_front()?;
+            match next {
+                Queued::End => return Some(None),
+                Queued::Message(msg) => {
+                    for_rmcp.handed = true;
+                    return Some(Some(msg));
+                }
+                Queued::Line(mut line) => {
+                    // Handled with the queue held: nothing read later can overtake it.
+                    if self.direct.deliver(&mut line) {
+                        continue;
+                    }
+                    if let Some(msg) = self.parse(&line) {
+                        for_rmcp.handed = true;
+                        return Some(Some(msg));
+                    }
+                }
+            }
+        }
+    }
+
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, ForRmcp> {
+        self.for_rmcp.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The stream is over: direct callers stop waiting and rmcp is told. Under the state lock.
+    fn end(&self) -> Pumped {
+        if !self.ended.swap(true, Ordering::AcqRel) {
+            self.direct.close();
+            self.lock_queue().queue.push_back(Queued::End);
+        }
+        Pumped::Ended
+    }
+
+    /// Ends the stream from rmcp's side (the transport closed or dropped).
+    pub(crate) fn close(&self) {
+        let _state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.end();
+    }
+
+    fn report(&self, message: String) {
+        tracing::warn!(server_id = %self.server_id, "{message}");
+        self.events.emit(Event::Log {
+            server_id: self.server_id.to_string(),
+            level: "error".into(),
+            source: "transport".into(),
+            message,
+        });
+    }
+
+    fn parse(&self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        match serde_json::from_slice(line) {
+            Ok(msg) => Some(msg),
+            Err(e) => {
+                let shown: String = String::from_utf8_lossy(&line[..line.len().min(200)]).into();
+                self.report(format!(
+                    "server wrote a line that is not JSON-RPC ({e}): {shown}"
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// One `read(2)`: the pipe is not a `File`, and `OwnedFd` has no `Read`.
+fn read(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: `buf` is valid for `buf.len()` bytes and `fd` is open while the reader lives.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor this process owns; no memory is passed.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The readers a thread noted while it collects them: for the event loop `loop_id`.
+struct Noted {
+    loop_id: u64,
+    readers: Vec<Arc<StdoutReader>>,
+}
+
+thread_local! {
+    /// Where this thread notes the readers it sent direct requests to, while it collects them.
+    static NOTED: RefCell<Option<Noted>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` for event loop `loop_id` (non-zero) and returns, beside its result, the stdout
+/// readers of stdio sessions that `f` sent a direct request to and that no event loop watches
+/// yet: what the loop, polling a call on its own thread, then watches (see
+/// [`StdoutReader::claim`]). Requests `f` sends to a session this loop watches are left for
+/// the loop to read their replies.
+pub fn noting_readers<R>(loop_id: u64, f: impl FnOnce() -> R) -> (R, Vec<Arc<StdoutReader>>) {
+    let fresh = Noted {
+        loop_id,
+        readers: Vec::new(),
+    };
+    let outer = NOTED.with_borrow_mut(|n| n.replace(fresh));
+    let result = f();
+    let noted = NOTED.with_borrow_mut(|n| std::mem::replace(n, outer));
+    (result, noted.map(|n| n.readers).unwrap_or_default())
+}
+
+/// Notes `reader` for [`noting_readers`] when this thread collects and nobody watches it
+/// yet. Whether this thread's loop is the one that watches it (and reads the reply).
+pub(crate) fn note(reader: &Weak<StdoutReader>) -> bool {
+    NOTED.with_borrow_mut(|n| {
+        let Some(noted) = n else { return false };
+        let Some(reader) = reader.upgrade() else {
+            return false;
+        };
+        match reader.watcher.load(Ordering::Acquire) {
+            0 => {
+                if !noted.readers.iter().any(|r| Arc::ptr_eq(r, &reader)) {
+                    noted.readers.push(reader);
+                }
+                false
+            }
+            id => id == noted.loop_id,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::sync::Arc;
+
+    use super::{Pumped, StdoutReader};
+    use crate::events::EventBus;
+    use crate::transport::direct::Direct;
+    use crate::transport::limit::MessageLimit;
+
+    /// A reader over a fresh pipe, and the pipe's write end.
+    fn reader(max: usize) -> (Arc<StdoutReader>, std::fs::File) {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors were just made and are owned only here.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let direct = Direct::new(Arc::new(tokio::sync::Mutex::new(None)));
+        let limit = Arc::new(MessageLimit::new(max));
+        let reader =
+            StdoutReader::new(read, limit, "s".into(), EventBus::new(16), direct.clone()).unwrap();
+        direct.read_by(&reader);
+        (reader, std::fs::File::from(write))
+    }
+
+    const NOTE: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
+    #[tokio::test]
+    async fn lines_are_whole_messages_however_the_reads_split_them() {
+        let (reader, mut pipe) = reader(1024);
+        let (head, tail) = NOTE.split_at(20);
+        pipe.write_all(head.as_bytes()).unwrap();
+        assert_eq!(reader.pump(), Pumped::Drained);
+        assert!(reader.take_queued().is_none(), "half a line is no message");
+        write!(pipe, "{tail}\n\n{NOTE}\r\nnot json\n").unwrap();
+        assert_eq!(reader.pump(), Pumped::Drained);
+        // Two messages (a blank line and a line that is not JSON-RPC are no messages).
+        assert!(matches!(reader.take_queued(), Some(Some(_))));
+        assert!(matches!(reader.take_queued(), Some(Some(_))));
+        assert!(reader.take_queued().is_none());
+        drop(pipe);
+        assert_eq!(reader.pump(), Pumped::Ended);
+        assert!(matches!(reader.take_queued(), Some(None)), "then the end");
+        assert_eq!(reader.pump(), Pumped::Ended);
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_ends_the_stream() {
+        let (reader, mut pipe) = reader(64);
+        writeln!(pipe, "{NOTE}").unwrap();
+        writeln!(pipe, "{}", "x".repeat(100)).unwrap();
+        assert_eq!(reader.pump(), Pumped::Ended);
+        assert!(matches!(reader.take_queued(), Some(Some(_))));
+        assert!(matches!(reader.take_queued(), Some(None)));
+    }
+
+    #[tokio::test]
+    async fn rmcp_gets_what_a_watching_loop_read() {
+        let (reader, mut pipe) = reader(1024);
+        // A loop watches the pipe: rmcp's side leaves the bytes to it for a moment.
+        assert!(reader.claim(7));
+        assert!(!reader.claim(8), "one loop watches a pipe");
+        let waiting = tokio::spawn({
+            let reader = reader.clone();
+            async move { reader.next_message().await.is_some() }
+        });
+        writeln!(pipe, "{NOTE}").unwrap();
+        let pumped = std::thread::spawn({
+            let reader = reader.clone();
+            move || reader.pump()
+        });
+        assert_eq!(pumped.join().unwrap(), Pumped::Drained);
+        assert!(waiting.await.unwrap());
+        reader.release(7);
+        assert!(reader.claim(8), "released, another may watch");
+    }
+}
