@@ -249,10 +249,13 @@ impl Direct {
         }
     }
 
-    /// Whether some request waits whose caller does not watch the stdout itself: its reply
-    /// must be read by the runtime, now.
-    pub(crate) fn waits_unwatched(&self) -> bool {
-        self.unwatched.load(Ordering::Acquire) > 0
+    /// Whether the runtime should read replies now rather than leave them to the event loop
+    /// that watches the stdout: some caller does not watch it itself, or several requests
+    /// wait. With many in flight the loop is busy with their answers, and reading on the
+    /// runtime's thread meanwhile is work done in parallel; a lone call gains from the loop
+    /// reading its reply.
+    pub(crate) fn replies_for_runtime(&self) -> bool {
+        self.unwatched.load(Ordering::Acquire) > 0 || self.waiting.load(Ordering::Acquire) > 1
     }
 
     /// Takes `line` if it answers a direct request; otherwise leaves it for rmcp.

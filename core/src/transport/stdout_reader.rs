@@ -278,14 +278,15 @@ impl StdoutReader {
 
     /// Whether to leave bytes just come to the event loop that watches the pipe, for now: it
     /// reads them in its next turn, and the replies it waits for reach it with no hand-over.
-    /// Not when a reply is awaited by anyone else, and only for a moment: a loop busy with
-    /// other work does not hold up the server's other messages for longer than `WATCHER_GRACE`.
+    /// Not when a reply is awaited by anyone else or many are awaited, and only for a moment: a
+    /// loop busy with other work does not hold up the server's other messages for longer than
+    /// `WATCHER_GRACE`.
     fn leave_to_watcher(
         &self,
         cx: &mut Context<'_>,
         grace: &mut Option<Pin<Box<tokio::time::Sleep>>>,
     ) -> bool {
-        if self.watcher.load(Ordering::Acquire) == 0 || self.direct.waits_unwatched() {
+        if self.watcher.load(Ordering::Acquire) == 0 || self.direct.replies_for_runtime() {
             *grace = None;
             return false;
         }
