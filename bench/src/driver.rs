@@ -577,6 +577,54 @@ fn report(
         "≥ 2",
         r >= 2.0,
     );
+    // Each binding against its language's floor: what is left between them is mcpmux's own
+    // cost. The raw column is the raw pipe in mcpmux's place, as everywhere.
+    let p50_of = |client: &str, floor: &str| {
+        (
+            ratio(get(client, "p50_us"), get(floor, "p50_us")),
+            ratio(floor_p50, get(floor, "p50_us")),
+        )
+    };
+    let (r, raw) = p50_of("mcpmux", "raw-tokio");
+    push(
+        "Rust: mcpmux p50 / tokio's floor p50",
+        r,
+        raw,
+        1.0,
+        "≤ 1.1",
+        r <= 1.1,
+    );
+    let (r, raw) = versus("mcpmux", "raw", "conc_calls_per_s");
+    push(
+        "Rust: mcpmux / raw pipe, in-flight calls/s",
+        r,
+        raw,
+        floor_of("raw-tokio", "raw", "conc_calls_per_s"),
+        "≥ 0.6",
+        r >= 0.6,
+    );
+    let bindings = [
+        (
+            "mcpmux-python",
+            "python-pipe",
+            ["Python: binding p50 / asyncio's floor p50", "≤ 1.3"],
+            1.3,
+            "Python: binding / asyncio's floor, in-flight calls/s",
+        ),
+        (
+            "mcpmux-node",
+            "node-pipe",
+            ["Node: binding p50 / Node's floor p50", "≤ 1.2"],
+            1.2,
+            "Node: binding / Node's floor, in-flight calls/s",
+        ),
+    ];
+    for (client, floor, [p50_what, p50_goal], p50_max, conc_what) in bindings {
+        let (r, raw) = p50_of(client, floor);
+        push(p50_what, r, raw, 1.0, p50_goal, r <= p50_max);
+        let (r, raw) = versus(client, floor, "conc_calls_per_s");
+        push(conc_what, r, raw, 1.0, "≥ 0.8", r >= 0.8);
+    }
     let (r, raw) = versus("mcpmux-python", "python-sdk", "seq_calls_per_s");
     push(
         "Python: binding / Python SDK, sequential calls/s",
