@@ -206,9 +206,16 @@ impl Direct {
                     by_watcher,
                 },
             );
-            self.waiting.fetch_add(1, Ordering::AcqRel);
+            let others = self.waiting.fetch_add(1, Ordering::AcqRel);
             if !by_watcher {
                 self.unwatched.fetch_add(1, Ordering::AcqRel);
+            }
+            // A loop that reads the stdout alone serves one call of its own; for anything else
+            // the runtime reads too (`replies_for_runtime`).
+            if (!by_watcher || others == 1)
+                && let Some(stdout) = self.stdout.get().and_then(Weak::upgrade)
+            {
+                stdout.wanted();
             }
         }
         let call = DirectCall {

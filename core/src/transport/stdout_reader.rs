@@ -7,6 +7,13 @@
 //! one wake-up per call, as a client written for that loop pays. Whoever reads takes the lock,
 //! reads what the pipe holds without blocking, hands replies to direct requests to their
 //! callers at once and queues every other message for rmcp's session task.
+//!
+//! While a loop reads the replies its calls wait for, the pipe is taken out of tokio's reactor:
+//! otherwise every write of the server would also wake a runtime thread (tokio registers the
+//! pipe edge-triggered), which on a small machine competes with the loop and the server for
+//! the cores. The runtime then only looks in on a slow tick, and takes the pipe back when
+//! others need it (a caller that does not watch it, several calls in flight), when the loop
+//! has read nothing for a whole tick (it is busy or gone), or when the loop lets it go.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -26,7 +33,8 @@ use super::direct::Direct;
 use super::limit::MessageLimit;
 use crate::events::{Event, EventBus};
 
-/// How long the runtime leaves a pipe's bytes to the event loop that watches it.
+/// How long the runtime leaves a pipe to the event loop that watches it without looking: the
+/// longest a message waits when that loop stops reading.
 const WATCHER_GRACE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// How much is read from the pipe at once.
@@ -35,7 +43,17 @@ const CHUNK: usize = 64 * 1024;
 /// One stdio session's stdout, shared by rmcp's session task and at most one foreign event
 /// loop watching it.
 pub struct StdoutReader {
-    fd: AsyncFd<OwnedFd>,
+    /// The pipe in tokio's reactor, while the runtime watches it (see `LeftToLoop`). Declared
+    /// before `fd`, so it leaves the reactor before the descriptor closes.
+    registration: Mutex<Option<AsyncFd<PipeFd>>>,
+    fd: OwnedFd,
+    /// Set while the pipe is out of the reactor, left to the watching loop.
+    left: Mutex<Option<LeftToLoop>>,
+    /// `left` is set: a caller the loop does not serve must wake rmcp's side to take the pipe
+    /// back.
+    with_loop: AtomicBool,
+    /// How many reads found bytes, by anyone: tells a loop that reads from one that is gone.
+    reads: AtomicU64,
     state: Mutex<ReadState>,
     /// What rmcp's side has yet to take, in the order it came.
     for_rmcp: Mutex<ForRmcp>,
@@ -44,12 +62,26 @@ pub struct StdoutReader {
     ended: AtomicBool,
     /// The foreign event loop watching the pipe (0: none), so that only one does.
     watcher: AtomicU64,
-    /// Until when the runtime leaves the bytes it was woken for to that loop.
-    deadline: Mutex<Option<tokio::time::Instant>>,
     limit: Arc<MessageLimit>,
     server_id: Arc<str>,
     events: EventBus,
     direct: Arc<Direct>,
+}
+
+/// The pipe as tokio sees it: a descriptor owned by the reader.
+struct PipeFd(RawFd);
+
+impl AsRawFd for PipeFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+/// The pipe is left to the watching loop: when the runtime looks in next, and what the loop
+/// had read by the last look.
+struct LeftToLoop {
+    look_at: tokio::time::Instant,
+    reads: u64,
 }
 
 /// What waits for rmcp's session task.
@@ -102,9 +134,11 @@ impl StdoutReader {
     ) -> std::io::Result<Arc<StdoutReader>> {
         set_nonblocking(stdout.as_raw_fd())?;
         Ok(Arc::new(StdoutReader {
-            // SAFETY: the descriptor is owned by the `AsyncFd` and neither replaced nor closed
-            // while registered (it closes when the reader is dropped).
-            fd: unsafe { AsyncFd::register_with_interest(stdout, tokio::io::Interest::READABLE)? },
+            registration: Mutex::new(Some(register(&stdout)?)),
+            fd: stdout,
+            left: Mutex::new(None),
+            with_loop: AtomicBool::new(false),
+            reads: AtomicU64::new(0),
             state: Mutex::new(ReadState {
                 chunk: vec![0; CHUNK].into_boxed_slice(),
                 line: Vec::new(),
@@ -114,7 +148,6 @@ impl StdoutReader {
             queued: Notify::new(),
             ended: AtomicBool::new(false),
             watcher: AtomicU64::new(0),
-            deadline: Mutex::new(None),
             limit,
             server_id,
             events,
@@ -135,11 +168,26 @@ impl StdoutReader {
             .is_ok()
     }
 
-    /// Event loop `loop_id` no longer watches this pipe (it is gone): another may.
+    /// Event loop `loop_id` no longer watches this pipe (it is gone): another may, and the
+    /// runtime takes it back now.
     pub fn release(&self, loop_id: u64) {
-        let _ = self
+        let released = self
             .watcher
-            .compare_exchange(loop_id, 0, Ordering::AcqRel, Ordering::Acquire);
+            .compare_exchange(loop_id, 0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if released {
+            self.wanted();
+        }
+    }
+
+    /// Someone the watching loop does not serve waits for the pipe: if it is left to the
+    /// loop, rmcp's side wakes and takes it back.
+    pub(crate) fn wanted(&self) {
+        // Against `leave`'s store: one of the two sees the other's change.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.with_loop.load(Ordering::Acquire) {
+            self.queued.notify_one();
+        }
     }
 
     /// Reads what the pipe holds now, without blocking: replies to direct requests go to their
@@ -154,7 +202,10 @@ impl StdoutReader {
             let state = &mut *state;
             let n = match read(self.fd(), &mut state.chunk) {
                 Ok(0) => break self.end(),
-                Ok(n) => n,
+                Ok(n) => {
+                    self.reads.fetch_add(1, Ordering::Relaxed);
+                    n
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break Pumped::Drained,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -232,17 +283,17 @@ impl StdoutReader {
     pub(crate) async fn next_message(&self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let notified = self.queued.notified();
         tokio::pin!(notified);
-        let mut grace = None;
+        let mut look = None;
         // Polled by hand: as nested `async` blocks, the future is too deep for rustc to lay out
         // inside rmcp's service loop and `mcpmux serve`.
-        std::future::poll_fn(|cx| self.poll_next(cx, notified.as_mut(), &mut grace)).await
+        std::future::poll_fn(|cx| self.poll_next(cx, notified.as_mut(), &mut look)).await
     }
 
     fn poll_next<'a>(
         &'a self,
         cx: &mut Context<'_>,
         mut notified: Pin<&mut Notified<'a>>,
-        grace: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+        look: &mut Option<Pin<Box<tokio::time::Sleep>>>,
     ) -> Poll<Option<RxJsonRpcMessage<RoleClient>>> {
         loop {
             // Listening before looking, so a message queued in between still wakes us.
@@ -253,21 +304,13 @@ impl StdoutReader {
             if self.ended.load(Ordering::Acquire) {
                 return Poll::Ready(None);
             }
-            match self.fd.poll_read_ready(cx) {
-                // Left to the loop, the grace's timer wakes us; so does a message it queues.
-                Poll::Ready(Ok(_)) if self.leave_to_watcher(cx, grace) => {}
-                Poll::Ready(Ok(mut guard)) => {
-                    if self.pump() == Pumped::Drained {
-                        guard.clear_ready();
-                    }
-                    continue;
-                }
-                Poll::Ready(Err(e)) => {
-                    self.report(format!("watching the server's stdout failed: {e}"));
-                    self.close();
-                    continue;
-                }
-                Poll::Pending => {}
+            let watched = match self.poll_left(cx, look) {
+                Some(Poll::Ready(())) => continue,
+                Some(Poll::Pending) => false,
+                None => self.poll_registered(cx),
+            };
+            if watched {
+                continue;
             }
             match notified.as_mut().poll(cx) {
                 Poll::Ready(()) => notified.set(self.queued.notified()),
@@ -276,34 +319,116 @@ impl StdoutReader {
         }
     }
 
-    /// Whether to leave bytes just come to the event loop that watches the pipe, for now: it
-    /// reads them in its next turn, and the replies it waits for reach it with no hand-over.
-    /// Not when a reply is awaited by anyone else or many are awaited, and only for a moment: a
-    /// loop busy with other work does not hold up the server's other messages for longer than
-    /// `WATCHER_GRACE`.
-    fn leave_to_watcher(
+    /// While the pipe is left to the loop: `None` once the runtime has taken it back (or it was
+    /// never left), else whether the look-in is due (and done).
+    fn poll_left(
         &self,
         cx: &mut Context<'_>,
-        grace: &mut Option<Pin<Box<tokio::time::Sleep>>>,
-    ) -> bool {
-        if self.watcher.load(Ordering::Acquire) == 0 || self.direct.replies_for_runtime() {
-            *grace = None;
-            return false;
+        look: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    ) -> Option<Poll<()>> {
+        let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
+        let state = left.as_mut()?;
+        if !self.leave_to_watcher() {
+            drop(left);
+            self.take_back();
+            *look = None;
+            return None;
         }
-        let mut deadline = self.deadline.lock().unwrap_or_else(|e| e.into_inner());
-        let now = tokio::time::Instant::now();
-        let at = *deadline.get_or_insert(now + WATCHER_GRACE);
-        if at <= now {
-            *deadline = None;
-            *grace = None;
-            return false;
+        let sleep = look.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(state.look_at)));
+        if sleep.deadline() != state.look_at {
+            sleep.as_mut().reset(state.look_at);
         }
-        drop(deadline);
-        let sleep = grace.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
-        if sleep.deadline() != at {
-            sleep.as_mut().reset(at);
+        if sleep.as_mut().poll(cx).is_pending() {
+            return Some(Poll::Pending);
         }
-        sleep.as_mut().poll(cx).is_pending()
+        let reads = self.reads.load(Ordering::Relaxed);
+        if reads != state.reads {
+            // The loop is reading: look in again later.
+            state.reads = reads;
+            state.look_at = tokio::time::Instant::now() + WATCHER_GRACE;
+            return Some(Poll::Ready(()));
+        }
+        // Nothing read for a whole look: the loop is busy, gone or idle. Whatever the pipe
+        // holds is read here, and the runtime watches it again.
+        drop(left);
+        self.take_back();
+        *look = None;
+        self.pump();
+        Some(Poll::Ready(()))
+    }
+
+    /// The runtime watches the pipe: reads what it holds, or leaves it to the watching loop.
+    /// Whether to look again at once.
+    fn poll_registered(&self, cx: &mut Context<'_>) -> bool {
+        let mut registration = self.registration.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(fd) = registration.as_ref() else {
+            drop(registration);
+            self.take_back();
+            return true;
+        };
+        match fd.poll_read_ready(cx) {
+            // Left to the loop, out of the reactor: the look-in's timer wakes us, and so does
+            // a message the loop queues or a caller that needs the runtime to read.
+            Poll::Ready(Ok(_)) if self.leave_to_watcher() => {
+                *registration = None;
+                drop(registration);
+                self.leave();
+                true
+            }
+            Poll::Ready(Ok(mut guard)) => {
+                if self.pump() == Pumped::Drained {
+                    guard.clear_ready();
+                }
+                true
+            }
+            Poll::Ready(Err(e)) => {
+                drop(registration);
+                self.report(format!("watching the server's stdout failed: {e}"));
+                self.close();
+                true
+            }
+            Poll::Pending => false,
+        }
+    }
+
+    /// Whether to leave the pipe to the event loop that watches it, for now: it reads what
+    /// comes in its next turn, and the replies it waits for reach it with no hand-over. Not
+    /// when a reply is awaited by anyone else or many are awaited.
+    fn leave_to_watcher(&self) -> bool {
+        self.watcher.load(Ordering::Acquire) != 0 && !self.direct.replies_for_runtime()
+    }
+
+    /// Leaves the pipe to the loop until the next look-in.
+    fn leave(&self) {
+        let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
+        *left = Some(LeftToLoop {
+            look_at: tokio::time::Instant::now() + WATCHER_GRACE,
+            reads: self.reads.load(Ordering::Relaxed),
+        });
+        self.with_loop.store(true, Ordering::Release);
+        // Against `wanted`: a caller that came meanwhile is seen by the next look, or wakes it.
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+
+    /// Puts the pipe back in the reactor (which reports it readable at once if it holds
+    /// bytes), unless it is there.
+    fn take_back(&self) {
+        let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
+        *left = None;
+        self.with_loop.store(false, Ordering::Release);
+        drop(left);
+        let mut registration = self.registration.lock().unwrap_or_else(|e| e.into_inner());
+        if registration.is_some() {
+            return;
+        }
+        match register(&self.fd) {
+            Ok(fd) => *registration = Some(fd),
+            Err(e) => {
+                drop(registration);
+                self.report(format!("watching the server's stdout failed: {e}"));
+                self.close();
+            }
+        }
     }
 
     /// The next queued thing for rmcp, if any: `Some(None)` is the end. Called by rmcp's side
@@ -378,6 +503,16 @@ impl StdoutReader {
             }
         }
     }
+}
+
+/// The pipe in the runtime's reactor (inside a tokio runtime).
+fn register(fd: &OwnedFd) -> std::io::Result<AsyncFd<PipeFd>> {
+    let pipe = PipeFd(fd.as_raw_fd());
+    // SAFETY: the descriptor is the reader's own `fd`, which stays open and unchanged until
+    // the reader drops, after its registration (field order; `take_back` only replaces an
+    // empty registration).
+    unsafe { AsyncFd::register_with_interest(pipe, tokio::io::Interest::READABLE) }
+        .map_err(|e| e.into_parts().1)
 }
 
 /// One `read(2)`: the pipe is not a `File`, and `OwnedFd` has no `Read`.
@@ -522,5 +657,65 @@ mod tests {
         assert!(waiting.await.unwrap());
         reader.release(7);
         assert!(reader.claim(8), "released, another may watch");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_watching_loop_that_reads_nothing_loses_the_pipe_to_the_runtime() {
+        let (reader, mut pipe) = reader(1024);
+        assert!(reader.claim(7));
+        let waiting = tokio::spawn({
+            let reader = reader.clone();
+            async move { reader.next_message().await.is_some() }
+        });
+        writeln!(pipe, "{NOTE}").unwrap();
+        // The loop never reads (it is busy or gone without letting go): the runtime looks in.
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), waiting).await;
+        assert!(got.expect("rmcp got the message").unwrap());
+        assert!(!reader.with_loop.load(std::sync::atomic::Ordering::Acquire));
+        assert!(
+            reader.registration.lock().unwrap().is_some(),
+            "back in the reactor"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_loop_that_lets_go_hands_the_pipe_back() {
+        use std::sync::atomic::Ordering;
+        let (reader, mut pipe) = reader(1024);
+        assert!(reader.claim(7));
+        let counting = tokio::spawn({
+            let reader = reader.clone();
+            async move {
+                let mut n = 0;
+                while reader.next_message().await.is_some() {
+                    n += 1;
+                }
+                n
+            }
+        });
+        // The loop reads what comes, and the runtime leaves the pipe to it.
+        let mut written = 0;
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !reader.with_loop.load(Ordering::Acquire) {
+            assert!(
+                std::time::Instant::now() < until,
+                "the pipe was never left to the loop"
+            );
+            writeln!(pipe, "{NOTE}").unwrap();
+            written += 1;
+            reader.pump();
+            tokio::time::sleep(std::time::Duration::from_micros(100)).await;
+        }
+        assert!(
+            reader.registration.lock().unwrap().is_none(),
+            "out of the reactor"
+        );
+        // Let go: the runtime reads the rest.
+        reader.release(7);
+        writeln!(pipe, "{NOTE}").unwrap();
+        drop(pipe);
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), counting).await;
+        assert_eq!(got.expect("rmcp read to the end").unwrap(), written + 1);
+        assert!(!reader.with_loop.load(Ordering::Acquire));
     }
 }
