@@ -136,12 +136,22 @@ impl Completer {
 
     /// Runs on the loop thread when the read end is readable.
     fn drain(self: &Arc<Self>, py: Python<'_>) {
+        self.empty_socket();
+        self.run_ready(py);
+    }
+
+    /// Reads the wake-up bytes, so the socket is not readable again for them.
+    fn empty_socket(&self) {
         let mut buf = [0u8; 64];
         while let Ok(n) = (&self.rx).read(&mut buf) {
             if n < buf.len() {
                 break;
             }
         }
+    }
+
+    /// Runs the calls queued to make progress.
+    fn run_ready(self: &Arc<Self>, py: Python<'_>) {
         // Cleared before taking the queue: a call queued after the take writes a new byte.
         self.signalled.store(false, Ordering::SeqCst);
         let calls = std::mem::take(&mut *lock(&self.ready));
@@ -172,8 +182,9 @@ struct Watcher {
 #[pymethods]
 impl Watcher {
     fn __call__(&self, py: Python<'_>) {
-        // Calls woken by this read are drained below: no byte on the socket for them.
-        self.completer.signalled.store(true, Ordering::SeqCst);
+        // Calls woken by this read run below: no byte on the socket for them. A byte is only
+        // there to read if a runtime thread wrote one before.
+        let byte_sent = self.completer.signalled.swap(true, Ordering::SeqCst);
         let pumped = py.detach(|| {
             let _ctx = runtime().enter();
             self.reader.pump()
@@ -183,7 +194,10 @@ impl Watcher {
         {
             let _ = event_loop.call_method1(intern!(py, "remove_reader"), (self.reader.fd(),));
         }
-        self.completer.drain(py);
+        if byte_sent {
+            self.completer.empty_socket();
+        }
+        self.completer.run_ready(py);
     }
 }
 
