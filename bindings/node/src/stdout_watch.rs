@@ -142,7 +142,10 @@ unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_
         let _entered = crate::runtime().enter();
         reader.pump()
     };
-    if pumped == Pumped::Ended {
+    // Ended, or rmcp's side has all it may take for now (the pipe stays readable): a full
+    // pipe goes back to the runtime, which reads it at rmcp's pace, and a later call of this
+    // loop watches it again.
+    if pumped != Pumped::Drained {
         // SAFETY: on the loop's thread; the environment is alive (its loop runs this).
         unsafe {
             sys::napi_remove_env_cleanup_hook((*watch).env, Some(on_teardown), watch.cast());

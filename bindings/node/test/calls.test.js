@@ -312,6 +312,28 @@ test("the event loop reads a stdio server's replies itself", { skip: process.pla
   assert.notDeepEqual(second, first);
 });
 
+test('a burst of notifications during a call all arrive', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  // 5,000 progress notifications back to back before the reply, read by the loop: each
+  // reaches onProgress in order, and the loop still watches the pipe after. (Should the
+  // session fall behind, the loop stops reading and the runtime reads at the session's pace;
+  // the core's tests force that case.)
+  const before = pipesWatchedByLibuv();
+  const added = () => [...pipesWatchedByLibuv()].filter((name) => !before.has(name));
+  const pool = await poolWithServer(t);
+  assert.equal(text(await pool.callTool('mcp__t__echo', { text: 'a' })), 'a');
+  const watched = added();
+  assert.equal(watched.length, 1, watched.join());
+  const heard = [];
+  const result = await pool.callTool('mcp__t__sleep', { ms: 0, burst: 5000 }, { onProgress: (p) => heard.push(p.progress) });
+  assert.equal(text(result), 'slept');
+  for (let i = 0; i < 500 && heard.length < 5000; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.deepEqual(heard, Array.from({ length: 5000 }, (_, i) => i + 1));
+  assert.equal(text(await pool.callTool('mcp__t__echo', { text: 'b' })), 'b');
+  assert.deepEqual(added(), watched);
+});
+
 test('resources: list, templates, read, subscribe errors', async (t) => {
   const pool = await poolWithServer(t);
   const resources = await pool.listResources();

@@ -189,15 +189,30 @@ impl Watcher {
             let _ctx = runtime().enter();
             self.reader.pump()
         });
-        if pumped == Pumped::Ended
-            && let Ok(event_loop) = running_loop(py)
-        {
-            let _ = event_loop.call_method1(intern!(py, "remove_reader"), (self.reader.fd(),));
+        if pumped != Pumped::Drained {
+            self.stop_watching(py, pumped);
         }
         if byte_sent {
             self.completer.empty_socket();
         }
         self.completer.run_ready(py);
+    }
+}
+
+impl Watcher {
+    /// The stream ended, or rmcp's side has all it may take for now: a pipe that stays
+    /// readable would call this again at once. A full one goes back to the runtime, which
+    /// reads it at rmcp's pace; a later call of this loop watches it again.
+    fn stop_watching(&self, py: Python<'_>, pumped: Pumped) {
+        if let Ok(event_loop) = running_loop(py) {
+            let _ = event_loop.call_method1(intern!(py, "remove_reader"), (self.reader.fd(),));
+        }
+        if pumped == Pumped::Full {
+            let mut watching = lock(&self.completer.watching);
+            watching.retain(|r| !std::ptr::eq(r.as_ptr(), Arc::as_ptr(&self.reader)));
+            drop(watching);
+            self.reader.release(self.completer.loop_id());
+        }
     }
 }
 

@@ -195,6 +195,26 @@ async def test_the_loop_reads_a_stdio_servers_replies_itself(tpool: mcpmux.Pool)
     assert len(second) == 1 and second != first, (first, second)
 
 
+async def test_a_burst_of_notifications_during_a_call_all_arrive(tpool: mcpmux.Pool) -> None:
+    # 5,000 progress notifications back to back before the reply, read by the loop: each
+    # reaches the callback in order, and the loop still watches the pipe after. (Should the
+    # session fall behind, the loop stops reading and the runtime reads at the session's pace;
+    # the core's tests force that case.)
+    event_loop = asyncio.get_running_loop()
+    assert (await tpool.call_tool("mcp__t__echo", {"text": "a"})).text == "a"
+    watched = _watched_pipes(event_loop)
+    assert len(watched) == 1, watched
+    heard: list[float] = []
+    result = await tpool.call_tool(
+        "mcp__t__sleep", {"ms": 0, "burst": 5000}, on_progress=lambda p: heard.append(p.progress)
+    )
+    assert result.text == "slept"
+    await _until(lambda: len(heard) == 5000, "every progress notification arrives")
+    assert heard == [float(i) for i in range(1, 5001)]
+    assert (await tpool.call_tool("mcp__t__echo", {"text": "b"})).text == "b"
+    assert _watched_pipes(event_loop) == watched
+
+
 def test_when_the_watching_loop_is_gone_the_next_loop_watches(
     config_path: str, test_server: str
 ) -> None:

@@ -40,6 +40,11 @@ const WATCHER_GRACE: std::time::Duration = std::time::Duration::from_millis(2);
 /// How much is read from the pipe at once.
 const CHUNK: usize = 64 * 1024;
 
+/// How many messages may wait for rmcp's session task before reading stops: past that, the
+/// rest stays in the pipe (and a server that writes faster than rmcp handles waits on it, as
+/// it would with rmcp reading). At most one more chunk's worth is queued.
+const QUEUE_MAX: usize = 1024;
+
 /// One stdio session's stdout, shared by rmcp's session task and at most one foreign event
 /// loop watching it.
 pub struct StdoutReader {
@@ -119,6 +124,9 @@ struct ReadState {
 pub enum Pumped {
     /// Everything the pipe held is read: wait until it is readable again.
     Drained,
+    /// rmcp's side has as much waiting as it may take: the rest stays in the pipe until it
+    /// catches up. A foreign loop stops watching (the pipe stays readable) and lets go.
+    Full,
     /// The stream has ended (or the session closed): stop watching it.
     Ended,
 }
@@ -199,6 +207,9 @@ impl StdoutReader {
         }
         let mut queued = false;
         let outcome = loop {
+            if self.lock_queue().queue.len() >= QUEUE_MAX {
+                break Pumped::Full;
+            }
             let state = &mut *state;
             let n = match read(self.fd(), &mut state.chunk) {
                 Ok(0) => break self.end(),
@@ -376,6 +387,7 @@ impl StdoutReader {
                 true
             }
             Poll::Ready(Ok(mut guard)) => {
+                // Full: rmcp's side takes what waits first; the pipe is read again after.
                 if self.pump() == Pumped::Drained {
                     guard.clear_ready();
                 }
@@ -717,5 +729,52 @@ mod tests {
         let got = tokio::time::timeout(std::time::Duration::from_secs(10), counting).await;
         assert_eq!(got.expect("rmcp read to the end").unwrap(), written + 1);
         assert!(!reader.with_loop.load(Ordering::Acquire));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_loop_reads_no_more_than_rmcp_may_have_waiting() {
+        use super::{CHUNK, QUEUE_MAX};
+        let (reader, mut pipe) = reader(1024);
+        let total = QUEUE_MAX + 500;
+        // A server that writes faster than rmcp takes; it waits on the pipe when it is full.
+        std::thread::spawn(move || {
+            for _ in 0..total {
+                writeln!(pipe, "{NOTE}").unwrap();
+            }
+        });
+        // A loop reads as it comes, until rmcp's side has all it may take.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match reader.pump() {
+                Pumped::Full => break,
+                Pumped::Drained => {
+                    assert!(std::time::Instant::now() < until, "never full");
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Pumped::Ended => panic!("ended before it was full"),
+            }
+        }
+        let waiting = reader.lock_queue().queue.len();
+        assert!(waiting >= QUEUE_MAX, "{waiting}");
+        assert!(waiting <= QUEUE_MAX + CHUNK / NOTE.len(), "{waiting}");
+        assert_eq!(
+            reader.pump(),
+            Pumped::Full,
+            "nothing more is read while full"
+        );
+        assert_eq!(reader.lock_queue().queue.len(), waiting);
+        // rmcp's side takes every message, and the runtime reads the rest at its pace.
+        let counting = tokio::spawn({
+            let reader = reader.clone();
+            async move {
+                let mut n = 0;
+                while reader.next_message().await.is_some() {
+                    n += 1;
+                }
+                n
+            }
+        });
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), counting).await;
+        assert_eq!(got.expect("rmcp read to the end").unwrap(), total);
     }
 }
