@@ -512,51 +512,8 @@ fn report(
     }
 
     // The speed targets, as bench/README.md lists them.
-    struct Target {
-        what: &'static str,
-        measured: f64,
-        /// The same ratio with the raw pipe in mcpmux's place: what a client with no cost of
-        /// its own would score. A goal the raw pipe misses cannot be met on this machine.
-        raw: f64,
-        /// The same ratio with the language's bare pipe client in mcpmux's place (for Rust,
-        /// `raw-tokio`): what a client costing nothing on that event loop would score.
-        lang_floor: f64,
-        goal: &'static str,
-        pass: bool,
-    }
     let ratio = |a: f64, b: f64| a / b;
-    let mut targets = Vec::new();
-    let mut push = |what, measured: f64, raw: f64, lang_floor: f64, goal, pass: bool| {
-        targets.push(Target {
-            what,
-            measured,
-            raw,
-            lang_floor,
-            goal,
-            pass: measured.is_finite() && pass,
-        })
-    };
-    let mp50 = get("mcpmux", "p50_us");
-    let r = ratio(mp50, floor_p50);
-    push(
-        "Rust: mcpmux p50 / raw pipe p50",
-        r,
-        1.0,
-        ratio(get("raw-tokio", "p50_us"), floor_p50),
-        "≤ 4",
-        r <= 4.0,
-    );
-    let r = ratio(mp50, get("rmcp", "p50_us"));
-    let raw = ratio(floor_p50, get("rmcp", "p50_us"));
-    push(
-        "Rust: mcpmux p50 / rmcp p50",
-        r,
-        raw,
-        ratio(get("raw-tokio", "p50_us"), get("rmcp", "p50_us")),
-        "≤ 0.5",
-        r <= 0.5,
-    );
-    // Calls/s ratios: the binding's, and the raw pipe's, over the anchor's.
+    // Calls/s ratios: the client's, and the raw pipe's, over the anchor's.
     let versus = |client: &str, anchor: &str, what: &str| {
         (
             ratio(get(client, what), get(anchor, what)),
@@ -565,18 +522,6 @@ fn report(
     };
     let floor_of =
         |floor: &str, anchor: &str, what: &str| ratio(get(floor, what), get(anchor, what));
-    let (r, raw) = versus("mcpmux", "rmcp", "conc_calls_per_s");
-    push(
-        "Rust: mcpmux / rmcp, in-flight calls/s",
-        r,
-        raw,
-        ratio(
-            get("raw-tokio", "conc_calls_per_s"),
-            get("rmcp", "conc_calls_per_s"),
-        ),
-        "≥ 2",
-        r >= 2.0,
-    );
     // Each binding against its language's floor: what is left between them is mcpmux's own
     // cost. The raw column is the raw pipe in mcpmux's place, as everywhere.
     let p50_of = |client: &str, floor: &str| {
@@ -585,155 +530,174 @@ fn report(
             ratio(floor_p50, get(floor, "p50_us")),
         )
     };
-    let (r, raw) = p50_of("mcpmux", "raw-tokio");
-    push(
-        "Rust: mcpmux p50 / tokio's floor p50",
-        r,
-        raw,
-        1.0,
-        "≤ 1.1",
-        r <= 1.1,
-    );
-    let (r, raw) = versus("mcpmux", "raw", "conc_calls_per_s");
-    push(
-        "Rust: mcpmux / raw pipe, in-flight calls/s",
-        r,
-        raw,
-        floor_of("raw-tokio", "raw", "conc_calls_per_s"),
-        "≥ 0.6",
-        r >= 0.6,
-    );
-    let bindings = [
+    let mp50 = get("mcpmux", "p50_us");
+    let rmcp_p50 = get("rmcp", "p50_us");
+    let conc_key = "conc_calls_per_s";
+    let seq_key = "seq_calls_per_s";
+    let (py_p50, py_p50_raw) = p50_of("mcpmux-python", "python-pipe");
+    let (py_conc, py_conc_raw) = versus("mcpmux-python", "python-pipe", conc_key);
+    let (node_p50, node_p50_raw) = p50_of("mcpmux-node", "node-pipe");
+    let (node_conc, node_conc_raw) = versus("mcpmux-node", "node-pipe", conc_key);
+    let (tokio_p50, tokio_p50_raw) = p50_of("mcpmux", "raw-tokio");
+    let (rust_raw_conc, _) = versus("mcpmux", "raw", conc_key);
+    let (rust_rmcp_conc, rust_rmcp_conc_raw) = versus("mcpmux", "rmcp", conc_key);
+    let (py_sdk_seq, py_sdk_seq_raw) = versus("mcpmux-python", "python-sdk", seq_key);
+    let (py_sdk_conc, py_sdk_conc_raw) = versus("mcpmux-python", "python-sdk", conc_key);
+    let (ts_seq, ts_seq_raw) = versus("mcpmux-node", "ts-sdk", seq_key);
+    let (ts_conc, ts_conc_raw) = versus("mcpmux-node", "ts-sdk", conc_key);
+    let (serve_conc, serve_conc_raw) = versus("mcpmux-serve", "rmcp", conc_key);
+    let none = f64::NAN;
+    use Goal::{AtLeast, AtMost};
+    // What, measured, the raw pipe in mcpmux's place, the language's floor in mcpmux's place
+    // (for serve, `relay`: a front that only copies bytes), and the goal.
+    let targets: [(&str, f64, f64, f64, Goal); 20] = [
         (
-            "mcpmux-python",
-            "python-pipe",
-            ["Python: binding p50 / asyncio's floor p50", "≤ 1.3"],
-            1.3,
-            "Python: binding / asyncio's floor, in-flight calls/s",
+            "Rust: mcpmux p50 / raw pipe p50",
+            ratio(mp50, floor_p50),
+            1.0,
+            ratio(get("raw-tokio", "p50_us"), floor_p50),
+            AtMost(4.0),
         ),
         (
-            "mcpmux-node",
-            "node-pipe",
-            ["Node: binding p50 / Node's floor p50", "≤ 1.2"],
-            1.2,
+            "Rust: mcpmux p50 / rmcp p50",
+            ratio(mp50, rmcp_p50),
+            ratio(floor_p50, rmcp_p50),
+            ratio(get("raw-tokio", "p50_us"), rmcp_p50),
+            AtMost(0.5),
+        ),
+        (
+            "Rust: mcpmux / rmcp, in-flight calls/s",
+            rust_rmcp_conc,
+            rust_rmcp_conc_raw,
+            floor_of("raw-tokio", "rmcp", conc_key),
+            AtLeast(2.0),
+        ),
+        (
+            "Rust: mcpmux p50 / tokio's floor p50",
+            tokio_p50,
+            tokio_p50_raw,
+            1.0,
+            AtMost(1.1),
+        ),
+        (
+            "Rust: mcpmux / raw pipe, in-flight calls/s",
+            rust_raw_conc,
+            1.0,
+            floor_of("raw-tokio", "raw", conc_key),
+            AtLeast(0.6),
+        ),
+        (
+            "Python: binding p50 / asyncio's floor p50",
+            py_p50,
+            py_p50_raw,
+            1.0,
+            AtMost(1.3),
+        ),
+        (
+            "Python: binding / asyncio's floor, in-flight calls/s",
+            py_conc,
+            py_conc_raw,
+            1.0,
+            AtLeast(0.8),
+        ),
+        (
+            "Node: binding p50 / Node's floor p50",
+            node_p50,
+            node_p50_raw,
+            1.0,
+            AtMost(1.2),
+        ),
+        (
             "Node: binding / Node's floor, in-flight calls/s",
+            node_conc,
+            node_conc_raw,
+            1.0,
+            AtLeast(0.8),
+        ),
+        (
+            "Python: binding / Python SDK, sequential calls/s",
+            py_sdk_seq,
+            py_sdk_seq_raw,
+            floor_of("python-pipe", "python-sdk", seq_key),
+            AtLeast(10.0),
+        ),
+        (
+            "Python: binding / Python SDK, in-flight calls/s",
+            py_sdk_conc,
+            py_sdk_conc_raw,
+            floor_of("python-pipe", "python-sdk", conc_key),
+            AtLeast(20.0),
+        ),
+        (
+            "Node: binding / TypeScript SDK, sequential calls/s",
+            ts_seq,
+            ts_seq_raw,
+            floor_of("node-pipe", "ts-sdk", seq_key),
+            AtLeast(3.0),
+        ),
+        (
+            "Node: binding / TypeScript SDK, in-flight calls/s",
+            ts_conc,
+            ts_conc_raw,
+            floor_of("node-pipe", "ts-sdk", conc_key),
+            AtLeast(2.0),
+        ),
+        (
+            "Serve: p50 through `mcpmux serve` / rmcp direct p50",
+            ratio(get("mcpmux-serve", "p50_us"), rmcp_p50),
+            ratio(floor_p50, rmcp_p50),
+            ratio(get("relay", "p50_us"), rmcp_p50),
+            AtMost(1.5),
+        ),
+        (
+            "Serve: in-flight calls/s through `mcpmux serve` / rmcp direct",
+            serve_conc,
+            serve_conc_raw,
+            floor_of("relay", "rmcp", conc_key),
+            AtLeast(0.7),
+        ),
+        (
+            "Scale: connect 50 servers / connect 1",
+            ratio(
+                sget("connect-50", "connect_ms"),
+                sget("connect-1", "connect_ms"),
+            ),
+            ratio(
+                sget("connect-raw-50", "connect_ms"),
+                sget("connect-raw-1", "connect_ms"),
+            ),
+            none,
+            AtMost(3.0),
+        ),
+        (
+            "Scale: search over 10,000 tools, p50 µs",
+            sget("search-10k", "search_p50_us"),
+            none,
+            none,
+            AtMost(100.0),
+        ),
+        (
+            "Scale: list_tools over 5,000 cached tools, p50 ms",
+            sget("pool-50x100", "list_p50_ms"),
+            none,
+            none,
+            AtMost(3.0),
+        ),
+        (
+            "Agent: own cost of a turn over 5,000 known tools, p50 ms",
+            sget("agent-50x100", "turn_p50_us") / 1e3,
+            none,
+            sget("agent-50x100", "model_rtt_p50_us") / 1e3,
+            AtMost(1.0),
+        ),
+        (
+            "Scale: idle pool of 50 connections, client RSS MB",
+            sget("pool-50x100", "idle_rss_mb"),
+            none,
+            none,
+            AtMost(30.0),
         ),
     ];
-    for (client, floor, [p50_what, p50_goal], p50_max, conc_what) in bindings {
-        let (r, raw) = p50_of(client, floor);
-        push(p50_what, r, raw, 1.0, p50_goal, r <= p50_max);
-        let (r, raw) = versus(client, floor, "conc_calls_per_s");
-        push(conc_what, r, raw, 1.0, "≥ 0.8", r >= 0.8);
-    }
-    let (r, raw) = versus("mcpmux-python", "python-sdk", "seq_calls_per_s");
-    push(
-        "Python: binding / Python SDK, sequential calls/s",
-        r,
-        raw,
-        floor_of("python-pipe", "python-sdk", "seq_calls_per_s"),
-        "≥ 10",
-        r >= 10.0,
-    );
-    let (r, raw) = versus("mcpmux-python", "python-sdk", "conc_calls_per_s");
-    push(
-        "Python: binding / Python SDK, in-flight calls/s",
-        r,
-        raw,
-        floor_of("python-pipe", "python-sdk", "conc_calls_per_s"),
-        "≥ 20",
-        r >= 20.0,
-    );
-    let (r, raw) = versus("mcpmux-node", "ts-sdk", "seq_calls_per_s");
-    push(
-        "Node: binding / TypeScript SDK, sequential calls/s",
-        r,
-        raw,
-        floor_of("node-pipe", "ts-sdk", "seq_calls_per_s"),
-        "≥ 3",
-        r >= 3.0,
-    );
-    let (r, raw) = versus("mcpmux-node", "ts-sdk", "conc_calls_per_s");
-    push(
-        "Node: binding / TypeScript SDK, in-flight calls/s",
-        r,
-        raw,
-        floor_of("node-pipe", "ts-sdk", "conc_calls_per_s"),
-        "≥ 2",
-        r >= 2.0,
-    );
-    // What `mcpmux serve` adds: the same rmcp client through the front, over direct.
-    // Here the floor column is `relay`: the same client through a front that only copies
-    // bytes, so what any front must add (a process and two pipes) is in it.
-    let r = ratio(get("mcpmux-serve", "p50_us"), get("rmcp", "p50_us"));
-    push(
-        "Serve: p50 through `mcpmux serve` / rmcp direct p50",
-        r,
-        ratio(floor_p50, get("rmcp", "p50_us")),
-        ratio(get("relay", "p50_us"), get("rmcp", "p50_us")),
-        "≤ 1.5",
-        r <= 1.5,
-    );
-    let (r, raw) = versus("mcpmux-serve", "rmcp", "conc_calls_per_s");
-    push(
-        "Serve: in-flight calls/s through `mcpmux serve` / rmcp direct",
-        r,
-        raw,
-        floor_of("relay", "rmcp", "conc_calls_per_s"),
-        "≥ 0.7",
-        r >= 0.7,
-    );
-    let r = ratio(
-        sget("connect-50", "connect_ms"),
-        sget("connect-1", "connect_ms"),
-    );
-    let raw = ratio(
-        sget("connect-raw-50", "connect_ms"),
-        sget("connect-raw-1", "connect_ms"),
-    );
-    push(
-        "Scale: connect 50 servers / connect 1",
-        r,
-        raw,
-        f64::NAN,
-        "≤ 3",
-        r <= 3.0,
-    );
-    let r = sget("search-10k", "search_p50_us");
-    push(
-        "Scale: search over 10,000 tools, p50 µs",
-        r,
-        f64::NAN,
-        f64::NAN,
-        "≤ 100",
-        r <= 100.0,
-    );
-    let r = sget("pool-50x100", "list_p50_ms");
-    push(
-        "Scale: list_tools over 5,000 cached tools, p50 ms",
-        r,
-        f64::NAN,
-        f64::NAN,
-        "≤ 3",
-        r <= 3.0,
-    );
-    let r = sget("agent-50x100", "turn_p50_us") / 1e3;
-    push(
-        "Agent: own cost of a turn over 5,000 known tools, p50 ms",
-        r,
-        f64::NAN,
-        sget("agent-50x100", "model_rtt_p50_us") / 1e3,
-        "≤ 1",
-        r <= 1.0,
-    );
-    let r = sget("pool-50x100", "idle_rss_mb");
-    push(
-        "Scale: idle pool of 50 connections, client RSS MB",
-        r,
-        f64::NAN,
-        f64::NAN,
-        "≤ 30",
-        r <= 30.0,
-    );
 
     println!();
     println!("Targets:");
@@ -742,21 +706,19 @@ fn report(
         "| target | measured | raw pipe in mcpmux's place | the language's bare pipe (serve: a byte relay) in mcpmux's place | goal | |"
     );
     println!("| --- | ---: | ---: | ---: | ---: | --- |");
-    for t in &targets {
-        let verdict = if !t.measured.is_finite() {
+    for (what, measured, raw, lang_floor, goal) in &targets {
+        let verdict = if !measured.is_finite() {
             "not measured"
-        } else if t.pass {
+        } else if goal.met(*measured) {
             "pass"
         } else {
             "FAIL"
         };
         println!(
-            "| {} | {} | {} | {} | {} | {verdict} |",
-            t.what,
-            fmt(t.measured, 2),
-            fmt(t.raw, 2),
-            fmt(t.lang_floor, 2),
-            t.goal
+            "| {what} | {} | {} | {} | {goal} | {verdict} |",
+            fmt(*measured, 2),
+            fmt(*raw, 2),
+            fmt(*lang_floor, 2),
         );
     }
 
@@ -768,10 +730,11 @@ fn report(
         "medians": med,
         "scale": scale,
         "scale_medians": smed,
-        "targets": targets.iter().map(|t| json!({
-            "target": t.what, "measured": t.measured, "goal": t.goal, "pass": t.pass,
-            "raw_pipe": t.raw.is_finite().then_some(t.raw),
-            "language_floor": t.lang_floor.is_finite().then_some(t.lang_floor),
+        "targets": targets.iter().map(|(what, measured, raw, lang_floor, goal)| json!({
+            "target": what, "measured": measured, "goal": goal.to_string(),
+            "pass": measured.is_finite() && goal.met(*measured),
+            "raw_pipe": raw.is_finite().then_some(raw),
+            "language_floor": lang_floor.is_finite().then_some(lang_floor),
         })).collect::<Vec<_>>(),
     });
     let file = std::env::current_exe()
@@ -782,5 +745,30 @@ fn report(
     {
         println!();
         println!("Raw results: {}", file.display());
+    }
+}
+
+/// A speed target's goal for its figure.
+#[derive(Clone, Copy)]
+enum Goal {
+    AtMost(f64),
+    AtLeast(f64),
+}
+
+impl Goal {
+    fn met(self, measured: f64) -> bool {
+        match self {
+            Goal::AtMost(max) => measured <= max,
+            Goal::AtLeast(min) => measured >= min,
+        }
+    }
+}
+
+impl std::fmt::Display for Goal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Goal::AtMost(max) => write!(f, "≤ {max}"),
+            Goal::AtLeast(min) => write!(f, "≥ {min}"),
+        }
     }
 }
