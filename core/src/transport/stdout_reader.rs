@@ -619,6 +619,24 @@ mod tests {
         (reader, std::fs::File::from(write))
     }
 
+    /// rmcp's side, waiting for one message: whether it came.
+    fn takes_one(reader: &Arc<StdoutReader>) -> tokio::task::JoinHandle<bool> {
+        let reader = reader.clone();
+        tokio::spawn(async move { reader.next_message().await.is_some() })
+    }
+
+    /// rmcp's side, taking messages to the end of the stream: how many came.
+    fn counts_all(reader: &Arc<StdoutReader>) -> tokio::task::JoinHandle<usize> {
+        let reader = reader.clone();
+        tokio::spawn(async move {
+            let mut n = 0;
+            while reader.next_message().await.is_some() {
+                n += 1;
+            }
+            n
+        })
+    }
+
     const NOTE: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
 
     #[tokio::test]
@@ -656,10 +674,7 @@ mod tests {
         // A loop watches the pipe: rmcp's side leaves the bytes to it for a moment.
         assert!(reader.claim(7));
         assert!(!reader.claim(8), "one loop watches a pipe");
-        let waiting = tokio::spawn({
-            let reader = reader.clone();
-            async move { reader.next_message().await.is_some() }
-        });
+        let waiting = takes_one(&reader);
         writeln!(pipe, "{NOTE}").unwrap();
         let pumped = std::thread::spawn({
             let reader = reader.clone();
@@ -675,10 +690,7 @@ mod tests {
     async fn a_watching_loop_that_reads_nothing_loses_the_pipe_to_the_runtime() {
         let (reader, mut pipe) = reader(1024);
         assert!(reader.claim(7));
-        let waiting = tokio::spawn({
-            let reader = reader.clone();
-            async move { reader.next_message().await.is_some() }
-        });
+        let waiting = takes_one(&reader);
         writeln!(pipe, "{NOTE}").unwrap();
         // The loop never reads (it is busy or gone without letting go): the runtime looks in.
         let got = tokio::time::timeout(std::time::Duration::from_secs(10), waiting).await;
@@ -695,16 +707,7 @@ mod tests {
         use std::sync::atomic::Ordering;
         let (reader, mut pipe) = reader(1024);
         assert!(reader.claim(7));
-        let counting = tokio::spawn({
-            let reader = reader.clone();
-            async move {
-                let mut n = 0;
-                while reader.next_message().await.is_some() {
-                    n += 1;
-                }
-                n
-            }
-        });
+        let counting = counts_all(&reader);
         // The loop reads what comes, and the runtime leaves the pipe to it.
         let mut written = 0;
         let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -764,16 +767,7 @@ mod tests {
         );
         assert_eq!(reader.lock_queue().queue.len(), waiting);
         // rmcp's side takes every message, and the runtime reads the rest at its pace.
-        let counting = tokio::spawn({
-            let reader = reader.clone();
-            async move {
-                let mut n = 0;
-                while reader.next_message().await.is_some() {
-                    n += 1;
-                }
-                n
-            }
-        });
+        let counting = counts_all(&reader);
         let got = tokio::time::timeout(std::time::Duration::from_secs(10), counting).await;
         assert_eq!(got.expect("rmcp read to the end").unwrap(), total);
     }
