@@ -25,9 +25,8 @@ bash scripts/test-deps.sh >/dev/null
 export MCPMUX_REQUIRE_SERVERS=1
 
 # --- build -----------------------------------------------------------------------------
-echo "== cargo build (libmcpmux, mcpmux-test-server, mcpmux-fake-llm)"
-cargo build --quiet -p mcpmux-ffi
-cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server --bin mcpmux-fake-llm
+echo "== debug build (scripts/debug-build.sh: libmcpmux, mcpmux-test-server, mcpmux-fake-llm)"
+bash scripts/debug-build.sh
 if [[ "${MCPMUX_CARGO_TESTED:-}" != 1 ]]; then  # scripts/test.sh's cargo test ran them
     echo "== cargo test -p mcpmux-ffi (unit tests, header drift)"
     cargo test --quiet -p mcpmux-ffi

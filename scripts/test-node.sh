@@ -16,7 +16,7 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}"
 
 echo "== test servers"
 bash scripts/test-deps.sh
-cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server --bin mcpmux-fake-llm
+bash scripts/debug-build.sh
 export MCPMUX_TEST_SERVER="$repo_root/target/debug/mcpmux-test-server"
 export MCPMUX_FAKE_LLM="$repo_root/target/debug/mcpmux-fake-llm"
 

@@ -16,7 +16,7 @@ bash scripts/test-deps.sh
 bash scripts/conformance-deps.sh
 # The test server and the scripted model service are members of the root workspace: built
 # into the root target dir.
-cargo build --quiet -p mcpmux-tests --bin mcpmux-test-server --bin mcpmux-fake-llm
+bash scripts/debug-build.sh
 export MCPMUX_TEST_SERVER="$repo_root/target/debug/mcpmux-test-server"
 export MCPMUX_FAKE_LLM="$repo_root/target/debug/mcpmux-fake-llm"
 export MCPMUX_DEPS_DIR="$repo_root/.deps"

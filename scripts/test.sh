@@ -60,8 +60,10 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 export MCPMUX_CLIPPY_DONE=1
 step "cargo test"
-# One build for every test: the test crate turns on core's `mimalloc` (the bindings'
-# allocator, whose own tests are core's alloc::) and `otel` features for the whole workspace.
+# One debug build for every step (scripts/debug-build.sh): the test crate turns on core's
+# `mimalloc` (the bindings' allocator, whose own tests are core's alloc::) and `otel`
+# features for the whole workspace, and the later steps reuse its programs and libraries.
+bash scripts/debug-build.sh
 cargo test
 # ffi's own tests (the header drift among them) ran here: scripts/test-c.sh skips them.
 export MCPMUX_CARGO_TESTED=1
