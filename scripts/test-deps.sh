@@ -141,7 +141,7 @@ fi
 echo "mcp[ws] $WS_MCP_VERSION (WebSocket test server): $ws_venv/bin/python"
 
 # --- FastMCP with fastmcp-tasks (Python): tools that run as tasks -----------------
-# (tests/servers/fastmcp_tasks_server.py, tests/tests/tasks.rs). Its own venv: FastMCP pins
+# (tests/servers/fastmcp_tasks_server.py, tests/tests/integration/tasks.rs). Its own venv: FastMCP pins
 # its own `mcp`.
 FASTMCP_VERSION="4.1.4"
 tasks_venv="$deps_dir/tasks-venv"
@@ -161,7 +161,7 @@ fi
 echo "fastmcp $FASTMCP_VERSION with fastmcp-tasks: $tasks_venv/bin/python"
 
 # --- oidc-provider (Node): the authorization server of `serve --oauth-issuer` -----
-# (cli/tests/serve_oauth.rs). Its own prefix: the one above is pruned to its packages.
+# (cli/tests/integration/serve_oauth.rs). Its own prefix: the one above is pruned to its packages.
 OIDC_PROVIDER_VERSION="9.13.3"
 oidc_prefix="$deps_dir/oidc"
 installed_oidc_version() {
@@ -181,10 +181,10 @@ if [[ "$(installed_oidc_version)" != "$OIDC_PROVIDER_VERSION" ]]; then
 fi
 echo "oidc-provider $OIDC_PROVIDER_VERSION: $oidc_prefix"
 
-# The load balancer in front of `mcpmux serve` replicas (cli/tests/serve_replicas.rs).
+# The load balancer in front of `mcpmux serve` replicas (cli/tests/integration/serve_replicas.rs).
 bash "$repo_root/scripts/apt-install.sh" nginx
 echo "nginx: $(nginx -v 2>&1)"
 
-# The browser that loads a page using `mcpmux serve` through CORS (cli/tests/serve_browser.rs).
+# The browser that loads a page using `mcpmux serve` through CORS (cli/tests/integration/serve_browser.rs).
 bash "$repo_root/scripts/apt-install.sh" chromium
 echo "chromium: $(chromium --version 2>/dev/null)"

@@ -1,6 +1,6 @@
 //! Support code for mcpmux's integration tests.
 //!
-//! The integration tests live in `tests/tests/*.rs` and talk to three kinds of MCP
+//! The integration tests live in `tests/tests/integration/` and talk to three kinds of MCP
 //! servers:
 //!
 //! * `mcpmux-test-server`, this package's own binary ([`test_server_bin`]): always
@@ -184,7 +184,7 @@ pub const TEST_SERVER_TOOLS: usize = 24;
 /// `$MCPMUX_TEST_SERVER` wins when set. Otherwise it is looked up next to the
 /// running test executable and its parents: an integration test runs from
 /// `target/<profile>/deps/`, and the binary is in `target/<profile>/`. Cargo builds
-/// it automatically for the integration tests of this package (`tests/tests/*.rs`),
+/// it automatically for the integration tests of this package (`tests/tests/integration/`),
 /// which may also use `env!("CARGO_BIN_EXE_mcpmux-test-server")` directly; other
 /// packages must build it first (`cargo build -p mcpmux-tests`).
 ///

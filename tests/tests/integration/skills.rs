@@ -4,11 +4,9 @@
 //! listing's sizes, digests and front matter, and a file changed on disk since the listing is
 //! refused, its content never handed over. An agent finds skills with the recipe tools.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use mcpmux::ErrorKind;
 
 const SKILL_MD: &str = "---\nname: pdf-forms\ndescription: Fill in PDF forms\nlicense: MIT\n---\n\n# Filling forms\n\nRead references/FIELDS.md first.\n";

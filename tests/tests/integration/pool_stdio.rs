@@ -1,11 +1,9 @@
 //! The pool against a real MCP server (mcpmux-test-server, built with rmcp) over stdio.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use mcpmux::{
     CallOptions, ConnectionPhase, ConnectionState, ErrorKind, Event, PoolOptions, ServerPatch,
 };

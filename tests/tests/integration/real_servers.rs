@@ -3,12 +3,10 @@
 //! `mcp-server-time` (Python SDK) over stdio, and a Python SDK 2.3 `MCPServer` of our own
 //! (`tests/servers/python_sdk_server.py`) on protocol 2026-07-28.
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::{CallOptions, ServerConfig, ServerInput};
 use mcpmux_tests::{
     ChildGuard, everything_command, free_port, python_sdk_server_command, require_or_skip,

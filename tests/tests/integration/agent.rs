@@ -1,11 +1,9 @@
 //! The agent loop end to end: a scripted OpenAI-compatible service on 127.0.0.1 (the exact
 //! streaming wire format) driving real MCP servers through the pool.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::*;
+use crate::common::*;
 use mcpmux::ErrorKind;
 use mcpmux::agent::{Agent, AgentOptions, Approval, Block, RunOptions, Stop};
 use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};

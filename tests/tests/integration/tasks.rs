@@ -5,13 +5,11 @@
 //! caller's cancel cancels the task at the server; a server restarted without the task fails
 //! the call with why.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::{CallOptions, ErrorKind};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

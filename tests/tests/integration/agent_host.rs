@@ -3,12 +3,10 @@
 //! server filters and the agent's events. Real MCP servers; the model is the scripted fake
 //! service on 127.0.0.1 or a host closure.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::agent::{
     Agent, AgentOptions, Attachment, HostChat, HostProvider, RunOptions, RunParams, Stop,
     sampling_handler,

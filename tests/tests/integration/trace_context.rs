@@ -3,9 +3,7 @@
 //! span for a request, a child of the caller's span, is in the request's `_meta`. Without an
 //! OpenTelemetry layer nothing is added.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use opentelemetry::trace::{TraceContextExt, TracerProvider};
 use serde_json::json;
 use tracing::Instrument;

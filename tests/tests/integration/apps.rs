@@ -5,9 +5,7 @@
 //! its server. Against the test server's small app (`--apps`) and a real MCP App server from
 //! npm (`@modelcontextprotocol/server-basic-vanillajs`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use mcpmux::{AppsOptions, CallOptions, ErrorKind, PoolOptions, ServerFilter};
 use serde_json::json;
 

@@ -4,8 +4,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 #[allow(dead_code)]
-mod support;
-use support::mcpmux;
+use crate::support::mcpmux;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -13,8 +13,7 @@ use mcpmux_tests::{ChildGuard, free_port};
 use serde_json::json;
 
 #[allow(dead_code)]
-mod support;
-use support::*;
+use crate::support::*;
 
 const TOKEN: &str = "replica-t0ken";
 const SESSION_KEY: &str = "one secret the three replicas share";

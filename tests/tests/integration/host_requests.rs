@@ -5,12 +5,10 @@
     reason = "sampling and roots are deprecated by SEP-2577 but still used"
 )]
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::model::{CreateMessageResult, ElicitResult, ElicitationAction, Root};
 use mcpmux::{Event, HostRequest, Pool, ServerInput, TransportType};
 use mcpmux_tests::{ChildGuard, everything_command, free_port, require_or_skip};

@@ -3,11 +3,9 @@
 //! entry made from another config), adding a server connects it, and a broken server is
 //! reported without holding up the others.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use mcpmux::agent::{Block, RunOptions, Stop};
 use mcpmux::{ConnectionState, Event, PoolOptions, ServerConfig, ServerFilter, ServerPatch};
 use mcpmux_tests::fake_llm::Turn;

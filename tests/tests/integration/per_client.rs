@@ -3,11 +3,9 @@
 //! most `maxClients` at once; the least recently used idle one makes room, busy ones are never
 //! cut, and a client's processes end with its view. Real processes of the test server.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::{ErrorKind, PoolOptions, ServerPatch, SessionScope};
 use mcpmux_tests::{pid_alive, wait_for_pid_exit};
 use serde_json::json;

@@ -16,8 +16,7 @@ use mcpmux_tests::{ChildGuard, deps_dir, find_in_path};
 use serde_json::{Value, json};
 
 #[allow(dead_code)]
-mod support;
-use support::*;
+use crate::support::*;
 
 /// The authorization server, and its issuer URL.
 fn start_issuer() -> Option<(ChildGuard, String)> {

@@ -2,11 +2,9 @@
 //! bindings and `mcpmux serve` are built on): served names, the token, and the server's life
 //! tied to the pool's.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::CallOptions;
 use mcpmux::serve::{HttpServeSettings, ServeOptions};
 use serde_json::json;

@@ -62,11 +62,19 @@ fn store_worker() {
     }
 }
 
+/// The worker's name as the test harness knows it: its path below the test crate's root.
+fn worker_test_name() -> String {
+    match module_path!().split_once("::") {
+        Some((_crate, module)) => format!("{module}::store_worker"),
+        None => "store_worker".to_owned(),
+    }
+}
+
 fn worker(job: &str, path: &Path) -> Command {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
-        "store_worker",
+        &worker_test_name(),
         "--ignored",
         "--nocapture",
         "--test-threads=1",

@@ -10,8 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 #[allow(dead_code)]
-mod support;
-use support::*;
+use crate::support::*;
 
 const TOKEN: &str = "br0wser";
 

@@ -1,12 +1,10 @@
 //! The network transports beyond Streamable HTTP: legacy HTTP+SSE (server-everything's `sse`
 //! mode) and WebSocket (the Python `mcp` 1.x WebSocket server), with their faults.
 
-mod common;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use mcpmux::{ConnectionState, ErrorKind, Event, ServerInput, TransportType};
 use mcpmux_tests::{ChildGuard, free_port, require_or_skip, wait_for_port};
 use serde_json::json;

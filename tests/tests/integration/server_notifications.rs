@@ -4,11 +4,9 @@
 //! `resources/subscribe`); log messages arrive at the level asked for (each 2026-07-28
 //! request's `_meta`, `logging/setLevel` before). Over stdio and Streamable HTTP.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::{Event, LogLevel, Pool, PoolOptions, ServerPatch, TransportType};
 use serde_json::json;
 

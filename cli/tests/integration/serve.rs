@@ -14,8 +14,7 @@ use mcpmux_tests::{ChildGuard, deps_dir, test_server_bin};
 use serde_json::json;
 
 #[allow(dead_code)]
-mod support;
-use support::*;
+use crate::support::*;
 
 #[test]
 fn the_python_sdk_client_uses_the_fleet_over_stdio() {

@@ -17,8 +17,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 #[allow(dead_code)]
-mod support;
-use support::*;
+use crate::support::*;
 
 /// A config with the FastMCP task server as `tasks`, and `serve` in front of it writing its
 /// audit log into `dir` (None, skipped or failed, without the server).

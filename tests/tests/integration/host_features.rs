@@ -7,11 +7,9 @@
     reason = "sampling is deprecated by SEP-2577 but servers still use it"
 )]
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use mcpmux::{ErrorKind, Event, ListOptions, Pool};
 use mcpmux_tests::fake_llm::{FakeOpenAi, Turn};
 use serde_json::json;

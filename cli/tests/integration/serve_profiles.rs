@@ -10,8 +10,7 @@ use mcpmux::CallOptions;
 use serde_json::json;
 
 #[allow(dead_code)]
-mod support;
-use support::*;
+use crate::support::*;
 
 const TOKEN: &str = "pr0files";
 
