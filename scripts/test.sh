@@ -33,12 +33,15 @@ print_timings() {
         # CI may show only the head and the tail of a long log: the cause, again, last.
         echo "== FAILED in step: ${failed_step:-?} (exit $status); its error lines:"
         grep -a -E 'error|panicked|FAIL|No space|Killed|failed' "$run_log" \
-            | grep -a -v -E '^test .* ok$|^(PASS|ok) ' | tail -n 30 | sed 's/^/  /' || true
+            | grep -a -v -E '^test .* ok$|^(PASS|ok) ' | tail -n 30 | cut -c -300 | sed 's/^/  /' || true
     fi
 }
-# The whole output also goes to a file, for the summary of a failure.
+# The whole output also goes to a file, for the summary of a failure. On the terminal, lines
+# are cut at 2,000 characters: a failed link prints the linker's whole command line (tens of
+# kilobytes on one line), and a CI log once ended inside it, exit 141 (SIGPIPE), without the
+# linker's own message or this script's summary. The file keeps every line whole.
 run_log="$(mktemp "${TMPDIR:-/tmp}/mcpmux-test.XXXXXX")"
-exec > >(tee "$run_log") 2>&1
+exec > >(tee "$run_log" | stdbuf -oL cut -c -2000) 2>&1
 trap print_timings EXIT
 echo "== free disk where the build writes: $(df -h . | awk 'NR==2 {print $4}')"
 
