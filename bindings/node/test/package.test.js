@@ -37,7 +37,7 @@ test('the package, its export and its addon are the same release', () => {
 });
 
 test('the suite runs through the entry it says (MCPMUX_TEST_ENTRY=import: index.mjs)', () => {
-  // scripts/test-node.sh runs every file once more with test/as-esm.mjs preloaded.
+  // scripts/test-node.sh runs every file on Node 22 with test/as-esm.mjs preloaded.
   const viaImport = process.env.MCPMUX_TEST_ENTRY === 'import';
   assert.equal(Object.prototype.toString.call(mcpmux) === '[object Module]', viaImport);
 });
