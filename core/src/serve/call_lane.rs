@@ -29,6 +29,16 @@ use super::Gateway;
 /// dropped, as the loop drops them.
 const MAX_LINE: usize = 16 * 1024 * 1024;
 
+/// Past this many unanswered calls the lane stops reading the client, as a server blocked on
+/// its pipe would: the lane reads lines far faster than calls are answered, so without a bound
+/// a client writing calls and not reading answers grows the process without end. Generous,
+/// because a call waiting on the client (sampling, elicitation) holds its place until the
+/// client's answer, which comes on the same stream.
+const MAX_CALLS_IN_FLIGHT: usize = 1024;
+
+/// Past this many bytes of answers the client has not read yet, the lane stops reading too.
+const MAX_BACKLOG: u64 = 4 * 1024 * 1024;
+
 /// What the lane needs of a session once rmcp has opened it.
 pub(super) struct Session {
     pub peer: Peer<RoleServer>,
@@ -70,6 +80,10 @@ impl Lane {
     {
         let mut lines = LineReader::new(reader);
         loop {
+            tokio::select! {
+                _ = self.room() => {}
+                _ = stop.cancelled() => break,
+            }
             let line = tokio::select! {
                 line = lines.next() => line,
                 _ = stop.cancelled() => break,
@@ -93,6 +107,21 @@ impl Lane {
             }
         }
         let _ = to_loop.shutdown().await;
+    }
+
+    /// Returns once the lane may take another line: fewer than [`MAX_CALLS_IN_FLIGHT`] calls
+    /// unanswered and fewer than [`MAX_BACKLOG`] bytes of answers unread.
+    async fn room(&self) {
+        loop {
+            // Every freed call and every write leaves a permit, so none is missed between
+            // the check and the wait.
+            let freed = self.output.room.notified();
+            let in_flight = self.calls.lock().unwrap().len();
+            if in_flight < MAX_CALLS_IN_FLIGHT && self.output.backlog() < MAX_BACKLOG {
+                return;
+            }
+            freed.await;
+        }
     }
 
     /// Answers `line` in the lane if it is a tool call of an open session; notes a cancel of a
@@ -158,6 +187,7 @@ impl Lane {
             if still_asked {
                 output.send(&answer);
             }
+            output.room.notify_one();
         });
     }
 }
@@ -257,6 +287,8 @@ pub(super) struct Output {
     queued: tokio::sync::Notify,
     /// How many bytes the writer has written so far; the loop's flush waits on it.
     written: tokio::sync::watch::Sender<u64>,
+    /// Told when a lane call ends or a batch is written: the lane may be waiting for room.
+    room: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -278,6 +310,7 @@ impl Output {
             state: Mutex::default(),
             queued: tokio::sync::Notify::new(),
             written: tokio::sync::watch::channel(0).0,
+            room: tokio::sync::Notify::new(),
         });
         let task = tokio::spawn(output.clone().write_out(writer));
         (output, task)
@@ -306,6 +339,12 @@ impl Output {
         drop(state);
         self.queued.notify_one();
         Some(total)
+    }
+
+    /// Bytes queued and not yet written to the client.
+    fn backlog(&self) -> u64 {
+        let total = self.state.lock().unwrap().total;
+        total.saturating_sub(*self.written.borrow())
     }
 
     /// Writes what is queued, once the lane and the loop are done with the session.
@@ -338,11 +377,14 @@ impl Output {
             }
             done += batch.len() as u64;
             self.written.send_replace(done);
+            self.room.notify_one();
             batch.clear();
         }
         let _ = writer.shutdown().await;
-        // Flushes waiting on bytes that will never be written end now (see `LoopWriter`).
+        // Flushes waiting on bytes that will never be written end now (see `LoopWriter`), and
+        // so does the lane's wait for room.
         self.written.send_replace(u64::MAX);
+        self.room.notify_one();
     }
 }
 

@@ -8,6 +8,7 @@ use crate::common::*;
 use mcpmux::CallOptions;
 use mcpmux::serve::{HttpServeSettings, ServeOptions};
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 async fn served_pool() -> TestPool {
     let served = pool().await;
@@ -90,6 +91,24 @@ async fn client_refused(url: &str, token: &str) -> String {
     err
 }
 
+/// `served` served over an in-memory byte stream (as on stdio); the client's end.
+fn serve_bytes(
+    served: &TestPool,
+) -> (
+    tokio::task::JoinHandle<mcpmux::Result<()>>,
+    tokio::io::DuplexStream,
+) {
+    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+    let served = served.pool.clone();
+    let serving = tokio::spawn(async move {
+        let (reader, writer) = tokio::io::split(server_side);
+        served
+            .serve_io(ServeOptions::default(), reader, writer)
+            .await
+    });
+    (serving, client_side)
+}
+
 /// Over a byte stream (as on stdio) tool calls take the lane beside rmcp's session loop:
 /// many at once each get their own answer, other requests go through the loop, and a
 /// client's cancel of a call in the lane reaches the upstream.
@@ -98,16 +117,7 @@ async fn a_pool_serves_a_byte_stream_and_a_cancel_reaches_the_upstream() {
     use rmcp::ServiceExt;
     use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
     let served = served_pool().await;
-    let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-    let serving = {
-        let served = served.pool.clone();
-        tokio::spawn(async move {
-            let (reader, writer) = tokio::io::split(server_side);
-            served
-                .serve_io(ServeOptions::default(), reader, writer)
-                .await
-        })
-    };
+    let (serving, client_side) = serve_bytes(&served);
     let peer = ().serve(client_side).await.unwrap();
     let add = |a: i64| {
         let peer = peer.clone();
@@ -197,4 +207,167 @@ async fn a_pool_serves_a_client_over_any_transport() {
     peer.cancel().await.unwrap();
     serving.await.unwrap().unwrap();
     served.close().await;
+}
+
+/// A served byte stream after the handshake of a client that declares nothing: the lines it
+/// is sent, and its writing half.
+async fn handshake(
+    client_side: tokio::io::DuplexStream,
+) -> (
+    tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    tokio::io::WriteHalf<tokio::io::DuplexStream>,
+) {
+    let (reading, mut writing) = tokio::io::split(client_side);
+    let mut lines = tokio::io::BufReader::new(reading).lines();
+    let initialize = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "slow-reader", "version": "1"}}});
+    send_line(&mut writing, &initialize).await;
+    let initialized = lines
+        .next_line()
+        .await
+        .unwrap()
+        .expect("an initialize answer");
+    assert!(initialized.contains("\"init\""), "{initialized}");
+    let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    send_line(&mut writing, &ready).await;
+    (lines, writing)
+}
+
+async fn send_line(
+    writing: &mut (impl tokio::io::AsyncWrite + Unpin),
+    message: &serde_json::Value,
+) {
+    writing
+        .write_all(format!("{message}\n").as_bytes())
+        .await
+        .unwrap();
+}
+
+/// Sends `messages` from a task of its own, giving the writing half back when all are sent.
+fn send_all(
+    mut writing: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    messages: Vec<serde_json::Value>,
+) -> tokio::task::JoinHandle<tokio::io::WriteHalf<tokio::io::DuplexStream>> {
+    tokio::spawn(async move {
+        for message in &messages {
+            send_line(&mut writing, message).await;
+        }
+        writing
+    })
+}
+
+fn call(id: usize, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}})
+}
+
+/// Reads lines until every one of `ids` is answered, checking each answer.
+async fn read_answers(
+    lines: &mut tokio::io::Lines<
+        tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+    >,
+    ids: std::ops::Range<usize>,
+    check: impl Fn(&serde_json::Value),
+) {
+    let mut answered = std::collections::HashSet::new();
+    while answered.len() < ids.len() {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("answers keep coming")
+            .unwrap()
+            .expect("the stream stays open");
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let Some(id) = answer["id"].as_u64() else {
+            continue;
+        };
+        check(&answer);
+        assert!(ids.contains(&(id as usize)), "{id}");
+        answered.insert(id);
+    }
+}
+
+/// A client that writes calls and does not read their answers is held back, as by a server
+/// blocked on its pipe, instead of the answers piling up in the serving process; once it
+/// reads, every call is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_does_not_read_is_held_back_and_loses_nothing() {
+    const BIG: usize = 20;
+    const SMALL: usize = 3000;
+    let served = served_pool().await;
+    let (serving, client_side) = serve_bytes(&served);
+    let (mut lines, mut writing) = handshake(client_side).await;
+    // 20 MB of answers, five times what the serving side queues for a client, given time to
+    // be answered; then small calls, more than the pipe holds.
+    for id in 0..BIG {
+        let big = call(id, "upstream__big", json!({"size": 1 << 20}));
+        send_line(&mut writing, &big).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let small = (BIG..BIG + SMALL)
+        .map(|id| call(id, "upstream__echo", json!({"text": "small"})))
+        .collect();
+    let sending = send_all(writing, small);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !sending.is_finished(),
+        "{SMALL} more calls were taken in while 20 MB of answers waited to be read"
+    );
+    read_answers(&mut lines, 0..BIG + SMALL, |answer| {
+        let text = answer["result"]["content"][0]["text"].as_str();
+        assert!(
+            text.is_some_and(|t| t == "small" || t.len() == 1 << 20),
+            "{:.300}",
+            answer.to_string()
+        );
+    })
+    .await;
+    end_bytes(sending, lines, serving).await;
+    served.close().await;
+}
+
+/// A client with more calls in flight than the lane takes is held back until some end, and
+/// then every call is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_with_too_many_calls_in_flight_is_held_back() {
+    const SLEEPS: usize = 1100;
+    let served = served_pool().await;
+    let (serving, client_side) = serve_bytes(&served);
+    let (mut lines, writing) = handshake(client_side).await;
+    // More sleeping calls than the lane runs at once, then pings (the loop's) enough to fill
+    // the pipe: with no bound they are all read and answered at once.
+    let mut messages: Vec<serde_json::Value> = (0..SLEEPS)
+        .map(|id| call(id, "upstream__sleep", json!({"ms": 4000})))
+        .collect();
+    messages.extend(
+        (SLEEPS..SLEEPS + 2000).map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"})),
+    );
+    let sending = send_all(writing, messages);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !sending.is_finished(),
+        "every message was taken in while {SLEEPS} calls were in flight"
+    );
+    read_answers(&mut lines, 0..SLEEPS + 2000, |answer| {
+        assert!(answer.get("error").is_none(), "{answer}");
+    })
+    .await;
+    end_bytes(sending, lines, serving).await;
+    served.close().await;
+}
+
+/// The client closes its end; serving ends.
+async fn end_bytes(
+    sending: tokio::task::JoinHandle<tokio::io::WriteHalf<tokio::io::DuplexStream>>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    serving: tokio::task::JoinHandle<mcpmux::Result<()>>,
+) {
+    let mut writing = sending.await.unwrap();
+    writing.shutdown().await.unwrap();
+    drop(lines);
+    tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("serving ends when the client closes its end")
+        .unwrap()
+        .unwrap();
 }
