@@ -510,6 +510,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn lines_longer_than_the_pipe_holds_are_written_whole_and_in_order() {
+        let (client, server) = tokio::io::duplex(8);
+        let (output, task) = Output::start(server);
+        output.queue(b"{\"first\":\"longer than the pipe holds\"}\n");
+        output.queue(b"{\"second\":2}\n");
+        let reading = tokio::spawn(async move {
+            let mut read = String::new();
+            tokio::io::AsyncReadExt::read_to_string(&mut { client }, &mut read)
+                .await
+                .map(|_| read)
+        });
+        output.close();
+        task.await.unwrap();
+        assert_eq!(
+            reading.await.unwrap().unwrap(),
+            "{\"first\":\"longer than the pipe holds\"}\n{\"second\":2}\n"
+        );
+        assert_eq!(output.backlog(), 0);
+    }
+
+    #[tokio::test]
     async fn a_flush_after_the_client_left_fails_instead_of_hanging() {
         let (client, server) = tokio::io::duplex(16);
         drop(client);
