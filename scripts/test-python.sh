@@ -14,8 +14,8 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}"
 bash scripts/test-deps.sh
 # The official conformance suite: its OAuth-protected mock servers test the OAuth API.
 bash scripts/conformance-deps.sh
-# The test server and the scripted model service are members of the root workspace: built
-# into the root target dir.
+# The test server and the scripted model service the tests start: the workspace's one debug
+# build (scripts/debug-build.sh), which is already there when test.sh ran it before.
 bash scripts/debug-build.sh
 export MCPMUX_TEST_SERVER="$repo_root/target/debug/mcpmux-test-server"
 export MCPMUX_FAKE_LLM="$repo_root/target/debug/mcpmux-fake-llm"
