@@ -105,18 +105,50 @@ pub fn python_client() -> Option<PathBuf> {
 
 pub fn run_python_client(python: &Path, args: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_sdk_client.py");
-    let out = Command::new(python)
+    let mut child = Command::new(python)
         .arg(script)
         .args(args)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("run the Python SDK client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Read as it runs, so a full pipe never stalls the client.
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    // A client that hangs fails its test with what it said, instead of stalling the suite.
+    let deadline = std::time::Instant::now() + PYTHON_CLIENT_TIME;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the Python SDK client") {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    let Some(status) = status else {
+        panic!("{args:?}: no end after {PYTHON_CLIENT_TIME:?}, killed: {stdout}\n{stderr}");
+    };
     assert!(
-        out.status.success() && stdout.contains("python sdk client: ok"),
-        "{args:?}: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        status.success() && stdout.contains("python sdk client: ok"),
+        "{args:?}: {stdout}\n{stderr}"
     );
 }
+
+/// How long a Python SDK client run may take: each needs seconds.
+const PYTHON_CLIENT_TIME: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// A pool of mcpmux's own, in a config of its own, with the served fleet as its one remote
 /// server `fleet` (the token in its headers).
