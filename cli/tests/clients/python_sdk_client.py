@@ -44,11 +44,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx2
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 asked: list[str] = []
 
@@ -90,7 +90,11 @@ async def session(argv: list[str], **handlers: Any) -> AsyncIterator[ClientSessi
                 yield s
     elif mode == "http":
         url, token = argv[1], argv[2]
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        # The SDK's own client, as its users get it: httpx's default 5-second read timeout
+        # cut the stream of a first call that starts its upstream on a busy machine, and
+        # the SDK then waits for that answer forever.
+        headers = {"Authorization": f"Bearer {token}"}
+        async with create_mcp_http_client(headers=headers) as http:
             async with streamable_http_client(url, http_client=http) as streams:
                 async with ClientSession(streams[0], streams[1], **handlers) as s:
                     yield s
