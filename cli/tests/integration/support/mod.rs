@@ -105,13 +105,15 @@ pub fn python_client() -> Option<PathBuf> {
 
 pub fn run_python_client(python: &Path, args: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_sdk_client.py");
-    let mut child = Command::new(python)
-        .arg(script)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run the Python SDK client");
+    // In a guard, so a panic below still kills the client and whatever it started.
+    let mut client = mcpmux_tests::ChildGuard::spawn(
+        Command::new(python)
+            .arg(script)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    )
+    .expect("run the Python SDK client");
     // Read as it runs, so a full pipe never stalls the client.
     let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -122,25 +124,22 @@ pub fn run_python_client(python: &Path, args: &[&str]) {
             text
         })
     };
-    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let stdout = read(client.child_mut().stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(client.child_mut().stderr.take().map(|p| Box::new(p) as _));
     // A client that hangs fails its test with what it said, instead of stalling the suite.
-    let deadline = std::time::Instant::now() + PYTHON_CLIENT_TIME;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for the Python SDK client") {
-            break Some(status);
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let ended = mcpmux_tests::wait_until(PYTHON_CLIENT_TIME, || client.has_exited());
+    if !ended {
+        client.kill();
+    }
     let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
-    let Some(status) = status else {
-        panic!("{args:?}: no end after {PYTHON_CLIENT_TIME:?}, killed: {stdout}\n{stderr}");
-    };
+    assert!(
+        ended,
+        "{args:?}: no end after {PYTHON_CLIENT_TIME:?}, killed: {stdout}\n{stderr}"
+    );
+    let status = client
+        .child_mut()
+        .wait()
+        .expect("wait for the Python SDK client");
     assert!(
         status.success() && stdout.contains("python sdk client: ok"),
         "{args:?}: {stdout}\n{stderr}"
