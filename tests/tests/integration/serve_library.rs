@@ -94,6 +94,7 @@ async fn client_refused(url: &str, token: &str) -> String {
 /// `served` served over an in-memory byte stream (as on stdio); the client's end.
 fn serve_bytes(
     served: &TestPool,
+    options: ServeOptions,
 ) -> (
     tokio::task::JoinHandle<mcpmux::Result<()>>,
     tokio::io::DuplexStream,
@@ -102,9 +103,7 @@ fn serve_bytes(
     let served = served.pool.clone();
     let serving = tokio::spawn(async move {
         let (reader, writer) = tokio::io::split(server_side);
-        served
-            .serve_io(ServeOptions::default(), reader, writer)
-            .await
+        served.serve_io(options, reader, writer).await
     });
     (serving, client_side)
 }
@@ -117,7 +116,7 @@ async fn a_pool_serves_a_byte_stream_and_a_cancel_reaches_the_upstream() {
     use rmcp::ServiceExt;
     use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
     let served = served_pool().await;
-    let (serving, client_side) = serve_bytes(&served);
+    let (serving, client_side) = serve_bytes(&served, ServeOptions::default());
     let peer = ().serve(client_side).await.unwrap();
     let add = |a: i64| {
         let peer = peer.clone();
@@ -209,14 +208,15 @@ async fn a_pool_serves_a_client_over_any_transport() {
     served.close().await;
 }
 
+/// What a hand-written client of a served byte stream reads: its lines.
+type ClientLines =
+    tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>;
+/// What a hand-written client of a served byte stream writes to.
+type ClientWriting = tokio::io::WriteHalf<tokio::io::DuplexStream>;
+
 /// A served byte stream after the handshake of a client that declares nothing: the lines it
 /// is sent, and its writing half.
-async fn handshake(
-    client_side: tokio::io::DuplexStream,
-) -> (
-    tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
-    tokio::io::WriteHalf<tokio::io::DuplexStream>,
-) {
+async fn handshake(client_side: tokio::io::DuplexStream) -> (ClientLines, ClientWriting) {
     let (reading, mut writing) = tokio::io::split(client_side);
     let mut lines = tokio::io::BufReader::new(reading).lines();
     let initialize = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
@@ -246,9 +246,9 @@ async fn send_line(
 
 /// Sends `messages` from a task of its own, giving the writing half back when all are sent.
 fn send_all(
-    mut writing: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    mut writing: ClientWriting,
     messages: Vec<serde_json::Value>,
-) -> tokio::task::JoinHandle<tokio::io::WriteHalf<tokio::io::DuplexStream>> {
+) -> tokio::task::JoinHandle<ClientWriting> {
     tokio::spawn(async move {
         for message in &messages {
             send_line(&mut writing, message).await;
@@ -264,9 +264,7 @@ fn call(id: usize, tool: &str, arguments: serde_json::Value) -> serde_json::Valu
 
 /// Reads lines until every one of `ids` is answered, checking each answer.
 async fn read_answers(
-    lines: &mut tokio::io::Lines<
-        tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
-    >,
+    lines: &mut ClientLines,
     ids: std::ops::Range<usize>,
     check: impl Fn(&serde_json::Value),
 ) {
@@ -295,15 +293,31 @@ async fn a_client_that_does_not_read_is_held_back_and_loses_nothing() {
     const BIG: usize = 20;
     const SMALL: usize = 3000;
     let served = served_pool().await;
-    let (serving, client_side) = serve_bytes(&served);
+    // The audit log says when the big calls are done, so their answers wait to be read.
+    let audit_path = served.dir.path().join("audit.jsonl");
+    let options = ServeOptions {
+        audit: Some(std::sync::Arc::new(
+            mcpmux::serve::audit::AuditLog::open(&audit_path).unwrap(),
+        )),
+        ..ServeOptions::default()
+    };
+    let (serving, client_side) = serve_bytes(&served, options);
     let (mut lines, mut writing) = handshake(client_side).await;
-    // 20 MB of answers, five times what the serving side queues for a client, given time to
-    // be answered; then small calls, more than the pipe holds.
+    // 20 MB of answers, five times what the serving side queues for a client, all answered;
+    // then small calls, more than the pipe holds.
     for id in 0..BIG {
         let big = call(id, "upstream__big", json!({"size": 1 << 20}));
         send_line(&mut writing, &big).await;
     }
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let answered = tokio::time::timeout(Duration::from_secs(60), async {
+        while !std::fs::read_to_string(&audit_path).is_ok_and(|log| log.lines().count() == BIG) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    assert!(
+        answered.await.is_ok(),
+        "the big calls are not all answered after 60 s"
+    );
     let small = (BIG..BIG + SMALL)
         .map(|id| call(id, "upstream__echo", json!({"text": "small"})))
         .collect();
@@ -332,7 +346,7 @@ async fn a_client_that_does_not_read_is_held_back_and_loses_nothing() {
 async fn a_client_with_too_many_calls_in_flight_is_held_back() {
     const SLEEPS: usize = 1100;
     let served = served_pool().await;
-    let (serving, client_side) = serve_bytes(&served);
+    let (serving, client_side) = serve_bytes(&served, ServeOptions::default());
     let (mut lines, writing) = handshake(client_side).await;
     // More sleeping calls than the lane runs at once, then pings (the loop's) enough to fill
     // the pipe: with no bound they are all read and answered at once.
@@ -358,8 +372,8 @@ async fn a_client_with_too_many_calls_in_flight_is_held_back() {
 
 /// The client closes its end; serving ends.
 async fn end_bytes(
-    sending: tokio::task::JoinHandle<tokio::io::WriteHalf<tokio::io::DuplexStream>>,
-    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    sending: tokio::task::JoinHandle<ClientWriting>,
+    lines: ClientLines,
     serving: tokio::task::JoinHandle<mcpmux::Result<()>>,
 ) {
     let mut writing = sending.await.unwrap();
