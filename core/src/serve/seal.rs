@@ -5,9 +5,10 @@
 
 use aws_lc_rs::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use aws_lc_rs::digest::{SHA256, digest};
-use aws_lc_rs::rand::{SecureRandom, SystemRandom};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rand::TryRngCore;
+use rand::rngs::OsRng;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -18,16 +19,18 @@ use crate::error::{Error, Result};
 pub const MIN_SESSION_KEY_LEN: usize = 16;
 
 /// Seals and opens values with the replicas' shared key.
+///
+/// Its random numbers (a key, nonces) come from the operating system, not from aws-lc's
+/// generator: that one seeds itself on first use with CPU jitter measurements, about 100 ms of
+/// CPU, which every `serve --stdio` start would pay before its first answer.
 pub(crate) struct Seal {
     key: LessSafeKey,
-    random: SystemRandom,
 }
 
 impl Seal {
     /// A seal keyed by `secret` (the same on every replica), or by a random key when there is
     /// none: then only this process can open what it sealed, as with plain in-memory state.
     pub(crate) fn new(secret: Option<&str>) -> Result<Seal> {
-        let random = SystemRandom::new();
         let mut key = [0u8; 32];
         match secret {
             Some(secret) => {
@@ -40,7 +43,7 @@ impl Seal {
                 );
                 key.copy_from_slice(derived.as_ref());
             }
-            None => random.fill(&mut key).map_err(|_| {
+            None => OsRng.try_fill_bytes(&mut key).map_err(|_| {
                 Error::invalid("the system has no random numbers for a session key")
             })?,
         }
@@ -48,7 +51,6 @@ impl Seal {
             .map_err(|_| Error::invalid("a session key of the wrong length"))?;
         Ok(Seal {
             key: LessSafeKey::new(key),
-            random,
         })
     }
 
@@ -56,7 +58,7 @@ impl Seal {
     pub(crate) fn seal(&self, purpose: &[u8], value: &impl Serialize) -> Option<String> {
         let mut sealed = serde_json::to_vec(value).ok()?;
         let mut nonce = [0u8; NONCE_LEN];
-        self.random.fill(&mut nonce).ok()?;
+        OsRng.try_fill_bytes(&mut nonce).ok()?;
         self.key
             .seal_in_place_append_tag(
                 Nonce::assume_unique_for_key(nonce),
