@@ -208,6 +208,34 @@ fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
     assert!(stderr(&out).contains("not valid JSON"));
 }
 
+/// A new user's first try: pointing `--config` at the file their desktop host already has.
+/// The error says what that file is and what to do, the file is left alone, and doing what it
+/// says works.
+#[test]
+fn another_hosts_config_is_refused_with_the_way_to_import_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("claude_desktop_config.json");
+    let text = serde_json::json!({"mcpServers": {"demo": {
+        "command": env!("CARGO_BIN_EXE_mcpmux"), "args": ["demo-server"]}}})
+    .to_string();
+    std::fs::write(&theirs, &text).unwrap();
+    let out = mcpmux(&theirs, &["tools"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("Claude Desktop") && err.contains("mcpmux servers import"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), text);
+
+    let own = dir.path().join("servers.json");
+    let out = mcpmux(&own, &["servers", "import", theirs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tools = stdout(&mcpmux(&own, &["tools"]));
+    assert!(tools.contains("mcp__demo__echo"), "{tools}");
+}
+
 #[test]
 fn servers_add_lists_the_server_then_search_answers_without_starting_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -85,16 +85,45 @@ impl ConfigStore {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(StoreFile::default());
         }
-        serde_json::from_slice(&bytes).map_err(|e| Error::InvalidConfig {
+        let invalid = |message: String| Error::InvalidConfig {
             path: self.path.clone(),
-            message: e.to_string(),
-        })
+            message,
+        };
+        let file: StoreFile = serde_json::from_slice(&bytes)
+            .map_err(|e| invalid(foreign_form(&bytes).unwrap_or_else(|| e.to_string())))?;
+        // VS Code's form parses (its `servers` is an unknown key), but as no servers at all.
+        if file.servers.is_empty()
+            && file.extra.get("servers").is_some_and(|s| s.is_object())
+            && let Some(message) = foreign_form(&bytes)
+        {
+            return Err(invalid(message));
+        }
+        Ok(file)
     }
 
     /// The lock lives in a side file because the data file itself is replaced on every write.
     fn lock(&self) -> Result<File> {
         lock_beside(&self.path)
     }
+}
+
+/// Why a file that is not mcpmux's config fails to load, when it is another host's: Claude
+/// Desktop and Cursor keep `mcpServers`, and VS Code `servers`, as an object of servers by
+/// name, where mcpmux keeps a list of records. Pointing the config at such a file is a natural
+/// first try, and serde's "expected a sequence" does not say what to do instead.
+fn foreign_form(bytes: &[u8]) -> Option<String> {
+    let doc: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let (key, hosts) = match (doc.get("mcpServers"), doc.get("servers")) {
+        (Some(servers), _) if servers.is_object() => ("mcpServers", "Claude Desktop and Cursor"),
+        (None, Some(servers)) if servers.is_object() => ("servers", "VS Code"),
+        _ => return None,
+    };
+    Some(format!(
+        "`{key}` is an object of servers by name, as {hosts} write it, not mcpmux's list of \
+         server records. Keep this file as it is, give mcpmux a config of its own (another \
+         path, or the default), and import these servers into it: `mcpmux servers import \
+         FILE`, or a pool's `add_json` (`addJson` in Node) with this file's text"
+    ))
 }
 
 /// Takes an exclusive cross-process lock on `<path>.lock`, creating the folder (0700) and the
@@ -216,6 +245,36 @@ mod tests {
                 .is_err()
         );
         assert!(fs::read_to_string(&path).unwrap().contains("{oops}"));
+    }
+
+    #[test]
+    fn another_hosts_config_is_named_as_such_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("claude_desktop_config.json");
+        let theirs = r#"{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}"#;
+        fs::write(&path, theirs).unwrap();
+        let store = ConfigStore::new(&path);
+        let err = store.load().unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidConfig);
+        let msg = err.to_string();
+        assert!(msg.contains(path.to_str().unwrap()), "{msg}");
+        assert!(msg.contains("Claude Desktop"), "{msg}");
+        assert!(msg.contains("mcpmux servers import"), "{msg}");
+        assert!(
+            store
+                .update(|s| {
+                    s.push(rec("a"));
+                    Ok(())
+                })
+                .is_err()
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), theirs);
+
+        let vs_code = r#"{"servers": {"time": {"type": "stdio", "command": "uvx"}}}"#;
+        fs::write(&path, vs_code).unwrap();
+        let msg = store.load().unwrap_err().to_string();
+        assert!(msg.contains("VS Code"), "{msg}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), vs_code);
     }
 
     #[test]
