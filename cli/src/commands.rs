@@ -106,6 +106,20 @@ async fn connecting<T>(label: &str, f: impl Future<Output = T>) -> T {
     out
 }
 
+/// What a new user with an empty config needs to read next.
+const NO_SERVERS_HINT: &str =
+    " (add one with `mcpmux servers add`, or import a host's with `mcpmux servers import FILE`)";
+
+/// `empty` (an empty answer), saying why when no server is configured at all: a new user's
+/// first `tools` should point at the next step, not look like a broken fleet.
+async fn nothing_yet(pool: &Pool, empty: &str) -> Result<String> {
+    Ok(if pool.list_servers().await?.is_empty() {
+        format!("{empty}: no servers yet{NO_SERVERS_HINT}")
+    } else {
+        empty.to_string()
+    })
+}
+
 pub async fn run(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::DemoServer => return crate::demo_server::run().await.map_err(CliError::failed),
@@ -138,7 +152,7 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
             if json {
                 print_json(&hits);
             } else if hits.is_empty() {
-                println!("no match");
+                println!("{}", nothing_yet(pool, "no match").await?);
             } else {
                 let width = hits.iter().map(|h| h.id.len()).max().unwrap_or(0);
                 for h in &hits {
@@ -153,7 +167,7 @@ async fn dispatch(cli: &Cli, pool: &Pool) -> Result<()> {
             if json {
                 print_json(&tools);
             } else if tools.is_empty() {
-                println!("no tools");
+                println!("{}", nothing_yet(pool, "no tools").await?);
             } else {
                 let width = tools.iter().map(|t| t.id.len()).max().unwrap_or(0);
                 for t in &tools {
@@ -343,7 +357,7 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             if json {
                 print_json(&records);
             } else if records.is_empty() {
-                println!("no servers (add one with `mcpmux servers add`)");
+                println!("no servers{NO_SERVERS_HINT}");
             } else {
                 for r in &records {
                     let target = match r.transport {

@@ -208,6 +208,28 @@ fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
     assert!(stderr(&out).contains("not valid JSON"));
 }
 
+/// A new user's first commands, on a config that does not exist yet: each empty answer says
+/// that there are no servers and how to add one, and nothing is written.
+#[test]
+fn a_fresh_config_points_at_adding_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    for args in [
+        &["tools"][..],
+        &["tools", "--search", "time"],
+        &["servers", "list"],
+    ] {
+        let out = mcpmux(&config, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let said = stdout(&out);
+        assert!(
+            said.contains("no servers") && said.contains("`mcpmux servers add`"),
+            "{args:?}: {said}"
+        );
+    }
+    assert!(!config.exists());
+}
+
 /// A new user's first try: pointing `--config` at the file their desktop host already has.
 /// The error says what that file is and what to do, the file is left alone, and doing what it
 /// says works.
