@@ -225,6 +225,16 @@ mod tests {
         assert!(text.contains("\"mcpServers\""));
     }
 
+    /// A store whose file did not load must refuse every update, so the file stays as it is.
+    fn update_is_refused(store: &ConfigStore) -> bool {
+        store
+            .update(|s| {
+                s.push(rec("a"));
+                Ok(())
+            })
+            .is_err()
+    }
+
     #[test]
     fn malformed_file_is_reported_and_never_overwritten() {
         let dir = tempfile::tempdir().unwrap();
@@ -236,14 +246,7 @@ mod tests {
         assert!(msg.contains(path.to_str().unwrap()), "{msg}");
         assert!(msg.contains("line 3"), "{msg}");
         assert_eq!(err.kind(), crate::ErrorKind::InvalidConfig);
-        assert!(
-            store
-                .update(|s| {
-                    s.push(rec("a"));
-                    Ok(())
-                })
-                .is_err()
-        );
+        assert!(update_is_refused(&store));
         assert!(fs::read_to_string(&path).unwrap().contains("{oops}"));
     }
 
@@ -260,14 +263,7 @@ mod tests {
         assert!(msg.contains(path.to_str().unwrap()), "{msg}");
         assert!(msg.contains("Claude Desktop"), "{msg}");
         assert!(msg.contains("mcpmux servers import"), "{msg}");
-        assert!(
-            store
-                .update(|s| {
-                    s.push(rec("a"));
-                    Ok(())
-                })
-                .is_err()
-        );
+        assert!(update_is_refused(&store));
         assert_eq!(fs::read_to_string(&path).unwrap(), theirs);
 
         let vs_code = r#"{"servers": {"time": {"type": "stdio", "command": "uvx"}}}"#;
