@@ -14,5 +14,5 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}"
 if [[ "${MCPMUX_BENCH_SKIP_SETUP:-}" != 1 ]]; then
     bash bench/setup.sh
 fi
-cargo build --quiet --release -p mcpmux-bench
+cargo build --quiet --release -p mcpmux-bench -p mcpmux-cli
 exec target/release/mcpmux-bench all "$@"

@@ -3,7 +3,6 @@
 //! ```text
 //! mcpmux-bench all [--quick] [--rounds R] [--k K] [--conc C] [--only a,b] [--no-scale]
 //! mcpmux-bench client raw|rmcp|rmcp-ct|mcpmux|mcpmux-ct|mcpmux-serve|relay [--k K] [--conc C]
-//! mcpmux-bench serve-front    # the pool `mcpmux-serve` calls through (stdio)
 //! mcpmux-bench relay-front    # a byte relay, the floor of any front (`relay`)
 //! mcpmux-bench scale connect|pool|search|agent [--servers N] [--tools T] [--turns N]
 //! ```
@@ -120,7 +119,6 @@ fn main() {
         ["all"] | [] => driver::all(&flags),
         ["client", name] => clients::run(name, &flags),
         ["scale", what] => scale::run(what, &flags),
-        ["serve-front"] => serve::front(),
         ["relay-front"] => serve::relay_front(),
         _ => fail(
             "usage: mcpmux-bench all [--quick] [--rounds R] [--k K] [--conc C] [--only a,b] [--no-scale]\n\

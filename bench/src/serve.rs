@@ -1,8 +1,7 @@
 //! What `mcpmux serve` adds to a call: rmcp's client (the Rust anchor) calling the bench
-//! server's `echo` through a served pool over stdio, to set beside the same client calling the
-//! server directly (`rmcp`). The front is this binary's `serve-front`: a pool with the bench
-//! server, served over stdin and stdout by `Pool::serve_stdio` with the options `mcpmux serve
-//! --stdio --mode direct` uses, in a process of its own as a client would start it.
+//! server's `echo` through `mcpmux serve --stdio --mode direct` (the release CLI beside this
+//! binary, on a config holding the bench server, started as a client would start it), to set
+//! beside the same client calling the server directly (`rmcp`).
 //!
 //! Beside it, the floor of any front: `relay-front` copies bytes between the client and the
 //! bench server and does nothing else (no parsing, no names), so a front that cost nothing of
@@ -14,27 +13,6 @@ use std::time::Instant;
 
 use crate::clients::{Figures, multi_thread, open_pool, server_input};
 use crate::fail;
-
-/// `mcpmux-bench serve-front`: serves a pool holding the bench server on stdio until stdin
-/// closes.
-pub(crate) fn front() {
-    multi_thread().block_on(async {
-        let dir = tempfile::tempdir().unwrap();
-        let pool = open_pool(dir.path(), mcpmux::PoolOptions::default()).await;
-        pool.add_server(server_input("bench", &[]))
-            .await
-            .unwrap_or_else(|e| fail(&format!("add_server: {e}")));
-        let options = mcpmux::serve::ServeOptions {
-            exposure: mcpmux::serve::Exposure::Direct,
-            forward_host_requests: true,
-            ..Default::default()
-        };
-        if let Err(e) = pool.serve_stdio(options).await {
-            fail(&format!("serve_stdio: {e}"));
-        }
-        pool.close().await;
-    });
-}
 
 /// `mcpmux-bench relay-front`: starts the bench server and copies stdin to its stdin and its
 /// stdout to stdout, on the event loop (pipes polled, as `serve --stdio` polls them), until
@@ -114,12 +92,46 @@ fn spawn_self(word: &str) -> tokio::process::Child {
 /// rmcp's client through the front: connect (which starts the front; the bench server starts
 /// on the first call, in the warm-up), then `bench__echo`.
 pub(crate) async fn client(k: usize, conc: usize) -> Figures {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bench_config(dir.path()).await;
+    let cli = cli_path();
     let started = Instant::now();
-    let mut front = spawn_self("serve-front");
+    let mut front = tokio::process::Command::new(&cli)
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--stdio", "--mode", "direct"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("spawn {}: {e}", cli.display())));
     let transport = (front.stdout.take().unwrap(), front.stdin.take().unwrap());
     // As `rmcp` does with the bench server, but the front speaks 2026-07-28 and rmcp prefers
     // it: each request then carries its own `_meta`, as a current client's do.
     let figures = crate::clients::rmcp_calls(started, transport, "bench__echo", k, conc).await;
     let _ = front.wait().await;
     figures
+}
+
+/// A config file in `dir` holding the bench server as `bench`, written by mcpmux itself.
+async fn bench_config(dir: &std::path::Path) -> std::path::PathBuf {
+    let pool = open_pool(dir, mcpmux::PoolOptions::default()).await;
+    pool.add_server(server_input("bench", &[]))
+        .await
+        .unwrap_or_else(|e| fail(&format!("add_server: {e}")));
+    pool.close().await;
+    dir.join("servers.json")
+}
+
+/// The `mcpmux` CLI of the same build: `cargo build --release -p mcpmux-cli` puts it beside
+/// this binary (bench/run.sh builds both).
+fn cli_path() -> std::path::PathBuf {
+    let cli = std::env::current_exe().unwrap().with_file_name("mcpmux");
+    if !cli.exists() {
+        fail(&format!(
+            "{} is missing: build it with `cargo build --release -p mcpmux-cli`",
+            cli.display()
+        ));
+    }
+    cli
 }
