@@ -17,9 +17,14 @@ pub enum Error {
     /// A caller passed something unusable (bad JSON, duplicate name, disabled tool, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// A server, tool, resource or prompt that does not exist.
-    #[error("{kind} not found: {name}")]
-    NotFound { kind: &'static str, name: String },
+    /// A server, tool, resource or prompt that does not exist; `hint` says what may have been
+    /// meant instead (for a tool: the same tool under another form of its name, or a near miss).
+    #[error("{kind} not found: {name}{}", hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
+    NotFound {
+        kind: &'static str,
+        name: String,
+        hint: Option<String>,
+    },
     /// The server could not be reached, or its connection died.
     #[error("connection to server '{server}' failed: {message}")]
     Connection { server: String, message: String },
@@ -187,6 +192,7 @@ impl Error {
         Error::NotFound {
             kind,
             name: name.into(),
+            hint: None,
         }
     }
 

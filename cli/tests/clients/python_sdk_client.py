@@ -156,6 +156,17 @@ async def main(argv: list[str]) -> None:
             "an unknown tool names tools/list",
             unknown,
         )
+        # A name in another form (the pool's id of the tool) is offered under its served name.
+        misnamed = None
+        try:
+            await s.call_tool("mcp__demo__countdown", {})
+        except Exception as e:
+            misnamed = str(e)
+        check(
+            misnamed is not None and "did you mean demo__countdown?" in misnamed,
+            "a misnamed tool's error offers its served name",
+            misnamed,
+        )
 
         resources = (await s.list_resources()).resources
         uris = [str(r.uri) for r in resources]

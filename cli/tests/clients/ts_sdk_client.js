@@ -70,6 +70,13 @@ async function main() {
 
   const failed = await client.callTool({ name: 'nope__nothing', arguments: {} }).catch((e) => e);
   check(failed instanceof Error && /tools\/list/.test(failed.message), 'an unknown tool names tools/list', String(failed));
+  // A name in another form (the pool's id of the tool) is offered under its served name.
+  const misnamed = await client.callTool({ name: 'mcp__demo__countdown', arguments: {} }).catch((e) => e);
+  check(
+    misnamed instanceof Error && /did you mean demo__countdown\?/.test(misnamed.message),
+    "a misnamed tool's error offers its served name",
+    String(misnamed),
+  );
 
   const read = await client.readResource({ uri: 'mcpmux:demo/demo://readme' });
   check(read.contents[0].text.includes('demo server'), 'the resource reads', read);

@@ -208,6 +208,38 @@ fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
     assert!(stderr(&out).contains("not valid JSON"));
 }
 
+/// A new user calls a tool by the name another host showed them (`demo__echo`, as `mcpmux
+/// serve` serves it), by the tool's own name, or with a slip: the error offers the tool's id,
+/// and the call by that id works.
+#[test]
+fn a_tool_called_by_another_form_of_its_name_is_offered_by_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let exe = env!("CARGO_BIN_EXE_mcpmux");
+    let add = [
+        "servers",
+        "add",
+        "demo",
+        "--command",
+        exe,
+        "--arg",
+        "demo-server",
+    ];
+    let out = mcpmux(&config, &add);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for wrong in ["demo__echo", "echo", "mcp__demo__ecko"] {
+        let out = mcpmux(&config, &["call", wrong, r#"{"text": "hi"}"#]);
+        assert_eq!(out.status.code(), Some(3), "{wrong}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let offered = format!("tool not found: {wrong} (did you mean mcp__demo__echo?)");
+        assert!(err.contains(&offered), "{err}");
+    }
+    let out = mcpmux(&config, &["call", "mcp__demo__echo", r#"{"text": "hi"}"#]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("hi"), "{}", stdout(&out));
+}
+
 /// A new user's first commands, on a config that does not exist yet: each empty answer says
 /// that there are no servers and how to add one, and nothing is written.
 #[test]

@@ -119,10 +119,7 @@ impl Pool {
                 .list()
                 .into_iter()
                 .find(|t| t.id == tool_id)
-                .ok_or_else(|| crate::error::Error::NotFound {
-                    kind: "tool",
-                    name: tool_id.to_string(),
-                });
+                .ok_or_else(|| crate::error::Error::not_found("tool", tool_id));
         }
         let (slot, name) = self.inner.resolve_tool(tool_id).await?;
         let listed = slot.tools.lock().unwrap().as_ref().map(|c| c.tools.clone());
@@ -130,10 +127,7 @@ impl Pool {
         tools
             .and_then(|list| list.iter().find(|t| t.name() == name).cloned())
             .map(|t| t.info(tool_id.to_string(), &slot.id, &slot.name()))
-            .ok_or_else(|| crate::error::Error::NotFound {
-                kind: "tool",
-                name: tool_id.to_string(),
-            })
+            .ok_or_else(|| crate::error::Error::not_found("tool", tool_id))
     }
 
     /// Every tool known without connecting anything: fresh lists of connected servers, and the

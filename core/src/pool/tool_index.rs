@@ -195,7 +195,7 @@ impl Inner {
             .filter(|s| tool_id.starts_with(&server_prefix(&s.name())))
             .collect();
         if candidates.is_empty() {
-            return Err(Error::not_found("tool", tool_id));
+            return Err(self.tool_not_found(tool_id));
         }
         // Every server of a prefix group, so ids come out as a full listing assigns them.
         let mut group = Vec::new();
@@ -232,7 +232,19 @@ impl Inner {
         }
         match last_error {
             Some(e) if candidates.len() == 1 => Err(e),
-            _ => Err(Error::not_found("tool", tool_id)),
+            _ => Err(self.tool_not_found(tool_id)),
+        }
+    }
+
+    /// "Tool not found" for `tool_id`, offering the tools it may have meant among those the
+    /// pool knows without connecting anything.
+    fn tool_not_found(&self, tool_id: &str) -> Error {
+        let known = self.known();
+        let forms = known.tools.iter().map(|t| (t.id.as_str(), t.name.as_str()));
+        Error::NotFound {
+            kind: "tool",
+            name: tool_id.into(),
+            hint: crate::tools::suggest::offer(&crate::tools::suggest::meant(tool_id, forms)),
         }
     }
 }

@@ -303,6 +303,26 @@ impl Gateway {
         Ok(self.tools.lock().unwrap().get(name).cloned())
     }
 
+    /// The error of a call of a tool this client is not shown, offering the served names it
+    /// may have meant among those it is shown (`views`: also the tools kept to views).
+    fn unknown_tool(&self, name: &str, views: bool) -> ErrorData {
+        let meant = {
+            let tools = self.tools.lock().unwrap();
+            let shown = tools
+                .iter()
+                .filter(|(_, t)| t.for_model || views)
+                .map(|(served, _)| (served.as_str(), served.as_str()));
+            crate::tools::suggest::meant(name, shown)
+        };
+        let hint = crate::tools::suggest::offer(&meant)
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        ErrorData::invalid_params(
+            format!("unknown tool '{name}'{hint}: tools/list gives the names"),
+            None,
+        )
+    }
+
     /// The served name of a tool an MCP App's view calls by its server's own name (a view
     /// knows its tools by those, and its host passes the call on as it is): for a client that
     /// renders views and a name that is not served, the one tool for apps of that name. Two
@@ -460,7 +480,7 @@ impl Gateway {
                     .await?
                     .is_some_and(|t| t.for_model)
                 {
-                    return Err(unknown_tool(&name));
+                    return Err(self.unknown_tool(&name, false));
                 }
                 Box::pin(self.call_round(&name, a, context, round)).await
             }
@@ -551,7 +571,7 @@ impl Gateway {
                 .await?
                 .filter(|t| t.for_model || renders_views(context))
             else {
-                return Err(unknown_tool(name));
+                return Err(self.unknown_tool(name, renders_views(context)));
             };
             let (mut options, relay) = call_options(context);
             options.tasks = super::tasks::mode(context, self.profile().pass_through);
@@ -761,14 +781,6 @@ fn renders_views(context: &RequestContext<RoleServer>) -> bool {
             extensions.is_some_and(|e| e.contains_key(APPS_EXTENSION_ID))
         }),
     }
-}
-
-/// The error of a call of a tool this client is not shown.
-fn unknown_tool(name: &str) -> ErrorData {
-    ErrorData::invalid_params(
-        format!("unknown tool '{name}': tools/list gives the names"),
-        None,
-    )
 }
 
 /// Whether the request is of protocol 2026-07-28 or later (stateless, asked in rounds).

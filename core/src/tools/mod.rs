@@ -1,13 +1,14 @@
 //! Tools: their ids (`mcp__{server}__{tool}`) and the descriptions the pool hands out (here),
 //! how the pool keeps a server's list ([`stored_tool`]) and saves every server's ([`catalog`]),
-//! ranked search ([`search`]), canonical names ([`canonical`]) and the host's own tools
-//! ([`host_tools`]).
+//! ranked search ([`search`]), canonical names ([`canonical`]), the host's own tools
+//! ([`host_tools`]) and what a name that names no tool may have meant ([`suggest`]).
 
 pub mod canonical;
 pub(crate) mod catalog;
 pub mod host_tools;
 pub mod search;
 pub(crate) mod stored_tool;
+pub(crate) mod suggest;
 
 use std::collections::HashSet;
 

@@ -327,6 +327,8 @@ async fn a_served_client_without_views_cannot_call_a_views_own_tool() {
                 .contains(&format!("unknown tool '{name}'")),
             "{refused}"
         );
+        // Nor is it offered as what the name may have meant.
+        assert!(!refused.to_string().contains("did you mean"), "{refused}");
     }
     peer.cancel().await.unwrap();
     served.close().await;
