@@ -494,12 +494,21 @@ async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_l
         .expect("a generated tool about invoices");
     let described = call(
         "describe_tools",
-        json!({"names": [generated.clone(), "nope__nothing"]}),
+        json!({"names": [generated.clone(), "nope__nothing", "demo__countdwn"]}),
     )
     .await;
     assert_eq!(described["tools"][0]["name"], generated.as_str());
     assert!(described["tools"][0]["inputSchema"].is_object());
-    assert_eq!(described["unknown"], json!(["nope__nothing"]));
+    assert_eq!(
+        described["unknown"],
+        json!(["nope__nothing", "demo__countdwn"])
+    );
+    // A slip is answered with the name meant; a name near nothing, with nothing.
+    assert_eq!(
+        described["didYouMean"],
+        json!({"demo__countdwn": ["demo__countdown"]}),
+        "{described:#}"
+    );
     let r = pool
         .call_tool(
             "mcp__fleet__call_tool",

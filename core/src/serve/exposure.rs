@@ -85,7 +85,8 @@ pub fn search_surface() -> Vec<Tool> {
         tool(
             DESCRIBE_TOOLS,
             "The full definitions (description, input schema) of tools by name, as search_tools \
-             names them.",
+             names them. Names that are no tool's come back in `unknown`, and the names they \
+             may mean in `didYouMean`.",
             json!({
                 "type": "object",
                 "properties": {

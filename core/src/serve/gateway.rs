@@ -533,7 +533,23 @@ impl Gateway {
         }
         let mut value = serde_json::json!({ "tools": tools });
         if !unknown.is_empty() {
+            // What each unknown name may have meant, so a model corrects itself in one step.
+            let shown = || {
+                served
+                    .iter()
+                    .filter(|(_, t)| t.for_model())
+                    .map(|(n, t)| (n.as_str(), t.name.as_str()))
+            };
+            let meant: serde_json::Map<String, serde_json::Value> = unknown
+                .iter()
+                .map(|name| (name, crate::tools::suggest::meant(name, shown())))
+                .filter(|(_, meant)| !meant.is_empty())
+                .map(|(name, meant)| (name.clone(), meant.into()))
+                .collect();
             value["unknown"] = unknown.into();
+            if !meant.is_empty() {
+                value["didYouMean"] = meant.into();
+            }
         }
         Ok(answer(value))
     }
