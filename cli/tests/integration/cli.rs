@@ -14,6 +14,25 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A config in `dir` with the built-in demo server, added as a user adds it (untrusted, so
+/// its tools need approval).
+fn demo_config(dir: &Path) -> std::path::PathBuf {
+    let config = dir.join("servers.json");
+    let exe = env!("CARGO_BIN_EXE_mcpmux");
+    let add = [
+        "servers",
+        "add",
+        "demo",
+        "--command",
+        exe,
+        "--arg",
+        "demo-server",
+    ];
+    let out = mcpmux(&config, &add);
+    assert!(out.status.success(), "{}", stderr(&out));
+    config
+}
+
 /// The repository's one version, which the wheel, the npm packages and `mcpmux_version()`
 /// also carry (each binding's tests check its own against the workspace's).
 #[test]
@@ -153,18 +172,7 @@ fn manage_servers_then_list_and_call_tools() {
 #[test]
 fn a_prompt_argument_completes() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("servers.json");
-    let exe = env!("CARGO_BIN_EXE_mcpmux");
-    let args = [
-        "servers",
-        "add",
-        "demo",
-        "--command",
-        exe,
-        "--arg",
-        "demo-server",
-    ];
-    assert!(mcpmux(&config, &args).status.success());
+    let config = demo_config(dir.path());
     let out = mcpmux(
         &config,
         &["complete", "demo", "name", "A", "--prompt", "greet"],
@@ -214,19 +222,7 @@ fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
 #[test]
 fn a_tool_called_by_another_form_of_its_name_is_offered_by_its_id() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("servers.json");
-    let exe = env!("CARGO_BIN_EXE_mcpmux");
-    let add = [
-        "servers",
-        "add",
-        "demo",
-        "--command",
-        exe,
-        "--arg",
-        "demo-server",
-    ];
-    let out = mcpmux(&config, &add);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let config = demo_config(dir.path());
     for wrong in ["demo__echo", "echo", "mcp__demo__ecko"] {
         let out = mcpmux(&config, &["call", wrong, r#"{"text": "hi"}"#]);
         assert_eq!(out.status.code(), Some(3), "{wrong}: {}", stderr(&out));
@@ -399,26 +395,6 @@ mod chat {
     use super::*;
     use mcpmux_tests::fake_llm::{Dialect, FakeOpenAi, Turn};
     use serde_json::json;
-
-    /// A config with the built-in demo server (untrusted, so its tools need approval).
-    fn demo_config(dir: &Path) -> std::path::PathBuf {
-        let config = dir.join("servers.json");
-        let bin = env!("CARGO_BIN_EXE_mcpmux");
-        let out = mcpmux(
-            &config,
-            &[
-                "servers",
-                "add",
-                "demo",
-                "--command",
-                bin,
-                "--arg",
-                "demo-server",
-            ],
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
-        config
-    }
 
     /// Runs `mcpmux chat` off the async runtime (the fake model service runs on it).
     async fn chat(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
