@@ -45,6 +45,20 @@ fn outcomes(dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The upstream's `crunch`, called plainly through the gateway (which starts the upstream),
+/// answers as it should.
+async fn crunch(pool: &mcpmux::Pool, n: u64) {
+    let crunched = pool
+        .call_tool(
+            "mcp__fleet__tasks__crunch",
+            json!({"n": n}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&crunched), format!("crunched {n}"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_takes_tasks_follows_the_upstreams_task_through_the_gateway() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,15 +66,7 @@ async fn a_client_that_takes_tasks_follows_the_upstreams_task_through_the_gatewa
         return;
     };
     let pool = client_pool(dir.path(), &url, "t0ken").await;
-    let crunched = pool
-        .call_tool(
-            "mcp__fleet__tasks__crunch",
-            json!({"n": 2}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(text(&crunched), "crunched 2");
+    crunch(&pool, 2).await;
 
     // The task's question goes to this client's handler, its answer back by tasks/update.
     pool.set_elicitation_handler(Some(Arc::new(|_request| {
@@ -146,15 +152,7 @@ async fn a_call_cancelled_before_its_task_is_named_leaves_no_task_running_upstre
     };
     let pool = client_pool(dir.path(), &url, "t0ken").await;
     // Connected and the upstream started, so the call below is answered at once.
-    let crunched = pool
-        .call_tool(
-            "mcp__fleet__tasks__crunch",
-            json!({"n": 1}),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(text(&crunched), "crunched 1");
+    crunch(&pool, 1).await;
     let marker = dir.path().join("early");
     let cancel = CancellationToken::new();
     cancel.cancel();
