@@ -26,6 +26,20 @@ fn last(request: &Value) -> Value {
         .clone()
 }
 
+/// A run's options with one resource attached.
+fn attaching(server: &str, uri: &str) -> RunOptions {
+    RunOptions {
+        params: RunParams {
+            attachments: vec![Attachment {
+                server: server.into(),
+                uri: uri.into(),
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attachments_images_and_sampling_through_the_agents_provider() {
     let (node, args) = require_or_skip!(
@@ -71,16 +85,7 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
     let result = agent
         .run(
             "Describe the image and the document.",
-            RunOptions {
-                params: RunParams {
-                    attachments: vec![Attachment {
-                        server: "everything".into(),
-                        uri: "demo://resource/dynamic/text/1".into(),
-                    }],
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
+            attaching("everything", "demo://resource/dynamic/text/1"),
         )
         .await
         .unwrap();
@@ -172,16 +177,7 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
     let r = agent
         .run(
             "again",
-            RunOptions {
-                params: RunParams {
-                    attachments: vec![Attachment {
-                        server: "everything".into(),
-                        uri: "demo://resource/dynamic/text/1".into(),
-                    }],
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
+            attaching("everything", "demo://resource/dynamic/text/1"),
         )
         .await
         .unwrap();
@@ -193,19 +189,7 @@ async fn attachments_images_and_sampling_through_the_agents_provider() {
     );
     // An attachment that does not exist fails the run with the server's error.
     let e = agent
-        .run(
-            "x",
-            RunOptions {
-                params: RunParams {
-                    attachments: vec![Attachment {
-                        server: "nope".into(),
-                        uri: "demo://x".into(),
-                    }],
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-        )
+        .run("x", attaching("nope", "demo://x"))
         .await
         .unwrap_err();
     assert!(e.to_string().contains("nope"), "{e}");
