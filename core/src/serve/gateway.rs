@@ -642,6 +642,12 @@ impl Gateway {
                     fresh = true;
                     continue;
                 }
+                // Still gone after listing again: named as this client knows it, and offered
+                // only what it is shown (the pool's offer names pool ids, perhaps of tools this
+                // profile hides).
+                Err(Error::NotFound { kind: "tool", .. }) => {
+                    Err(self.unknown_tool(name, renders_views(context)))
+                }
                 Err(Error::Cancelled) => Err(ErrorData::internal_error("cancelled", None)),
                 Err(e @ Error::InvalidArgument(_)) => Err(to_error_data(e)),
                 // The upstream refused the call (unknown arguments, a capability the client
