@@ -358,7 +358,14 @@ impl Conversation {
                     let name = self.pool.get_server(&server_id).await?.name;
                     (server_id, name)
                 }
-                // Unknown everywhere: the call itself reports it.
+                // Unknown everywhere: the names offered are only those this conversation may
+                // call (the pool's own answer would offer every server's).
+                Err(Error::NotFound { .. }) => {
+                    return Err(self.pool.inner.tool_not_found_among(tool_id, |t| {
+                        t.for_model() && self.filter.allows(&t.server_id, &t.server_name)
+                    }));
+                }
+                // Any other failure to locate it: the call itself reports it.
                 Err(_) => return Ok(()),
             },
         };

@@ -239,8 +239,22 @@ impl Inner {
     /// "Tool not found" for `tool_id`, offering the tools it may have meant among those the
     /// pool knows without connecting anything.
     fn tool_not_found(&self, tool_id: &str) -> Error {
+        self.tool_not_found_among(tool_id, |_| true)
+    }
+
+    /// "Tool not found" for `tool_id`, offering only known tools that `offerable` keeps (a
+    /// caller that may not call every tool is not offered the others).
+    pub(crate) fn tool_not_found_among(
+        &self,
+        tool_id: &str,
+        offerable: impl Fn(&ToolInfo) -> bool,
+    ) -> Error {
         let known = self.known();
-        let forms = known.tools.iter().map(|t| (t.id.as_str(), t.name.as_str()));
+        let forms = known
+            .tools
+            .iter()
+            .filter(|t| offerable(t))
+            .map(|t| (t.id.as_str(), t.name.as_str()));
         Error::NotFound {
             kind: "tool",
             name: tool_id.into(),

@@ -284,6 +284,8 @@ async fn a_conversation_uses_only_the_servers_it_enables() {
             Turn::Tools(vec![
                 ("mcp__u__echo".into(), json!({"text": "from u"})),
                 ("mcp__t__echo".into(), json!({"text": "from t"})),
+                // A slip near both servers' tools is offered only the enabled one's.
+                ("mcp__v__echo".into(), json!({"text": "from v"})),
             ]),
             Turn::Tools(vec![("search_tools".into(), json!({"query": "echo"}))]),
             Turn::Text("ok".into()),
@@ -314,7 +316,7 @@ async fn a_conversation_uses_only_the_servers_it_enables() {
         .iter()
         .filter(|m| m["role"] == "tool")
         .collect();
-    let (u, t) = (results[0], results[1]);
+    let (u, t, v) = (results[0], results[1], results[2]);
     assert!(
         u["content"]
             .as_str()
@@ -323,6 +325,13 @@ async fn a_conversation_uses_only_the_servers_it_enables() {
         "{u}"
     );
     assert_eq!(t["content"], "from t");
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("tool not found: mcp__v__echo (did you mean mcp__t__echo?)"),
+        "{v}"
+    );
     // Search answers only with the conversation's servers.
     let hits = last(&requests[2])["content"].as_str().unwrap().to_string();
     assert!(
