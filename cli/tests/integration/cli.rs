@@ -14,12 +14,12 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A config in `dir` with the built-in demo server, added as a user adds it (untrusted, so
-/// its tools need approval).
-fn demo_config(dir: &Path) -> std::path::PathBuf {
+/// A config in `dir` with the built-in demo server, added as a user adds it, with `extra`
+/// options after the command (untrusted, so its tools need approval).
+fn demo_config(dir: &Path, extra: &[&str]) -> std::path::PathBuf {
     let config = dir.join("servers.json");
     let exe = env!("CARGO_BIN_EXE_mcpmux");
-    let add = [
+    let mut add = vec![
         "servers",
         "add",
         "demo",
@@ -28,6 +28,7 @@ fn demo_config(dir: &Path) -> std::path::PathBuf {
         "--arg",
         "demo-server",
     ];
+    add.extend_from_slice(extra);
     let out = mcpmux(&config, &add);
     assert!(out.status.success(), "{}", stderr(&out));
     config
@@ -93,23 +94,7 @@ fn demo_runs_with_nothing_installed() {
 #[test]
 fn manage_servers_then_list_and_call_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("servers.json");
-    let exe = env!("CARGO_BIN_EXE_mcpmux");
-    let out = mcpmux(
-        &config,
-        &[
-            "servers",
-            "add",
-            "demo",
-            "--command",
-            exe,
-            "--arg",
-            "demo-server",
-            "--env",
-            "SECRET=hunter2",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let config = demo_config(dir.path(), &["--env", "SECRET=hunter2"]);
 
     let out = mcpmux(&config, &["--json", "servers", "list"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -172,7 +157,7 @@ fn manage_servers_then_list_and_call_tools() {
 #[test]
 fn a_prompt_argument_completes() {
     let dir = tempfile::tempdir().unwrap();
-    let config = demo_config(dir.path());
+    let config = demo_config(dir.path(), &[]);
     let out = mcpmux(
         &config,
         &["complete", "demo", "name", "A", "--prompt", "greet"],
@@ -222,7 +207,7 @@ fn errors_are_one_line_on_stderr_with_a_nonzero_exit() {
 #[test]
 fn a_tool_called_by_another_form_of_its_name_is_offered_by_its_id() {
     let dir = tempfile::tempdir().unwrap();
-    let config = demo_config(dir.path());
+    let config = demo_config(dir.path(), &[]);
     for wrong in ["demo__echo", "echo", "mcp__demo__ecko"] {
         let out = mcpmux(&config, &["call", wrong, r#"{"text": "hi"}"#]);
         assert_eq!(out.status.code(), Some(3), "{wrong}: {}", stderr(&out));
@@ -428,7 +413,7 @@ mod chat {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_a_terminal_a_tool_needing_approval_is_denied_unless_yes() {
         let dir = tempfile::tempdir().unwrap();
-        let config = demo_config(dir.path());
+        let config = demo_config(dir.path(), &[]);
         let fake = FakeOpenAi::start(script()).await;
         let out = chat(
             &config,
@@ -506,7 +491,7 @@ mod chat {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn anthropic_json_output_attachments_and_limits() {
         let dir = tempfile::tempdir().unwrap();
-        let config = demo_config(dir.path());
+        let config = demo_config(dir.path(), &[]);
         let fake = FakeOpenAi::start_as(Dialect::Anthropic, script()).await;
         let out = chat(
             &config,
