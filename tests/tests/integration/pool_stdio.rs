@@ -165,18 +165,12 @@ async fn kill_during_call_fails_fast_and_next_call_respawns() {
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let killed = Instant::now();
-    unsafe {
+    // SAFETY: kills the test's own child process.
+    let kill = || unsafe {
         libc::kill(pid as i32, libc::SIGKILL);
-    }
-    let err = call.await.unwrap().unwrap_err();
-    assert!(
-        killed.elapsed() < Duration::from_secs(1),
-        "failed after {:?}",
-        killed.elapsed()
-    );
-    assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
+    };
+    let (after, bound) = (Duration::from_millis(300), Duration::from_secs(1));
+    fails_fast_when_killed(call, after, kill, bound, "t").await;
     let new_pid = pid_of(&pool, "mcp__t__pid").await;
     assert_ne!(new_pid, pid);
     pool.close().await;

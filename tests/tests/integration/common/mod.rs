@@ -115,6 +115,27 @@ pub async fn pid_of(pool: &Pool, tool_id: &str) -> u32 {
     text(&r).trim().parse().unwrap()
 }
 
+/// Kills a server with `kill` once `call` (a long call of one of its tools) has been under way
+/// for `after`: the call must fail with a connection error within `bound` of the kill.
+pub async fn fails_fast_when_killed<T: std::fmt::Debug>(
+    call: tokio::task::JoinHandle<mcpmux::Result<T>>,
+    after: Duration,
+    kill: impl FnOnce(),
+    bound: Duration,
+    name: &str,
+) {
+    tokio::time::sleep(after).await;
+    let killed = std::time::Instant::now();
+    kill();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        killed.elapsed() < bound,
+        "{name}: failed {:?} after the kill",
+        killed.elapsed()
+    );
+    assert_eq!(err.kind(), mcpmux::ErrorKind::Connection, "{name}: {err}");
+}
+
 /// Kills a stdio server's process (its pid from the tool `pid_tool`) and waits until the pool
 /// noticed and reconnected; returns the killed pid.
 pub async fn kill_and_wait_for_reconnect(
