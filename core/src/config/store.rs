@@ -59,11 +59,16 @@ impl ConfigStore {
     }
 
     /// Runs `f` on the records under an exclusive cross-process lock and writes the result
-    /// atomically. If `f` fails, or the file on disk cannot be parsed, nothing is written.
+    /// atomically. If `f` fails, or the file on disk cannot be parsed, nothing is written;
+    /// nor when `f` changed nothing (other processes watching the file are not woken).
     pub fn update<R>(&self, f: impl FnOnce(&mut Vec<ServerRecord>) -> Result<R>) -> Result<R> {
         let _lock = self.lock()?;
         let mut doc = self.read()?;
+        let before = doc.servers.clone();
         let out = f(&mut doc.servers)?;
+        if doc.servers == before {
+            return Ok(out);
+        }
         let mut bytes = serde_json::to_vec_pretty(&doc)
             .map_err(|e| Error::invalid(format!("cannot serialize config: {e}")))?;
         bytes.push(b'\n');
@@ -223,6 +228,25 @@ mod tests {
         assert_eq!(store.load().unwrap()[0].name, "a");
         let text = fs::read_to_string(store.path()).unwrap();
         assert!(text.contains("\"mcpServers\""));
+    }
+
+    #[test]
+    fn an_update_that_changes_nothing_leaves_the_file_alone() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConfigStore::new(dir.path().join("servers.json"));
+        store.update(|_| Ok(())).unwrap();
+        assert!(!store.path().exists(), "an empty update created the file");
+        store
+            .update(|s| {
+                s.push(rec("a"));
+                Ok(())
+            })
+            .unwrap();
+        // Every write replaces the file (a new inode): the same one means none was made.
+        let inode = fs::metadata(store.path()).unwrap().ino();
+        store.update(|s| Ok(s.len())).unwrap();
+        assert_eq!(fs::metadata(store.path()).unwrap().ino(), inode);
     }
 
     /// A store whose file did not load must refuse every update, so the file stays as it is.
