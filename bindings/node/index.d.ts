@@ -1292,6 +1292,11 @@ export declare class Pool extends EventEmitter {
   listServers(): Promise<ServerRecord[]>;
   /** A server by id or name. */
   getServer(idOrName: string): Promise<ServerRecord>;
+  /**
+   * Adds a server. One already saved under its name exactly as given is answered as it is
+   * (a script can run again); one that differs rejects with `InvalidArgumentError` naming
+   * the fields that differ.
+   */
   addServer(input: ServerInput): Promise<ServerRecord>;
   /** Imports servers from JSON in the usual `mcpServers` formats, or a single server. */
   addJson(json: string | Record<string, unknown>): Promise<ImportResult[]>;

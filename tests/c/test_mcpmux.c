@@ -472,10 +472,16 @@ static void test_servers_crud(void) {
     mcpmux_pool pool = open_pool();
     char *out = NULL;
     CHECK(add_test_server(pool, "alpha", ""));
-    /* The same name twice is refused. */
+    /* The same server again (a host adding it at every start) is the one saved. */
+    CHECK(add_test_server(pool, "alpha", ""));
+    /* Another server under the same name is refused, naming what differs. */
     CHECK_STATUS(mcpmux_servers_add(pool, "{\"name\": \"alpha\", \"config\": {\"command\": \"x\"}}",
                                     &out),
                  MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK(out == NULL);
+    char *why = mcpmux_last_error();
+    CHECK_CONTAINS(why, "with another config.command");
+    mcpmux_string_free(why);
 
     CHECK_STATUS(mcpmux_servers_list(pool, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"name\":\"alpha\"");

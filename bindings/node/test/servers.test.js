@@ -71,7 +71,14 @@ test('add, get, list, update and remove servers', async (t) => {
   assert.deepEqual((await other.listServers()).map((s) => s.name), ['beta']);
   await other.close();
 
-  await assert.rejects(pool.addServer(testServerInput('beta')), { code: 'invalid_argument' });
+  // The server again as it is saved (a host adding it at every start) is the one saved;
+  // another under its name is refused, naming what differs.
+  const again = await pool.addServer({ ...testServerInput('beta', ['--name', 'alpha']), disabledTools: ['fail'] });
+  assert.equal(again.id, rec.id);
+  await assert.rejects(pool.addServer(testServerInput('beta')), {
+    code: 'invalid_argument',
+    message: /already exists \(id mcp_\w+\) with another config\.args, disabledTools: update that server/,
+  });
   await assert.rejects(pool.addServer({ name: 'x' }), { code: 'invalid_argument', message: /config/ });
   await assert.rejects(pool.addServer('nope'), InvalidArgumentError);
 

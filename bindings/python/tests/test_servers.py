@@ -89,9 +89,12 @@ async def test_add_server_rejects_bad_input(pool: mcpmux.Pool, test_server: str)
         await pool.add_server("nothing")  # neither command nor url
     with pytest.raises(mcpmux.InvalidArgumentError, match="not both"):
         await pool.add_server("x", command=test_server, config={"command": test_server})
-    await pool.add_server("dup", command=test_server)
-    with pytest.raises(mcpmux.InvalidArgumentError):
-        await pool.add_server("dup", command=test_server)
+    dup = await pool.add_server("dup", command=test_server)
+    # The same server again is the one saved (a script run twice); another under its name is
+    # refused, naming what differs.
+    assert (await pool.add_server("dup", command=test_server)).id == dup.id
+    with pytest.raises(mcpmux.InvalidArgumentError, match=r"with another config\.args: update"):
+        await pool.add_server("dup", command=test_server, args=["--legacy"])
     with pytest.raises(TypeError):
         await pool.add_server("x", comand=test_server)  # type: ignore[call-arg]
 
@@ -121,9 +124,22 @@ async def test_add_json(pool: mcpmux.Pool, test_server: str) -> None:
     assert all(r.success and r.record is not None for r in results)
     by_name = {r.name: r for r in results}
     assert by_name["b"].record is not None and by_name["b"].record.type == "http"
-    # The same names again: each entry fails on its own.
-    again = await pool.add_json(json.dumps({"mcpServers": {"a": {"command": test_server}}}))
-    assert len(again) == 1 and not again[0].success and again[0].error
+    # The same file again (an import run twice): the servers saved are the answer. The same
+    # name for another server fails on its own, naming what differs.
+    again = await pool.add_json(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "a": {"command": test_server},
+                    "b": {"url": "http://127.0.0.1:9/other"},
+                }
+            }
+        )
+    )
+    assert [(r.name, r.success) for r in again] == [("a", True), ("b", False)]
+    assert again[0].record is not None and by_name["a"].record is not None
+    assert again[0].record.id == by_name["a"].record.id
+    assert again[1].error and "with another config.url" in again[1].error
     with pytest.raises(mcpmux.InvalidArgumentError):
         await pool.add_json("{not json")
 

@@ -425,6 +425,44 @@ impl ServerRecord {
         }
     }
 
+    /// Where `added`, a record an add of this server's name would save, differs from this
+    /// saved one: the fields as the file names them (`config.args`, `isActive`), leaving out
+    /// what an add never asks for (the id, the times, the provenance). None: the add asks for
+    /// this server exactly as it is.
+    pub(crate) fn differences_from(&self, added: &ServerRecord) -> Vec<String> {
+        const NOT_ASKED: [&str; 4] = ["id", "createdAt", "updatedAt", "installSource"];
+        let fields = |r: &ServerRecord| match serde_json::to_value(r) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        let (mine, theirs) = (fields(self), fields(added));
+        let mut keys: Vec<&String> = mine.keys().chain(theirs.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let mut differences = Vec::new();
+        for key in keys {
+            let (a, b) = (mine.get(key), theirs.get(key));
+            if NOT_ASKED.contains(&key.as_str()) || a == b {
+                continue;
+            }
+            match (a, b) {
+                (Some(serde_json::Value::Object(a)), Some(serde_json::Value::Object(b))) => {
+                    let mut inner: Vec<&String> = a.keys().chain(b.keys()).collect();
+                    inner.sort();
+                    inner.dedup();
+                    differences.extend(
+                        inner
+                            .into_iter()
+                            .filter(|k| a.get(*k) != b.get(*k))
+                            .map(|k| format!("{key}.{k}")),
+                    );
+                }
+                _ => differences.push(key.clone()),
+            }
+        }
+        differences
+    }
+
     /// Whether two records would be seen together by some pool, so their names must differ.
     pub(crate) fn shares_view_with(&self, other: &ServerRecord) -> bool {
         match (self.scope, other.scope) {
@@ -497,6 +535,25 @@ mod tests {
             },
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn an_add_differs_from_a_saved_server_only_in_what_it_asks_for() {
+        let saved = stdio("files").into_record().unwrap();
+        // The same input later: another id and time, nothing asked differently.
+        let mut again = stdio("files");
+        again.install_source = Some(InstallSource::Protocol);
+        assert_eq!(
+            saved.differences_from(&again.into_record().unwrap()),
+            Vec::<String>::new()
+        );
+
+        let mut other = stdio("files");
+        other.config.args = vec!["--root".into(), "/srv".into()];
+        other.config.env.insert("TOKEN".into(), "secret".into());
+        other.is_active = Some(false);
+        let differences = saved.differences_from(&other.into_record().unwrap());
+        assert_eq!(differences, ["config.args", "config.env", "isActive"]);
     }
 
     #[test]

@@ -75,29 +75,46 @@ impl Pool {
     }
 
     /// Adds a server. Its name must be unique among the servers that can be seen together.
+    /// Adding a server that is already there exactly as asked (a script run again) answers the
+    /// saved record and changes nothing; a server of that name that differs is refused, with
+    /// the fields that differ.
     /// With `connectOnAdd` (the default), an active server is connected in the background and
     /// its tools recorded in the catalog; a failure never fails the add (it becomes the
     /// server's `error` state, with a `connection:state` event).
     pub async fn add_server(&self, input: ServerInput) -> Result<ServerRecord> {
-        let record = input.into_record()?;
-        let saved = record.clone();
+        let added = input.into_record()?;
+        let saved = added.clone();
         let store = self.inner.store.clone();
-        blocking(move || {
+        let existing = blocking(move || {
             store.update(|records| {
-                if let Some(other) = records
+                let Some(other) = records
                     .iter()
                     .find(|r| r.name == saved.name && r.shares_view_with(&saved))
-                {
-                    return Err(Error::invalid(format!(
-                        "a server named '{}' already exists (id {})",
-                        other.name, other.id
-                    )));
+                else {
+                    records.push(saved);
+                    return Ok(None);
+                };
+                let differences = other.differences_from(&saved);
+                if differences.is_empty() {
+                    return Ok(Some(other.clone()));
                 }
-                records.push(saved);
-                Ok(())
+                Err(Error::invalid(format!(
+                    "a server named '{}' already exists (id {}) with another {}: update that \
+                     server, or remove it before adding it again",
+                    other.name,
+                    other.id,
+                    differences.join(", ")
+                )))
             })
         })
         .await?;
+        let record = match existing {
+            // Known to this pool already: nothing changed.
+            Some(record) if self.inner.slot(&record.id).is_ok() => return Ok(record),
+            // Added by another process since this pool last read the file: taken in now.
+            Some(record) => record,
+            None => added,
+        };
         if record.visible_from(self.inner.opts.project_path.as_deref()) {
             let slot = Slot::new(record.clone(), &self.inner);
             self.inner

@@ -501,8 +501,24 @@ async fn bad_input_gets_clear_errors() {
             || matches!(&e, Ok(r) if r.is_error == Some(true)),
         "{e:?}"
     );
-    let e = pool.add_server(test_server("t", &[])).await.unwrap_err();
-    assert!(e.to_string().contains("already exists"), "{e}");
+    // The same server again (a script run twice) is the one saved; another under its name is
+    // refused, with what differs.
+    let first = pool.get_server("t").await.unwrap();
+    let again = pool.add_server(test_server("t", &[])).await.unwrap();
+    assert_eq!(again, first);
+    let e = pool
+        .add_server(test_server("t", &["--legacy"]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        e.to_string().ends_with(&format!(
+            "a server named 't' already exists (id {}) with another config.args: update that \
+             server, or remove it before adding it again",
+            first.id
+        )),
+        "{e}"
+    );
 
     pool.add_server(stdio("dead", "/nonexistent/mcp-server", &[]))
         .await

@@ -504,7 +504,11 @@ class Pool:
         server for its log messages from that level up, over the pool's ``log_level``.
         ``session_scope="perClient"`` marks a server that keeps state for its client (a
         browser, a REPL, a login): when the pool is served, each client gets a connection (a
-        process) of its own, at most ``max_clients`` at once (default 8)."""
+        process) of its own, at most ``max_clients`` at once (default 8).
+
+        A server already saved under ``name`` exactly as given is answered as it is (a script
+        can run again); one that differs raises :class:`InvalidArgumentError` naming the
+        fields that differ."""
         body = _server_fields(
             config=config, command=command, args=args, env=env, cwd=cwd, url=url,
             headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
