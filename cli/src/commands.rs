@@ -385,11 +385,15 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
         }
         ServersCommand::Add(args) => {
             let input = add_input(args)?;
+            let saved = saved_ids(pool).await?;
             let record = pool.add_server(input).await?;
+            let already_there = saved.contains(&record.id);
             let listed = first_listing(pool, std::slice::from_ref(&record)).await;
             let listing = &listed[&record.id];
             if json {
-                print_json(&AddOutcome::new(record.clone(), listing));
+                print_json(&AddOutcome::new(record.clone(), listing, already_there));
+            } else if already_there {
+                println!("{} ({}) is already there{listing}", record.name, record.id);
             } else {
                 println!("added {} ({}){listing}", record.name, record.id);
             }
@@ -406,24 +410,31 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                 std::fs::read_to_string(file)
                     .map_err(|e| CliError::usage(format!("cannot read {file}: {e}")))?
             };
+            let saved = saved_ids(pool).await?;
             let results = pool.add_json(&text).await?;
             let added: Vec<ServerRecord> =
                 results.iter().filter_map(|r| r.record.clone()).collect();
             let listed = first_listing(pool, &added).await;
             let listing_of =
                 |r: &mcpmux::ImportResult| r.record.as_ref().and_then(|rec| listed.get(&rec.id));
+            let already_there = |r: &mcpmux::ImportResult| {
+                r.record.as_ref().is_some_and(|rec| saved.contains(&rec.id))
+            };
             if json {
                 let outcomes: Vec<_> = results
                     .iter()
-                    .map(|r| ImportOutcome::new(r, listing_of(r)))
+                    .map(|r| ImportOutcome::new(r, listing_of(r), already_there(r)))
                     .collect();
                 print_json(&outcomes);
             } else {
                 for r in &results {
-                    match (&r.error, listing_of(r)) {
-                        (None, Some(listing)) => println!("added {}{listing}", r.name),
-                        (None, None) => println!("added {}", r.name),
-                        (Some(e), _) => println!("failed {}: {e}", r.name),
+                    let listing = listing_of(r).map(ToString::to_string).unwrap_or_default();
+                    match &r.error {
+                        None if already_there(r) => {
+                            println!("{} is already there{listing}", r.name);
+                        }
+                        None => println!("added {}{listing}", r.name),
+                        Some(e) => println!("failed {}: {e}", r.name),
                     }
                 }
             }
@@ -560,6 +571,16 @@ impl fmt::Display for Listing {
     }
 }
 
+/// The ids of the servers saved now: an add that answers one of them added nothing.
+async fn saved_ids(pool: &Pool) -> Result<std::collections::HashSet<String>> {
+    Ok(pool
+        .list_servers()
+        .await?
+        .into_iter()
+        .map(|r| r.id)
+        .collect())
+}
+
 /// Waits for the first listing that adding starts (each within its connect timeout, with a
 /// spinner on a terminal), so that a new user sees at once whether a server works. The
 /// outcomes are by server id.
@@ -609,10 +630,13 @@ struct AddOutcome {
     tool_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     list_error: Option<String>,
+    /// The server was saved before, exactly as asked: nothing was added.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    already_there: bool,
 }
 
 impl AddOutcome {
-    fn new(record: ServerRecord, listing: &Listing) -> AddOutcome {
+    fn new(record: ServerRecord, listing: &Listing, already_there: bool) -> AddOutcome {
         let (tool_count, list_error) = match listing {
             Listing::Tools(n) => (Some(*n), None),
             Listing::Failed(e) => (None, Some(e.clone())),
@@ -622,6 +646,7 @@ impl AddOutcome {
             record,
             tool_count,
             list_error,
+            already_there,
         }
     }
 }
@@ -636,10 +661,17 @@ struct ImportOutcome<'a> {
     tool_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     list_error: Option<String>,
+    /// The server was saved before, exactly as asked: nothing was added.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    already_there: bool,
 }
 
 impl<'a> ImportOutcome<'a> {
-    fn new(result: &'a mcpmux::ImportResult, listing: Option<&Listing>) -> ImportOutcome<'a> {
+    fn new(
+        result: &'a mcpmux::ImportResult,
+        listing: Option<&Listing>,
+        already_there: bool,
+    ) -> ImportOutcome<'a> {
         let (tool_count, list_error) = match listing {
             Some(Listing::Tools(n)) => (Some(*n), None),
             Some(Listing::Failed(e)) => (None, Some(e.clone())),
@@ -649,6 +681,7 @@ impl<'a> ImportOutcome<'a> {
             result,
             tool_count,
             list_error,
+            already_there,
         }
     }
 }

@@ -154,6 +154,48 @@ fn manage_servers_then_list_and_call_tools() {
     assert_eq!(v.as_array().unwrap().len(), 1);
 }
 
+/// A user runs the same `servers add` twice (a setup script run again): the second finds the
+/// server there and says so; the same name with another command line is refused, naming what
+/// differs, and the saved server is left as it was.
+#[test]
+fn adding_a_server_again_finds_it_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = demo_config(dir.path(), &[]);
+    let saved = std::fs::read_to_string(&config).unwrap();
+    let exe = env!("CARGO_BIN_EXE_mcpmux");
+    let add = [
+        "servers",
+        "add",
+        "demo",
+        "--command",
+        exe,
+        "--arg",
+        "demo-server",
+    ];
+    let out = mcpmux(&config, &add);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.starts_with("demo (mcp_")
+            && said.contains(") is already there: ")
+            && said.contains(" tools"),
+        "{said}"
+    );
+    let out = mcpmux(&config, &[&["--json"], &add[..]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["alreadyThere"], true, "{v}");
+
+    let out = mcpmux(&config, &[&add[..], &["--arg", "--verbose"]].concat());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("a server named 'demo' already exists (id mcp_")
+            && stderr(&out).contains(") with another config.args: update that server"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), saved);
+}
+
 #[test]
 fn a_prompt_argument_completes() {
     let dir = tempfile::tempdir().unwrap();
