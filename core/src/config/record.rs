@@ -326,6 +326,21 @@ impl ServerInput {
     }
 }
 
+/// The keys whose values differ between two JSON objects (one missing counts), in order.
+fn differing_keys<'a>(
+    a: &'a serde_json::Map<String, serde_json::Value>,
+    b: &'a serde_json::Map<String, serde_json::Value>,
+) -> Vec<&'a String> {
+    let mut keys: Vec<&String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 pub(crate) fn infer_transport(config: &ServerConfig) -> Result<TransportType> {
     match (&config.command, &config.url) {
         (Some(_), None) => Ok(TransportType::Stdio),
@@ -436,26 +451,16 @@ impl ServerRecord {
             _ => serde_json::Map::new(),
         };
         let (mine, theirs) = (fields(self), fields(added));
-        let mut keys: Vec<&String> = mine.keys().chain(theirs.keys()).collect();
-        keys.sort();
-        keys.dedup();
         let mut differences = Vec::new();
-        for key in keys {
-            let (a, b) = (mine.get(key), theirs.get(key));
-            if NOT_ASKED.contains(&key.as_str()) || a == b {
+        for key in differing_keys(&mine, &theirs) {
+            if NOT_ASKED.contains(&key.as_str()) {
                 continue;
             }
-            match (a, b) {
+            match (&mine.get(key), &theirs.get(key)) {
+                // `config`, `timeouts`: the field within.
                 (Some(serde_json::Value::Object(a)), Some(serde_json::Value::Object(b))) => {
-                    let mut inner: Vec<&String> = a.keys().chain(b.keys()).collect();
-                    inner.sort();
-                    inner.dedup();
-                    differences.extend(
-                        inner
-                            .into_iter()
-                            .filter(|k| a.get(*k) != b.get(*k))
-                            .map(|k| format!("{key}.{k}")),
-                    );
+                    let inner = differing_keys(a, b).into_iter();
+                    differences.extend(inner.map(|k| format!("{key}.{k}")));
                 }
                 _ => differences.push(key.clone()),
             }
