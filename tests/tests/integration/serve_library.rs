@@ -318,6 +318,10 @@ async fn a_client_that_does_not_read_is_held_back_and_loses_nothing() {
         answered.await.is_ok(),
         "the big calls are not all answered after 60 s"
     );
+    // A call's audit line is written before its answer is made and queued, which for a 1 MB
+    // answer takes a while in a debug build on a busy machine: until then the lane rightly
+    // reads on, and once read a small call does not wait for the big answers.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let small = (BIG..BIG + SMALL)
         .map(|id| call(id, "upstream__echo", json!({"text": "small"})))
         .collect();
