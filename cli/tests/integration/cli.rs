@@ -18,6 +18,13 @@ fn stderr(o: &Output) -> String {
 /// options after the command (untrusted, so its tools need approval).
 fn demo_config(dir: &Path, extra: &[&str]) -> std::path::PathBuf {
     let config = dir.join("servers.json");
+    let out = mcpmux(&config, &add_demo(extra));
+    assert!(out.status.success(), "{}", stderr(&out));
+    config
+}
+
+/// `servers add demo ...` for the built-in demo server, with `extra` options after it.
+fn add_demo<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let exe = env!("CARGO_BIN_EXE_mcpmux");
     let mut add = vec![
         "servers",
@@ -29,9 +36,7 @@ fn demo_config(dir: &Path, extra: &[&str]) -> std::path::PathBuf {
         "demo-server",
     ];
     add.extend_from_slice(extra);
-    let out = mcpmux(&config, &add);
-    assert!(out.status.success(), "{}", stderr(&out));
-    config
+    add
 }
 
 /// The repository's one version, which the wheel, the npm packages and `mcpmux_version()`
@@ -162,17 +167,7 @@ fn adding_a_server_again_finds_it_there() {
     let dir = tempfile::tempdir().unwrap();
     let config = demo_config(dir.path(), &[]);
     let saved = std::fs::read_to_string(&config).unwrap();
-    let exe = env!("CARGO_BIN_EXE_mcpmux");
-    let add = [
-        "servers",
-        "add",
-        "demo",
-        "--command",
-        exe,
-        "--arg",
-        "demo-server",
-    ];
-    let out = mcpmux(&config, &add);
+    let out = mcpmux(&config, &add_demo(&[]));
     assert!(out.status.success(), "{}", stderr(&out));
     let said = stdout(&out);
     assert!(
@@ -181,11 +176,11 @@ fn adding_a_server_again_finds_it_there() {
             && said.contains(" tools"),
         "{said}"
     );
-    let out = mcpmux(&config, &[&["--json"], &add[..]].concat());
+    let out = mcpmux(&config, &[&["--json"][..], &add_demo(&[])].concat());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["alreadyThere"], true, "{v}");
 
-    let out = mcpmux(&config, &[&add[..], &["--arg", "--verbose"]].concat());
+    let out = mcpmux(&config, &add_demo(&["--arg", "--verbose"]));
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("a server named 'demo' already exists (id mcp_")
