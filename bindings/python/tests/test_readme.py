@@ -22,7 +22,7 @@ EXPECTED: dict[str, list[str] | None] = {
         "'timezone': 'UTC'",
     ],
     "from mcpmux.sync import Pool": ['"timezone": "UTC"'],
-    "@pool.tool\n        def add(a: int, b: int = 1) -> str:\n            \"\"\"Add": [
+    '@pool.tool\n        def add(a: int, b: int = 1) -> str:\n            """Add': [
         "5\n",
         "'city': 'Oslo'",
         "'chart'",
@@ -73,4 +73,3 @@ def test_every_example_runs_as_written_and_again(tmp_path: Path, time_server: st
     # A script run again finds its server saved: it goes on as the first time.
     printed = run(tmp_path, "example_1.py", time_server)
     assert "mcp__time__get_current_time" in printed, printed
-
