@@ -1293,9 +1293,10 @@ export declare class Pool extends EventEmitter {
   /** A server by id or name. */
   getServer(idOrName: string): Promise<ServerRecord>;
   /**
-   * Adds a server. One already saved under its name exactly as given is answered as it is
-   * (a script can run again); one that differs rejects with `InvalidArgumentError` naming
-   * the fields that differ.
+   * Adds a server. One already saved under its name as given is answered as it is, with the
+   * fields the input leaves out as they are saved (a host can add it at every start, after
+   * its user disabled or trusted it); one that differs in what the input names rejects with
+   * `InvalidArgumentError` naming the fields that differ.
    */
   addServer(input: ServerInput): Promise<ServerRecord>;
   /** Imports servers from JSON in the usual `mcpServers` formats, or a single server. */

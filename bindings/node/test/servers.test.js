@@ -71,13 +71,18 @@ test('add, get, list, update and remove servers', async (t) => {
   assert.deepEqual((await other.listServers()).map((s) => s.name), ['beta']);
   await other.close();
 
-  // The server again as it is saved (a host adding it at every start) is the one saved;
-  // another under its name is refused, naming what differs.
-  const again = await pool.addServer({ ...testServerInput('beta', ['--name', 'alpha']), disabledTools: ['fail'] });
+  // The server again as first added (a host adding it at every start) is the one saved,
+  // with what was changed since; another under its name is refused, naming what differs.
+  const again = await pool.addServer(testServerInput('beta', ['--name', 'alpha']));
   assert.equal(again.id, rec.id);
-  await assert.rejects(pool.addServer(testServerInput('beta')), {
+  assert.deepEqual(again.disabledTools, ['fail']);
+  await assert.rejects(pool.addServer({ ...testServerInput('beta'), disabledTools: ['fail'] }), {
     code: 'invalid_argument',
-    message: /already exists \(id mcp_\w+\) with another config\.args, disabledTools: update that server/,
+    message: /already exists \(id mcp_\w+\) with another config\.args: update that server/,
+  });
+  await assert.rejects(pool.addServer({ ...testServerInput('beta', ['--name', 'alpha']), isActive: false }), {
+    code: 'invalid_argument',
+    message: /with another isActive: update that server/,
   });
   await assert.rejects(pool.addServer({ name: 'x' }), { code: 'invalid_argument', message: /config/ });
   await assert.rejects(pool.addServer('nope'), InvalidArgumentError);

@@ -297,6 +297,29 @@ pub fn new_server_id() -> String {
 
 impl ServerInput {
     /// Validates the input and turns it into a new record with a fresh id.
+    /// The record's fields this input leaves to their defaults, as the file names them: an add
+    /// of a server already saved does not ask to change them (a user may have disabled it,
+    /// trusted it or turned tools off since a host first added it).
+    pub(crate) fn unasked(&self) -> Vec<&'static str> {
+        let fields = [
+            ("isActive", self.is_active.is_none()),
+            ("isTrusted", self.is_trusted.is_none()),
+            ("disabledTools", self.disabled_tools.is_empty()),
+            (
+                "disabledAutoApproveTools",
+                self.disabled_auto_approve_tools.is_empty(),
+            ),
+            ("timeouts", self.timeouts.is_unset()),
+            ("logLevel", self.log_level.is_none()),
+            ("sessionScope", self.session_scope.is_none()),
+            ("maxClients", self.max_clients.is_none()),
+        ];
+        fields
+            .into_iter()
+            .filter_map(|(name, unasked)| unasked.then_some(name))
+            .collect()
+    }
+
     pub fn into_record(self) -> Result<ServerRecord> {
         let transport = match self.transport {
             Some(t) => t,
@@ -440,11 +463,12 @@ impl ServerRecord {
         }
     }
 
-    /// Where `added`, a record an add of this server's name would save, differs from this
+    /// Where `added`, the record an add of this server's name would save, differs from this
     /// saved one: the fields as the file names them (`config.args`, `isActive`), leaving out
-    /// what an add never asks for (the id, the times, the provenance). None: the add asks for
-    /// this server exactly as it is.
-    pub(crate) fn differences_from(&self, added: &ServerRecord) -> Vec<String> {
+    /// what an add never asks for (the id, the times, the provenance) and the fields in
+    /// `unasked`, which the add left to their defaults. None: the add asks for this server as
+    /// it is.
+    pub(crate) fn differences_from(&self, added: &ServerRecord, unasked: &[&str]) -> Vec<String> {
         const NOT_ASKED: [&str; 4] = ["id", "createdAt", "updatedAt", "installSource"];
         let fields = |r: &ServerRecord| match serde_json::to_value(r) {
             Ok(serde_json::Value::Object(map)) => map,
@@ -453,7 +477,7 @@ impl ServerRecord {
         let (mine, theirs) = (fields(self), fields(added));
         let mut differences = Vec::new();
         for key in differing_keys(&mine, &theirs) {
-            if NOT_ASKED.contains(&key.as_str()) {
+            if NOT_ASKED.contains(&key.as_str()) || unasked.contains(&key.as_str()) {
                 continue;
             }
             match (&mine.get(key), &theirs.get(key)) {
@@ -546,19 +570,32 @@ mod tests {
     fn an_add_differs_from_a_saved_server_only_in_what_it_asks_for() {
         let saved = stdio("files").into_record().unwrap();
         // The same input later: another id and time, nothing asked differently.
+        let differences = |saved: &ServerRecord, input: ServerInput| {
+            let unasked = input.unasked();
+            saved.differences_from(&input.into_record().unwrap(), &unasked)
+        };
         let mut again = stdio("files");
         again.install_source = Some(InstallSource::Protocol);
-        assert_eq!(
-            saved.differences_from(&again.into_record().unwrap()),
-            Vec::<String>::new()
-        );
+        assert_eq!(differences(&saved, again), Vec::<String>::new());
 
         let mut other = stdio("files");
         other.config.args = vec!["--root".into(), "/srv".into()];
         other.config.env.insert("TOKEN".into(), "secret".into());
         other.is_active = Some(false);
-        let differences = saved.differences_from(&other.into_record().unwrap());
-        assert_eq!(differences, ["config.args", "config.env", "isActive"]);
+        assert_eq!(
+            differences(&saved, other),
+            ["config.args", "config.env", "isActive"]
+        );
+
+        // What a user changed since (disabled it, turned a tool off) is not asked again by an
+        // add that leaves it to its default; an add that names it asks for it.
+        let mut changed = saved.clone();
+        changed.is_active = false;
+        changed.disabled_tools = vec!["write".into()];
+        assert_eq!(differences(&changed, stdio("files")), Vec::<String>::new());
+        let mut enable = stdio("files");
+        enable.is_active = Some(true);
+        assert_eq!(differences(&changed, enable), ["isActive"]);
     }
 
     #[test]

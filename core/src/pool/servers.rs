@@ -75,13 +75,16 @@ impl Pool {
     }
 
     /// Adds a server. Its name must be unique among the servers that can be seen together.
-    /// Adding a server that is already there exactly as asked (a script run again) answers the
-    /// saved record and changes nothing; a server of that name that differs is refused, with
-    /// the fields that differ.
+    /// Adding a server that is already there as asked (a script run again, a host adding its
+    /// servers at every start) answers the saved record and changes nothing: what the input
+    /// leaves to its defaults (active, trusted, disabled tools...) is the saved record's, as a
+    /// user may have changed it since. A server of that name that differs in what the input
+    /// names is refused, with the fields that differ.
     /// With `connectOnAdd` (the default), an active server is connected in the background and
     /// its tools recorded in the catalog; a failure never fails the add (it becomes the
     /// server's `error` state, with a `connection:state` event).
     pub async fn add_server(&self, input: ServerInput) -> Result<ServerRecord> {
+        let unasked = input.unasked();
         let added = input.into_record()?;
         let saved = added.clone();
         let store = self.inner.store.clone();
@@ -94,7 +97,7 @@ impl Pool {
                     records.push(saved);
                     return Ok(None);
                 };
-                let differences = other.differences_from(&saved);
+                let differences = other.differences_from(&saved, &unasked);
                 if differences.is_empty() {
                     return Ok(Some(other.clone()));
                 }

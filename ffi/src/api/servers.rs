@@ -42,9 +42,10 @@ pub unsafe extern "C" fn mcpmux_servers_get(
 /// (`{"name": "files", "config": {"command": "npx", "args": [...], "env": {...}}}`; `type`
 /// is inferred when absent) and answers the saved record. An active server starts
 /// connecting in the background (if connectOnAdd); a failed connect never fails the add.
-/// A server already saved under its name exactly as given is answered as it is (a host can
-/// add it again at every start); one that differs is MCPMUX_ERR_INVALID_ARGUMENT, the message
-/// naming the fields that differ.
+/// A server already saved under its name as given is answered as it is, with the fields the
+/// input leaves out as they are saved (so a host can add it again at every start, after its
+/// user disabled or trusted it); one that differs in what the input names is
+/// MCPMUX_ERR_INVALID_ARGUMENT, the message naming the fields that differ.
 /// An HTTP server (`{"name": "remote", "config": {"url": "https://..."}}`) that answers 401
 /// is authorized with OAuth when it connects (mcpmux_pool_set_oauth_handler()); its
 /// optional `config.oauth` settings are `{"clientId", "clientSecret", "clientMetadataUrl",

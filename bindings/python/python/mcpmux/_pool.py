@@ -506,9 +506,10 @@ class Pool:
         browser, a REPL, a login): when the pool is served, each client gets a connection (a
         process) of its own, at most ``max_clients`` at once (default 8).
 
-        A server already saved under ``name`` exactly as given is answered as it is (a script
-        can run again); one that differs raises :class:`InvalidArgumentError` naming the
-        fields that differ."""
+        A server already saved under ``name`` as given is answered as it is, with the fields
+        left out here as they are saved (a script can run again after its user disabled or
+        trusted the server); one that differs in what is given raises
+        :class:`InvalidArgumentError` naming the fields that differ."""
         body = _server_fields(
             config=config, command=command, args=args, env=env, cwd=cwd, url=url,
             headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
