@@ -598,6 +598,29 @@ mod tests {
         assert_eq!(differences(&changed, enable), ["isActive"]);
     }
 
+    /// A field `ServerInput` gains must be sorted here on purpose: either an add always
+    /// compares it with the saved server (what the server is and where it is seen), or an add
+    /// that leaves it to its default does not (`unasked`), or an add never asks for it. A field
+    /// in none of them would refuse the second add of a server a user has changed since.
+    #[test]
+    fn every_field_of_an_input_is_compared_or_left_to_the_saved_server() {
+        const COMPARED: [&str; 5] = ["name", "type", "scope", "config", "projectPath"];
+        const NEVER_ASKED: [&str; 1] = ["installSource"];
+        let input = stdio("files");
+        let unasked = input.unasked();
+        let mirrored = crate::mirror::mirrored();
+        let mut fields: Vec<&str> = mirrored["types"]["ServerInput"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f.as_str())
+            .collect();
+        fields.sort_unstable();
+        let mut sorted: Vec<&str> = [&COMPARED[..], &NEVER_ASKED, &unasked].concat();
+        sorted.sort_unstable();
+        assert_eq!(fields, sorted);
+    }
+
     #[test]
     fn a_list_made_for_a_host_of_views_is_not_one_for_other_hosts() {
         let rec = stdio("files").into_record().unwrap();
