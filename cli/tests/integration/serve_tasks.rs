@@ -33,6 +33,12 @@ fn serve_tasks(dir: &Path) -> Option<(mcpmux_tests::ChildGuard, String)> {
     Some(serve_http(&config, &flags))
 }
 
+/// `serve_tasks`, and a client pool (mcpmux's own, which takes tasks) connected to it.
+async fn client_of_serve_tasks(dir: &Path) -> Option<(mcpmux_tests::ChildGuard, mcpmux::Pool)> {
+    let (server, url) = serve_tasks(dir)?;
+    Some((server, client_pool(dir, &url, "t0ken").await))
+}
+
 /// The audit log's outcome of each call, in order.
 fn outcomes(dir: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
@@ -62,10 +68,9 @@ async fn crunch(pool: &mcpmux::Pool, n: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_takes_tasks_follows_the_upstreams_task_through_the_gateway() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_server, url)) = serve_tasks(dir.path()) else {
+    let Some((_server, pool)) = client_of_serve_tasks(dir.path()).await else {
         return;
     };
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
     crunch(&pool, 2).await;
 
     // The task's question goes to this client's handler, its answer back by tasks/update.
@@ -104,10 +109,9 @@ async fn a_client_that_takes_tasks_follows_the_upstreams_task_through_the_gatewa
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clients_cancel_reaches_the_upstreams_task_through_the_gateway() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_server, url)) = serve_tasks(dir.path()) else {
+    let Some((_server, pool)) = client_of_serve_tasks(dir.path()).await else {
         return;
     };
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
     let marker = dir.path().join("cancelled");
     let cancel = CancellationToken::new();
     let call = {
@@ -147,10 +151,9 @@ async fn a_clients_cancel_reaches_the_upstreams_task_through_the_gateway() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_cancelled_before_its_task_is_named_leaves_no_task_running_upstream() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_server, url)) = serve_tasks(dir.path()) else {
+    let Some((_server, pool)) = client_of_serve_tasks(dir.path()).await else {
         return;
     };
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
     // Connected and the upstream started, so the call below is answered at once.
     crunch(&pool, 1).await;
     let marker = dir.path().join("early");
