@@ -394,8 +394,10 @@ mcpmux_status mcpmux_servers_add(mcpmux_pool pool, const char *input_json, char 
 /**
  * Imports servers from a JSON text in Claude Desktop / Cursor (`{"mcpServers": {...}}`),
  * VS Code (`{"servers": {...}}`) or bare `{name: config}` form. Answers one result per
- * entry (`[{"name": ..., "success": true, "record": {...}}, {"name": ..., "success": false,
- * "error": "..."}]`): a bad entry fails alone.
+ * entry (`[{"name": ..., "success": true, "record": {...}, "alreadyThere": false},
+ * {"name": ..., "success": false, "error": "...", "alreadyThere": false}]`): a bad entry fails
+ * alone, and `alreadyThere` is true for a server saved before as the entry asks (nothing was
+ * added).
  */
 mcpmux_status mcpmux_servers_add_json(mcpmux_pool pool, const char *text, char **out_json);
 

@@ -229,6 +229,8 @@ export interface ImportResult {
   success: boolean;
   record?: ServerRecord;
   error?: string;
+  /** The server was saved before as this entry asks: nothing was added (an import run again). */
+  alreadyThere: boolean;
 }
 
 /** Whether a server connects, and its tools if so. */

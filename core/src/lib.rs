@@ -40,9 +40,9 @@ pub use pool::{
     AppCsp, AppPermissions, AppView, AppsOptions,
 };
 pub use pool::{
-    CallOptions, CallRound, CallSettings, Conversation, DiscoverResult, ImportResult, InputRound,
-    ListOptions, Pool, PoolOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerFilter,
-    ServerStatus, StartedTask, TaskMode, TestResult, ToolDef, ToolLayer, Unlisted,
+    AddOutcome, CallOptions, CallRound, CallSettings, Conversation, DiscoverResult, ImportResult,
+    InputRound, ListOptions, Pool, PoolOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo,
+    ServerFilter, ServerStatus, StartedTask, TaskMode, TestResult, ToolDef, ToolLayer, Unlisted,
 };
 pub use pool::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, TaskFn, TaskRun, TaskUpdate};
 pub use pool::{Progress, ProgressFn};

@@ -48,6 +48,7 @@ pub fn mirrored() -> Value {
             "ServerInput": fields::<crate::config::record::ServerInput>(),
             "ServerPatch": fields::<crate::config::record::ServerPatch>(),
             "ServerConfig": fields::<crate::config::record::ServerConfig>(),
+            "ImportResult": fields::<crate::pool::ImportResult>(),
             "Timeouts": fields::<crate::config::record::Timeouts>(),
             "OAuthSettings": fields::<crate::auth::OAuthSettings>(),
             "IdpSettings": fields::<crate::auth::IdpSettings>(),

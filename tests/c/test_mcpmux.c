@@ -508,6 +508,10 @@ static void test_servers_crud(void) {
     CHECK_CONTAINS(out, "\"name\":\"beta\",\"success\":true");
     CHECK_CONTAINS(out, "\"name\":\"gamma\",\"success\":false");
     mcpmux_string_free(out);
+    /* The same text again (an import run twice): beta is found there, not added. */
+    CHECK_STATUS(mcpmux_servers_add_json(pool, text, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"alreadyThere\":true");
+    mcpmux_string_free(out);
 
     CHECK_STATUS(mcpmux_servers_states(pool, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"name\":\"beta\",\"state\":\"disconnected\"");

@@ -131,6 +131,7 @@ test('addJson imports each entry on its own, from text or an object', async (t) 
   const byName = Object.fromEntries(results.map((r) => [r.name, r]));
   assert.equal(byName.good.success, true);
   assert.equal(byName.good.record.name, 'good');
+  assert.equal(byName.good.alreadyThere, false);
   assert.equal(byName.bad.success, false);
   assert.match(byName.bad.error, /must be an object/);
 
@@ -138,6 +139,10 @@ test('addJson imports each entry on its own, from text or an object', async (t) 
   assert.equal(more[0].success, true);
   assert.equal(more[0].record.type, 'http');
   assert.deepEqual((await pool.listServers()).map((s) => s.name).sort(), ['good', 'web']);
+  // The same entry again (an import run twice) is found there, not added.
+  const again = await pool.addJson({ servers: { web: { url: 'http://127.0.0.1:9/mcp' } } });
+  assert.equal(again[0].alreadyThere, true);
+  assert.equal(again[0].record.id, more[0].record.id);
 
   await assert.rejects(pool.addJson('{ nope'), { code: 'invalid_argument', message: /not valid JSON/ });
   await assert.rejects(pool.addJson(7), { code: 'invalid_argument' });

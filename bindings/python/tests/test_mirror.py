@@ -23,6 +23,7 @@ DATACLASSES: dict[str, type] = {
     "ServerRecord": mcpmux.ServerRecord,
     "ServerConfig": mcpmux.ServerConfig,
     "Timeouts": mcpmux.Timeouts,
+    "ImportResult": mcpmux.ImportResult,
     "ToolInfo": mcpmux.ToolInfo,
     "ServerStatus": mcpmux.ServerStatus,
     "SkillInfo": mcpmux.SkillInfo,

@@ -121,7 +121,7 @@ async def test_add_json(pool: mcpmux.Pool, test_server: str) -> None:
         {"mcpServers": {"a": {"command": test_server}, "b": {"url": "http://127.0.0.1:9/mcp"}}}
     )
     assert sorted(r.name for r in results) == ["a", "b"]
-    assert all(r.success and r.record is not None for r in results)
+    assert all(r.success and r.record is not None and not r.already_there for r in results)
     by_name = {r.name: r for r in results}
     assert by_name["b"].record is not None and by_name["b"].record.type == "http"
     # The same file again (an import run twice): the servers saved are the answer. The same
@@ -139,6 +139,7 @@ async def test_add_json(pool: mcpmux.Pool, test_server: str) -> None:
     assert [(r.name, r.success) for r in again] == [("a", True), ("b", False)]
     assert again[0].record is not None and by_name["a"].record is not None
     assert again[0].record.id == by_name["a"].record.id
+    assert again[0].already_there and not again[1].already_there
     assert again[1].error and "with another config.url" in again[1].error
     with pytest.raises(mcpmux.InvalidArgumentError):
         await pool.add_json("{not json")

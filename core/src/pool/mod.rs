@@ -52,7 +52,7 @@ pub use lists::{ListOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
 pub use options::PoolOptions;
 pub(crate) use server_info::bounded as bounded_instructions;
 pub use server_info::{INSTRUCTIONS_CHARS, ServerInfo};
-pub use servers::{DiscoverResult, ImportResult, TestResult};
+pub use servers::{AddOutcome, DiscoverResult, ImportResult, TestResult};
 pub use skills::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo};
 pub use slot::ServerStatus;
 pub use tasks::{TaskFn, TaskRun, TaskUpdate};

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::connection::Connection;
@@ -16,7 +17,7 @@ use crate::events::Event;
 use crate::pool::client_side::ServerShared;
 
 /// The outcome of one entry of [`Pool::add_json`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportResult {
     pub name: String,
@@ -25,6 +26,19 @@ pub struct ImportResult {
     pub record: Option<ServerRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The server was saved before as this entry asks: nothing was added (an import run
+    /// again).
+    pub already_there: bool,
+}
+
+/// The outcome of [`Pool::add`]: the saved record, and whether the add found it already there.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddOutcome {
+    #[serde(flatten)]
+    pub record: ServerRecord,
+    /// The server was saved before as asked: nothing was added or changed.
+    pub already_there: bool,
 }
 
 /// The outcome of [`Pool::test_server`]: whether it connects, and its tools if so.
@@ -74,6 +88,11 @@ impl Pool {
         Ok(self.inner.slot(server)?.record())
     }
 
+    /// Adds a server; [`Pool::add`] says too whether it was already there.
+    pub async fn add_server(&self, input: ServerInput) -> Result<ServerRecord> {
+        Ok(self.add(input).await?.record)
+    }
+
     /// Adds a server. Its name must be unique among the servers that can be seen together.
     /// Adding a server that is already there as asked (a script run again, a host adding its
     /// servers at every start) answers the saved record and changes nothing: what the input
@@ -83,7 +102,7 @@ impl Pool {
     /// With `connectOnAdd` (the default), an active server is connected in the background and
     /// its tools recorded in the catalog; a failure never fails the add (it becomes the
     /// server's `error` state, with a `connection:state` event).
-    pub async fn add_server(&self, input: ServerInput) -> Result<ServerRecord> {
+    pub async fn add(&self, input: ServerInput) -> Result<AddOutcome> {
         let unasked = input.unasked();
         let added = input.into_record()?;
         let saved = added.clone();
@@ -111,9 +130,15 @@ impl Pool {
             })
         })
         .await?;
+        let already_there = existing.is_some();
         let record = match existing {
             // Known to this pool already: nothing changed.
-            Some(record) if self.inner.slot(&record.id).is_ok() => return Ok(record),
+            Some(record) if self.inner.slot(&record.id).is_ok() => {
+                return Ok(AddOutcome {
+                    record,
+                    already_there,
+                });
+            }
             // Added by another process since this pool last read the file: taken in now.
             Some(record) => record,
             None => added,
@@ -132,7 +157,10 @@ impl Pool {
             }
         }
         self.inner.events.emit(Event::ServersChanged);
-        Ok(record)
+        Ok(AddOutcome {
+            record,
+            already_there,
+        })
     }
 
     /// Imports `{"mcpServers": {...}}` (Claude Desktop, Cursor), `{"servers": {...}}` (VS Code)
@@ -141,21 +169,23 @@ impl Pool {
         let mut out = Vec::new();
         for (name, input) in parse_server_json(text)? {
             let result = match input {
-                Ok(input) => self.add_server(input).await,
+                Ok(input) => self.add(input).await,
                 Err(e) => Err(e),
             };
             out.push(match result {
-                Ok(record) => ImportResult {
+                Ok(added) => ImportResult {
                     name,
                     success: true,
-                    record: Some(record),
+                    record: Some(added.record),
                     error: None,
+                    already_there: added.already_there,
                 },
                 Err(e) => ImportResult {
                     name,
                     success: false,
                     record: None,
                     error: Some(e.to_string()),
+                    already_there: false,
                 },
             });
         }

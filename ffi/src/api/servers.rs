@@ -70,8 +70,10 @@ pub unsafe extern "C" fn mcpmux_servers_add(
 
 /// Imports servers from a JSON text in Claude Desktop / Cursor (`{"mcpServers": {...}}`),
 /// VS Code (`{"servers": {...}}`) or bare `{name: config}` form. Answers one result per
-/// entry (`[{"name": ..., "success": true, "record": {...}}, {"name": ..., "success": false,
-/// "error": "..."}]`): a bad entry fails alone.
+/// entry (`[{"name": ..., "success": true, "record": {...}, "alreadyThere": false},
+/// {"name": ..., "success": false, "error": "...", "alreadyThere": false}]`): a bad entry fails
+/// alone, and `alreadyThere` is true for a server saved before as the entry asks (nothing was
+/// added).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_servers_add_json(
     pool: mcpmux_pool,

@@ -504,8 +504,9 @@ async fn bad_input_gets_clear_errors() {
     // The same server again (a script run twice) is the one saved; another under its name is
     // refused, with what differs.
     let first = pool.get_server("t").await.unwrap();
-    let again = pool.add_server(test_server("t", &[])).await.unwrap();
-    assert_eq!(again, first);
+    let again = pool.add(test_server("t", &[])).await.unwrap();
+    assert_eq!(again.record, first);
+    assert!(again.already_there);
     let e = pool
         .add_server(test_server("t", &["--legacy"]))
         .await
@@ -545,19 +546,26 @@ async fn bad_input_gets_clear_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn test_discover_and_add_json() {
     let pool = pool().await;
-    let results = pool
-        .add_json(&format!(
-            r#"{{"mcpServers": {{
-                "good": {{"command": "{bin}"}},
-                "broken": {{"args": "not-a-list"}}
-            }}}}"#,
-            bin = env!("CARGO_BIN_EXE_mcpmux-test-server")
-        ))
-        .await
-        .unwrap();
+    let import = format!(
+        r#"{{"mcpServers": {{
+            "good": {{"command": "{bin}"}},
+            "broken": {{"args": "not-a-list"}}
+        }}}}"#,
+        bin = env!("CARGO_BIN_EXE_mcpmux-test-server")
+    );
+    let results = pool.add_json(&import).await.unwrap();
     assert_eq!(results.len(), 2);
-    assert!(results.iter().find(|r| r.name == "good").unwrap().success);
+    let good = results.iter().find(|r| r.name == "good").unwrap();
+    assert!(good.success && !good.already_there, "{good:?}");
     assert!(!results.iter().find(|r| r.name == "broken").unwrap().success);
+    // The same import again (a setup run twice) finds the good one there.
+    let again = pool.add_json(&import).await.unwrap();
+    let good_again = again.iter().find(|r| r.name == "good").unwrap();
+    assert!(
+        good_again.success && good_again.already_there,
+        "{good_again:?}"
+    );
+    assert_eq!(good_again.record, good.record);
 
     let t = pool.test_server("good").await.unwrap();
     assert!(t.success, "{t:?}");

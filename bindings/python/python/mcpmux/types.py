@@ -241,6 +241,9 @@ class ImportResult(Model):
     success: bool = False
     record: ServerRecord | None = None
     error: str | None = None
+    #: The server was saved before as this entry asks: nothing was added (an import run
+    #: again).
+    already_there: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
