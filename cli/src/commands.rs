@@ -385,14 +385,13 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
         }
         ServersCommand::Add(args) => {
             let input = add_input(args)?;
-            let saved = saved_ids(pool).await?;
-            let record = pool.add_server(input).await?;
-            let already_there = saved.contains(&record.id);
-            let listed = first_listing(pool, std::slice::from_ref(&record)).await;
+            let added = pool.add(input).await?;
+            let record = &added.record;
+            let listed = first_listing(pool, std::slice::from_ref(record)).await;
             let listing = &listed[&record.id];
             if json {
-                print_json(&AddOutcome::new(record.clone(), listing, already_there));
-            } else if already_there {
+                print_json(&AddJson::new(&added, listing));
+            } else if added.already_there {
                 println!("{} ({}) is already there{listing}", record.name, record.id);
             } else {
                 println!("added {} ({}){listing}", record.name, record.id);
@@ -410,27 +409,23 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                 std::fs::read_to_string(file)
                     .map_err(|e| CliError::usage(format!("cannot read {file}: {e}")))?
             };
-            let saved = saved_ids(pool).await?;
             let results = pool.add_json(&text).await?;
             let added: Vec<ServerRecord> =
                 results.iter().filter_map(|r| r.record.clone()).collect();
             let listed = first_listing(pool, &added).await;
             let listing_of =
                 |r: &mcpmux::ImportResult| r.record.as_ref().and_then(|rec| listed.get(&rec.id));
-            let already_there = |r: &mcpmux::ImportResult| {
-                r.record.as_ref().is_some_and(|rec| saved.contains(&rec.id))
-            };
             if json {
                 let outcomes: Vec<_> = results
                     .iter()
-                    .map(|r| ImportOutcome::new(r, listing_of(r), already_there(r)))
+                    .map(|r| ImportJson::new(r, listing_of(r)))
                     .collect();
                 print_json(&outcomes);
             } else {
                 for r in &results {
                     let listing = listing_of(r).map(ToString::to_string).unwrap_or_default();
                     match &r.error {
-                        None if already_there(r) => {
+                        None if r.already_there => {
                             println!("{} is already there{listing}", r.name);
                         }
                         None => println!("added {}{listing}", r.name),
@@ -572,15 +567,6 @@ impl fmt::Display for Listing {
 }
 
 /// The ids of the servers saved now: an add that answers one of them added nothing.
-async fn saved_ids(pool: &Pool) -> Result<std::collections::HashSet<String>> {
-    Ok(pool
-        .list_servers()
-        .await?
-        .into_iter()
-        .map(|r| r.id)
-        .collect())
-}
-
 /// Waits for the first listing that adding starts (each within its connect timeout, with a
 /// spinner on a terminal), so that a new user sees at once whether a server works. The
 /// outcomes are by server id.
@@ -620,33 +606,21 @@ async fn first_listing(
         .collect()
 }
 
-/// `servers add --json`: the record, and how its first listing went.
+/// `servers add --json`: the add's outcome, and how its first listing went.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct AddOutcome {
+struct AddJson<'a> {
     #[serde(flatten)]
-    record: ServerRecord,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_count: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    list_error: Option<String>,
-    /// The server was saved before, exactly as asked: nothing was added.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    already_there: bool,
+    added: &'a mcpmux::AddOutcome,
+    #[serde(flatten)]
+    listing: ListingJson,
 }
 
-impl AddOutcome {
-    fn new(record: ServerRecord, listing: &Listing, already_there: bool) -> AddOutcome {
-        let (tool_count, list_error) = match listing {
-            Listing::Tools(n) => (Some(*n), None),
-            Listing::Failed(e) => (None, Some(e.clone())),
-            Listing::Inactive => (None, None),
-        };
-        AddOutcome {
-            record,
-            tool_count,
-            list_error,
-            already_there,
+impl<'a> AddJson<'a> {
+    fn new(added: &'a mcpmux::AddOutcome, listing: &Listing) -> AddJson<'a> {
+        AddJson {
+            added,
+            listing: ListingJson::of(Some(listing)),
         }
     }
 }
@@ -654,34 +628,42 @@ impl AddOutcome {
 /// One entry of `servers import --json`: the import's result, and how the listing went.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ImportOutcome<'a> {
+struct ImportJson<'a> {
     #[serde(flatten)]
     result: &'a mcpmux::ImportResult,
+    #[serde(flatten)]
+    listing: ListingJson,
+}
+
+impl<'a> ImportJson<'a> {
+    fn new(result: &'a mcpmux::ImportResult, listing: Option<&Listing>) -> ImportJson<'a> {
+        ImportJson {
+            result,
+            listing: ListingJson::of(listing),
+        }
+    }
+}
+
+/// How a first listing went, as `--json` says it: a tool count or the error.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListingJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     list_error: Option<String>,
-    /// The server was saved before, exactly as asked: nothing was added.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    already_there: bool,
 }
 
-impl<'a> ImportOutcome<'a> {
-    fn new(
-        result: &'a mcpmux::ImportResult,
-        listing: Option<&Listing>,
-        already_there: bool,
-    ) -> ImportOutcome<'a> {
+impl ListingJson {
+    fn of(listing: Option<&Listing>) -> ListingJson {
         let (tool_count, list_error) = match listing {
             Some(Listing::Tools(n)) => (Some(*n), None),
             Some(Listing::Failed(e)) => (None, Some(e.clone())),
             _ => (None, None),
         };
-        ImportOutcome {
-            result,
+        ListingJson {
             tool_count,
             list_error,
-            already_there,
         }
     }
 }
