@@ -390,7 +390,7 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             let listed = first_listing(pool, std::slice::from_ref(record)).await;
             let listing = &listed[&record.id];
             if json {
-                print_json(&AddJson::new(&added, listing));
+                print_json(&WithListing::new(&added, Some(listing)));
             } else if added.already_there {
                 println!("{} ({}) is already there{listing}", record.name, record.id);
             } else {
@@ -418,7 +418,7 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             if json {
                 let outcomes: Vec<_> = results
                     .iter()
-                    .map(|r| ImportJson::new(r, listing_of(r)))
+                    .map(|r| WithListing::new(r, listing_of(r)))
                     .collect();
                 print_json(&outcomes);
             } else {
@@ -606,39 +606,20 @@ async fn first_listing(
         .collect()
 }
 
-/// `servers add --json`: the add's outcome, and how its first listing went.
+/// What `servers add --json` prints (an add's outcome) and each entry of `servers import
+/// --json` (an import's result), with how the server's first listing went.
 #[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AddJson<'a> {
+struct WithListing<'a, T> {
     #[serde(flatten)]
-    added: &'a mcpmux::AddOutcome,
+    outcome: &'a T,
     #[serde(flatten)]
     listing: ListingJson,
 }
 
-impl<'a> AddJson<'a> {
-    fn new(added: &'a mcpmux::AddOutcome, listing: &Listing) -> AddJson<'a> {
-        AddJson {
-            added,
-            listing: ListingJson::of(Some(listing)),
-        }
-    }
-}
-
-/// One entry of `servers import --json`: the import's result, and how the listing went.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ImportJson<'a> {
-    #[serde(flatten)]
-    result: &'a mcpmux::ImportResult,
-    #[serde(flatten)]
-    listing: ListingJson,
-}
-
-impl<'a> ImportJson<'a> {
-    fn new(result: &'a mcpmux::ImportResult, listing: Option<&Listing>) -> ImportJson<'a> {
-        ImportJson {
-            result,
+impl<'a, T> WithListing<'a, T> {
+    fn new(outcome: &'a T, listing: Option<&Listing>) -> WithListing<'a, T> {
+        WithListing {
+            outcome,
             listing: ListingJson::of(listing),
         }
     }
