@@ -566,7 +566,6 @@ impl fmt::Display for Listing {
     }
 }
 
-/// The ids of the servers saved now: an add that answers one of them added nothing.
 /// Waits for the first listing that adding starts (each within its connect timeout, with a
 /// spinner on a terminal), so that a new user sees at once whether a server works. The
 /// outcomes are by server id.

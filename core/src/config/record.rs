@@ -296,7 +296,6 @@ pub fn new_server_id() -> String {
 }
 
 impl ServerInput {
-    /// Validates the input and turns it into a new record with a fresh id.
     /// The record's fields this input leaves to their defaults, as the file names them: an add
     /// of a server already saved does not ask to change them (a user may have disabled it,
     /// trusted it or turned tools off since a host first added it).
@@ -320,6 +319,7 @@ impl ServerInput {
             .collect()
     }
 
+    /// Validates the input and turns it into a new record with a fresh id.
     pub fn into_record(self) -> Result<ServerRecord> {
         let transport = match self.transport {
             Some(t) => t,
