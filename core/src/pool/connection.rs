@@ -90,19 +90,35 @@ impl Stamp {
 /// Why a connection ended without being asked to.
 pub(crate) type OnLost = Box<dyn FnOnce(String) + Send + 'static>;
 
-/// Handshakes run again with `initialize` alone, on a new transport:
-/// - a server up to 2025-11-25 that answers `server/discover` with a result instead of
-///   "method not found" (some answer every unknown method with `{}`): rmcp cannot take that as
-///   legacy;
-/// - a legacy server that answered the probe after rmcp's 10 s probe timeout (slow to start,
-///   e.g. `npx` on a busy machine): rmcp had sent `initialize` by then, and the late error to
-///   the probe fails that handshake as an uncorrelated response.
-fn retry_with_initialize(e: &ClientInitializeError) -> bool {
-    matches!(
-        e,
+/// How a handshake establishes the session.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Lifecycle {
+    /// `server/discover` preferring 2026-07-28, else `initialize` (rmcp's probe, 10 s).
+    Auto,
+    /// `initialize` alone, for servers up to 2025-11-25.
+    Initialize,
+    /// `server/discover` alone, with no probe timeout: the pool's connect timeout bounds it.
+    Discover,
+}
+
+/// How to run a failed first handshake again, on a new transport, if it is worth it:
+/// - `initialize` alone for a server up to 2025-11-25 that answers `server/discover` with a
+///   result instead of "method not found" (some answer every unknown method with `{}`): rmcp
+///   cannot take that as legacy;
+/// - `initialize` alone for a legacy server that answered the probe after rmcp's 10 s probe
+///   timeout (slow to start, e.g. `npx` on a busy machine): rmcp had sent `initialize` by
+///   then, and the late error to the probe fails that handshake as an uncorrelated response;
+/// - `server/discover` alone for a 2026-07-28 server slow to start in the same way: its late
+///   result to the probe (the only request before `initialize`) is a response with another
+///   id than the `initialize` rmcp waits for. It speaks the new protocol, so it is asked that
+///   way again, without the probe's timeout to miss.
+fn retry_after(e: &ClientInitializeError) -> Option<Lifecycle> {
+    match e {
         ClientInitializeError::ExpectedInitResult(_)
-            | ClientInitializeError::UncorrelatedErrorResponse { .. }
-    )
+        | ClientInitializeError::UncorrelatedErrorResponse { .. } => Some(Lifecycle::Initialize),
+        ClientInitializeError::ConflictInitResponseId(..) => Some(Lifecycle::Discover),
+        _ => None,
+    }
 }
 
 /// The live session a handshake gave, with what the connection keeps of its transport.
@@ -147,29 +163,30 @@ impl Opening<'_> {
             .unwrap_or_else(|| Error::connection(name, handshake_error(&e)))
     }
 
-    /// The handshake on `transport`: `server/discover` preferring 2026-07-28, else
-    /// `initialize` with the newest version that has it; with `legacy`, `initialize` alone.
+    /// The handshake on `transport`, as `lifecycle` says.
     async fn handshake<T>(
         &self,
         transport: T,
-        legacy: bool,
+        lifecycle: Lifecycle,
     ) -> std::result::Result<RunningService<RoleClient, ClientSide>, ClientInitializeError>
     where
         T: Transport<RoleClient> + Send + 'static,
         T::Error: std::error::Error + Send + Sync + 'static,
     {
-        let lifecycle = if legacy {
-            ClientLifecycleMode::Initialize
-        } else {
-            ClientLifecycleMode::Auto {
+        let mode = match lifecycle {
+            Lifecycle::Initialize => ClientLifecycleMode::Initialize,
+            Lifecycle::Discover => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+            Lifecycle::Auto => ClientLifecycleMode::Auto {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
                 // `initialize` is the pre-2026 handshake: offer the newest version that has it.
                 legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-            }
+            },
         };
         let transport = SessionLayer::new(transport, self.shared);
-        self.handler(legacy)
-            .serve_with_lifecycle(transport, lifecycle)
+        self.handler(lifecycle == Lifecycle::Initialize)
+            .serve_with_lifecycle(transport, mode)
             .await
     }
 
@@ -180,22 +197,25 @@ impl Opening<'_> {
         T::Error: std::error::Error + Send + Sync + 'static,
     {
         let service = self
-            .handshake(transport, false)
+            .handshake(transport, Lifecycle::Auto)
             .await
             .map_err(|e| self.failed(&limit, e))?;
         Ok(Session::remote(service, limit))
     }
 
-    /// stdio: spawn the server and run the handshake; a server that needs `initialize` alone
-    /// gets a new process for it.
+    /// stdio: spawn the server and run the handshake; a server that needs another handshake
+    /// (`retry_after`) gets a new process for it.
     async fn stdio(&self) -> Result<Session> {
-        match self.spawned_session(false).await? {
-            Ok(session) => Ok(session),
-            Err((e, _)) if retry_with_initialize(&e) => self
-                .spawned_session(true)
+        let (e, limit) = match self.spawned_session(Lifecycle::Auto).await? {
+            Ok(session) => return Ok(session),
+            Err(failed) => failed,
+        };
+        match retry_after(&e) {
+            Some(lifecycle) => self
+                .spawned_session(lifecycle)
                 .await?
                 .map_err(|(e, limit)| self.failed(&limit, e)),
-            Err((e, limit)) => Err(self.failed(&limit, e)),
+            None => Err(self.failed(&limit, e)),
         }
     }
 
@@ -203,13 +223,13 @@ impl Opening<'_> {
     /// process and comes back with the limit of that try.
     async fn spawned_session(
         &self,
-        legacy: bool,
+        lifecycle: Lifecycle,
     ) -> Result<std::result::Result<Session, (ClientInitializeError, Arc<MessageLimit>)>> {
         let limit = self.new_limit();
         let (transport, mut child) =
             stdio::spawn(self.record, self.shared.events.clone(), limit.clone())?;
         let direct = Some(transport.direct());
-        Ok(match self.handshake(transport, legacy).await {
+        Ok(match self.handshake(transport, lifecycle).await {
             Ok(service) => Ok(Session {
                 service,
                 child: Some(child),
@@ -254,19 +274,22 @@ impl Opening<'_> {
             Some(manager) => {
                 let grantor = grantor(redirect_uri.clone(), oauth.clone());
                 let transport = http::open_authorized(record, &limit, manager, grantor)?;
-                self.handshake(transport, false).await
+                self.handshake(transport, Lifecycle::Auto).await
             }
-            None => self.handshake(http::open(record, &limit)?, false).await,
+            None => {
+                let transport = http::open(record, &limit)?;
+                self.handshake(transport, Lifecycle::Auto).await
+            }
         };
         let e = match first {
             Ok(service) if with_tokens => return Ok(Session::remote(service, limit).authorized()),
             Ok(service) => return Ok(Session::remote(service, limit)),
             Err(e) => e,
         };
-        if retry_with_initialize(&e) {
+        if let Some(lifecycle) = retry_after(&e) {
             let limit = self.new_limit();
             let service = self
-                .handshake(http::open(record, &limit)?, true)
+                .handshake(http::open(record, &limit)?, lifecycle)
                 .await
                 .map_err(|e| self.failed(&limit, e))?;
             return Ok(Session::remote(service, limit));

@@ -25,6 +25,9 @@
 //!   from before protocol 2026-07-28 do, so clients fall back to `initialize`.
 //! * `--slow-discover MS`: like `--legacy`, but the answer to `server/discover` comes MS
 //!   milliseconds late (a server slow to start, later than the client's probe timeout).
+//! * `--slow-first-start MS --marker PATH`: when PATH does not exist yet, create it and wait
+//!   MS milliseconds before reading stdin, as a server run through `npx` or `uvx` waits for
+//!   its first download; later starts (PATH there) are quick.
 //! * `--tools-ttl-ms N`, `--private-tools`: the cache hints of its 2026-07-28 tool lists
 //!   (`ttlMs`, `cacheScope: private`; the `ttlMs` of its resource lists too); `tools_listed`
 //!   says how many lists it answered.
@@ -134,6 +137,9 @@ struct Options {
     name: String,
     legacy: bool,
     slow_discover: Option<Duration>,
+    /// How long its first start waits, and the file that marks a first start done.
+    slow_first_start: Option<Duration>,
+    marker: Option<std::path::PathBuf>,
     /// The `ttlMs` of its 2026-07-28 tool lists (none: no hint).
     tools_ttl_ms: Option<u64>,
     /// Its 2026-07-28 tool lists are `cacheScope: private`.
@@ -147,7 +153,7 @@ struct Options {
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
      [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
-     [--private-tools] [--generated-tools N] [--apps]"
+     [--private-tools] [--generated-tools N] [--apps] [--slow-first-start MS --marker PATH]"
 }
 
 /// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
@@ -161,6 +167,8 @@ fn parse_args() -> Result<Options, String> {
         name: "mcpmux-test-server".to_owned(),
         legacy: false,
         slow_discover: None,
+        slow_first_start: None,
+        marker: None,
         tools_ttl_ms: None,
         private_tools: false,
         generated_tools: 0,
@@ -200,6 +208,12 @@ fn parse_args() -> Result<Options, String> {
                 options.legacy = true;
                 options.slow_discover = Some(Duration::from_millis(ms));
             }
+            "--slow-first-start" => {
+                let ms = value("--slow-first-start")?;
+                let ms = ms.parse().map_err(|_| format!("bad delay {ms:?}"))?;
+                options.slow_first_start = Some(Duration::from_millis(ms));
+            }
+            "--marker" => options.marker = Some(value("--marker")?.into()),
             "-h" | "--help" => {
                 println!("{}", usage());
                 std::process::exit(0);
@@ -207,7 +221,25 @@ fn parse_args() -> Result<Options, String> {
             other => return Err(format!("unknown argument {other:?}\n{}", usage())),
         }
     }
+    if options.slow_first_start.is_some() && options.marker.is_none() {
+        return Err("--slow-first-start needs --marker PATH".into());
+    }
     Ok(options)
+}
+
+/// A first start (no marker yet) marks itself and waits before it reads anything.
+fn wait_on_first_start(options: &Options) {
+    let (Some(delay), Some(marker)) = (options.slow_first_start, &options.marker) else {
+        return;
+    };
+    if std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(marker)
+        .is_ok()
+    {
+        std::thread::sleep(delay);
+    }
 }
 
 // ----------------------------------------------------------------------------
@@ -1490,6 +1522,7 @@ fn main() -> ExitCode {
     if options.silent {
         run_silent();
     }
+    wait_on_first_start(&options);
 
     // A current-thread runtime: the server is tiny, and the CI machine has 2 cores
     // shared with the code under test.

@@ -746,6 +746,31 @@ async fn a_legacy_server_answering_the_probe_after_its_timeout_still_connects() 
     pool.close().await;
 }
 
+/// The same for a 2026-07-28 server slow on its first start only (as `npx` or `uvx` fetching
+/// the package; seen with FastMCP in a busy CI run): its late result to the probe came while
+/// rmcp waited for `initialize`'s, which failed the handshake ("conflict initialized response
+/// id"). The pool starts it again and asks with `server/discover` alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_server_slow_on_its_first_start_connects_with_the_new_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("downloaded");
+    let pool = pool().await;
+    let marker_arg = marker.to_str().unwrap();
+    let args = ["--slow-first-start", "10500", "--marker", marker_arg];
+    add_test_server(&pool, "slow", &args).await;
+    pool.connect("slow").await.unwrap();
+    assert!(marker.exists(), "the first start did not run");
+    let state = pool
+        .server_states()
+        .into_iter()
+        .find(|s| s.name == "slow")
+        .unwrap();
+    assert_eq!(state.protocol_version.as_deref(), Some("2026-07-28"));
+    let result = call_ok(&pool, "mcp__slow__echo", json!({"text": "late"})).await;
+    assert_eq!(text(&result), "late");
+    pool.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[allow(
     deprecated,
