@@ -181,25 +181,56 @@ fn approval_question(req: &ApprovalRequest) -> String {
     )
 }
 
-/// Prints the agent's tool calls as they happen.
-fn show_tool_calls(pool: &Pool) -> tokio::task::JoinHandle<()> {
-    let mut events = pool.events();
-    tokio::spawn(async move {
-        while let Some(e) = events.recv().await {
-            match e {
-                Event::AgentToolUse {
-                    tool_id, arguments, ..
-                } => eprintln!("\n→ {tool_id} {arguments}"),
-                Event::AgentToolResult {
-                    is_error, preview, ..
-                } => {
-                    let line = preview.lines().next().unwrap_or_default();
-                    eprintln!("{} {line}", if is_error { "✗" } else { "←" });
+/// Prints the agent's tool calls as they happen, until `finish`.
+struct ToolCallPrinter {
+    task: tokio::task::JoinHandle<()>,
+    done: tokio::sync::oneshot::Sender<()>,
+}
+
+impl ToolCallPrinter {
+    fn start(pool: &Pool) -> ToolCallPrinter {
+        let mut events = pool.events();
+        let (done, mut finished) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    event = events.recv() => match event {
+                        Some(event) => show_tool_call(&event),
+                        None => return,
+                    },
+                    _ = &mut finished => break,
                 }
-                _ => {}
             }
+            // The run is over, so each of its events is queued by now: the last result of a
+            // fast run is printed, not lost to the process ending first.
+            while let Some(event) = events.try_recv() {
+                show_tool_call(&event);
+            }
+        });
+        ToolCallPrinter { task, done }
+    }
+
+    /// Prints what the run left queued, then stops.
+    async fn finish(self) {
+        let _ = self.done.send(());
+        let _ = self.task.await;
+    }
+}
+
+fn show_tool_call(event: &Event) {
+    match event {
+        Event::AgentToolUse {
+            tool_id, arguments, ..
+        } => eprintln!("\n→ {tool_id} {arguments}"),
+        Event::AgentToolResult {
+            is_error, preview, ..
+        } => {
+            let line = preview.lines().next().unwrap_or_default();
+            eprintln!("{} {line}", if *is_error { "✗" } else { "←" });
         }
-    })
+        _ => {}
+    }
 }
 
 pub async fn run(args: &ChatArgs, pool: &Pool, json: bool) -> Result<()> {
@@ -221,7 +252,7 @@ pub async fn run(args: &ChatArgs, pool: &Pool, json: bool) -> Result<()> {
             }
         })
     };
-    let shower = (!json).then(|| show_tool_calls(pool));
+    let printer = (!json).then(|| ToolCallPrinter::start(pool));
     let on_token: Option<mcpmux::agent::TokenFn> = (!json).then(|| {
         Arc::new(|t: &str| {
             print!("{t}");
@@ -247,8 +278,8 @@ pub async fn run(args: &ChatArgs, pool: &Pool, json: bool) -> Result<()> {
         )
         .await;
     on_ctrl_c.abort();
-    if let Some(s) = shower {
-        s.abort();
+    if let Some(printer) = printer {
+        printer.finish().await;
     }
     let result = result?;
     if json {
