@@ -179,6 +179,11 @@ pub fn time_server_command() -> Option<PathBuf> {
 /// checks it against the server itself).
 pub const TEST_SERVER_TOOLS: usize = 24;
 
+/// How long a third-party server (Node, Python) may take to start answering or listening. One
+/// starts in about a second here, but a CI run on a busy machine once saw them take over 20 s;
+/// a generous bound costs nothing when they are quick.
+pub const SERVER_START: Duration = Duration::from_secs(60);
+
 /// Path of the `mcpmux-test-server` binary.
 ///
 /// `$MCPMUX_TEST_SERVER` wins when set. Otherwise it is looked up next to the
@@ -423,7 +428,7 @@ pub fn start_everything(mode: &str, port: u16) -> Option<ChildGuard> {
         .stderr(std::process::Stdio::null());
     let guard = ChildGuard::spawn(&mut cmd).expect("start server-everything");
     assert!(
-        wait_for_port(port, Duration::from_secs(20)),
+        wait_for_port(port, SERVER_START),
         "server-everything ({mode}) did not listen on {port}"
     );
     Some(guard)

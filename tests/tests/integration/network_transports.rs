@@ -121,7 +121,7 @@ fn start_ws(port: u16) -> Option<ChildGuard> {
         .stderr(Stdio::null());
     let guard = ChildGuard::spawn(&mut cmd).expect("start the WebSocket server");
     assert!(
-        wait_for_port(port, Duration::from_secs(20)),
+        wait_for_port(port, mcpmux_tests::SERVER_START),
         "no listener on {port}"
     );
     Some(guard)

@@ -113,7 +113,7 @@ async fn server_everything_over_streamable_http_with_headers() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let _server = ChildGuard::spawn(&mut cmd).unwrap();
-    assert!(wait_for_port(port, Duration::from_secs(20)));
+    assert!(wait_for_port(port, mcpmux_tests::SERVER_START));
     let mut ok = false;
     for _ in 0..8 {
         match pool

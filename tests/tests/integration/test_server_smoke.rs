@@ -15,7 +15,8 @@ use mcpmux_tests::{
 };
 use serde_json::{Value, json};
 
-const TIMEOUT: Duration = Duration::from_secs(10);
+/// Every read's bound: the first answer of a Node or Python server waits for it to start.
+const TIMEOUT: Duration = mcpmux_tests::SERVER_START;
 
 const TOOLS: &[&str] = &[
     "echo",
