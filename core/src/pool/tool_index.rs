@@ -2,7 +2,7 @@
 //! whose names share a prefix, and each server's tool list fetched (once at a time) or taken
 //! from its cache.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,7 @@ use rmcp::model::CacheScope;
 use super::Inner;
 use super::slot::{CachedTools, Slot};
 use crate::error::{Error, Result};
+use crate::tools::stored_tool::StoredTool;
 use crate::tools::{ToolInfo, describe, server_prefix};
 
 /// Which server, and which of its tools, each tool id names.
@@ -23,6 +24,14 @@ pub(super) fn remember(index: &mut ToolIndex, id: &str, server: &str, name: &str
     if known.is_none_or(|(s, n)| s != server || n != name) {
         index.insert(id.to_string(), (server.to_string(), name.to_string()));
     }
+}
+
+/// Forgets the ids of `server`'s tools that its list `tools` no longer holds: a call by such
+/// an id is then answered by the pool ("tool not found", with the ids it may mean) rather
+/// than sent to a server that has no such tool any more.
+fn forget_unlisted(index: &mut ToolIndex, server: &str, tools: &[StoredTool]) {
+    let listed: HashSet<&str> = tools.iter().map(StoredTool::name).collect();
+    index.retain(|_, (s, name)| s != server || listed.contains(name.as_str()));
 }
 
 impl Inner {
@@ -144,13 +153,14 @@ impl Inner {
             .ttl_ms
             .map(Duration::from_millis)
             .map_or(self.opts.tools_ttl(), |t| t.min(self.opts.tools_ttl()));
-        if self.catalog.put(
+        let catalog_changed = self.catalog.put(
             &slot.id,
             &slot.name(),
             &conn.config_key,
             tools.clone(),
             catalog_may_keep(listed.cache_scope, conn.authorized),
-        ) {
+        );
+        if catalog_changed {
             self.tools_changed();
         }
         if slot.config_key() != conn.config_key {
@@ -166,9 +176,13 @@ impl Inner {
             generation,
             connection: conn.generation,
         });
-        if previous.is_some_and(|p| p.tools != tools) {
+        let differs = previous.is_some_and(|p| p.tools != tools);
+        if differs {
             slot.validators.clear();
             slot.shared.tools_changed();
+        }
+        if differs || catalog_changed {
+            forget_unlisted(&mut self.tool_index.write().unwrap(), &slot.id, &tools);
         }
         Ok(tools)
     }

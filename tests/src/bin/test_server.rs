@@ -307,6 +307,9 @@ struct AddToolArgs {
     /// Add it without saying that the list changed (a server that forgets to).
     #[serde(default)]
     quiet: bool,
+    /// Take back the tool `name` added earlier instead.
+    #[serde(default)]
+    remove: bool,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -599,20 +602,31 @@ impl TestServer {
     }
 
     #[tool(
-        description = "Add a tool called `name` (it answers \"NAME was added later\") and \
-                       say that the tool list changed"
+        description = "Add a tool called `name` (it answers \"NAME was added later\"), or \
+                       with `remove` take it back, and say that the tool list changed"
     )]
     async fn add_tool(
         &self,
-        Parameters(AddToolArgs { name, quiet }): Parameters<AddToolArgs>,
+        Parameters(AddToolArgs {
+            name,
+            quiet,
+            remove,
+        }): Parameters<AddToolArgs>,
         context: RequestContext<RoleServer>,
     ) -> String {
-        self.changes.added.lock().unwrap().push(name.clone());
+        {
+            let mut added = self.changes.added.lock().unwrap();
+            if remove {
+                added.retain(|n| n != &name);
+            } else {
+                added.push(name.clone());
+            }
+        }
         if !quiet {
             let changed = ServerNotification::ToolListChangedNotification(Default::default());
             self.changes.tell(changed, &context).await;
         }
-        format!("added {name}")
+        format!("{} {name}", if remove { "removed" } else { "added" })
     }
 
     #[tool(

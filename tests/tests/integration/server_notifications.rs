@@ -51,8 +51,8 @@ async fn hello_updated(pool: &Pool, events: &mut mcpmux::EventReceiver, server: 
     );
 }
 
-/// Adds a tool, changes the prompt and resource lists, and subscribes to resources on
-/// `server` (id `id`), checking that each change is seen.
+/// Adds a tool and takes it back, changes the prompt and resource lists, and subscribes to
+/// resources on `server` (id `id`), checking that each change is seen.
 async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
     let mut events = pool.events();
     let before = pool.list_tools(Some(server)).await.unwrap();
@@ -74,6 +74,32 @@ async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
     assert!(tools.iter().any(|t| t.name == "late"), "{tools:?}");
     let late = call_ok(pool, &format!("mcp__{server}__late"), json!({})).await;
     assert_eq!(text(&late), "late was added later");
+    // Taken back: its id is the pool's "tool not found" now, not a call the server refuses.
+    call_ok(
+        pool,
+        &format!("mcp__{server}__add_tool"),
+        json!({"name": "late", "remove": true}),
+    )
+    .await;
+    changed(
+        &mut events,
+        "tools:changed",
+        |e| matches!(e, Event::ToolsChanged { server_id } if server_id == id),
+    )
+    .await;
+    let tools = pool.list_tools(Some(server)).await.unwrap();
+    assert!(!tools.iter().any(|t| t.name == "late"), "{tools:?}");
+    let gone = pool
+        .call_tool(
+            &format!("mcp__{server}__late"),
+            json!({}),
+            Default::default(),
+        )
+        .await;
+    assert!(
+        matches!(&gone, Err(mcpmux::Error::NotFound { kind: "tool", .. })),
+        "{gone:?}"
+    );
 
     for (what, event) in [
         ("prompts", "prompts:changed"),
