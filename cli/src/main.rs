@@ -183,6 +183,29 @@ pub struct AddArgs {
     pub max_clients: Option<u32>,
 }
 
+/// The async runtime a command runs on: one thread to serve one client over stdio, two
+/// workers otherwise.
+///
+/// A stdio front's calls go from the client's pipe to a server's and back; on one thread no
+/// step of a call waits for another thread to wake. In the bench (`mcpmux-serve`, 32 calls
+/// in flight, ten interleaved rounds) that served 21% more calls per second than two workers
+/// (52.8k against 43.7k/s median) at the same sequential p50 (105 µs). Serving HTTP keeps
+/// both workers for its many clients, and the other commands keep them because they wait on
+/// things (a prompt on the terminal, a model's stream) while servers keep talking.
+fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match command {
+        Command::Serve(args) if args.serves_one_client() => {
+            tokio::runtime::Builder::new_current_thread()
+        }
+        _ => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(2);
+            builder
+        }
+    };
+    builder.enable_all().build()
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if std::env::var_os("MCPMUX_LOG").is_some() {
@@ -191,11 +214,7 @@ fn main() -> ExitCode {
             .with_writer(std::io::stderr)
             .init();
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_for(&cli.command) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcpmux: cannot start the async runtime: {e}");

@@ -98,6 +98,13 @@ pub struct ServeArgs {
 /// forgotten ones do not pile up.
 const DEFAULT_IDLE_STOP_SECS: u64 = 600;
 
+impl ServeArgs {
+    /// Serves the one client on this process's stdin and stdout (not HTTP's many).
+    pub fn serves_one_client(&self) -> bool {
+        self.stdio
+    }
+}
+
 pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
     let profile = match &args.profile {
         Some(name) => profiles::find(pool.config_path(), name)?,
