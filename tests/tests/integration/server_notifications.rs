@@ -51,6 +51,24 @@ async fn hello_updated(pool: &Pool, events: &mut mcpmux::EventReceiver, server: 
     );
 }
 
+/// Calls the test server's `add_tool` with `args` on `server` (id `id`), waits for the pool to
+/// hear that its tool list changed, and lists its tools again.
+async fn change_tools(
+    pool: &Pool,
+    events: &mut mcpmux::EventReceiver,
+    (server, id): (&str, &str),
+    args: serde_json::Value,
+) -> Vec<mcpmux::ToolInfo> {
+    call_ok(pool, &format!("mcp__{server}__add_tool"), args).await;
+    changed(
+        events,
+        "tools:changed",
+        |e| matches!(e, Event::ToolsChanged { server_id } if server_id == id),
+    )
+    .await;
+    pool.list_tools(Some(server)).await.unwrap()
+}
+
 /// Adds a tool and takes it back, changes the prompt and resource lists, and subscribes to
 /// resources on `server` (id `id`), checking that each change is seen.
 async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
@@ -58,36 +76,13 @@ async fn changes_reach_the_pool(pool: &Pool, server: &str, id: &str) {
     let before = pool.list_tools(Some(server)).await.unwrap();
     assert!(!before.iter().any(|t| t.name == "late"), "{before:?}");
 
-    call_ok(
-        pool,
-        &format!("mcp__{server}__add_tool"),
-        json!({"name": "late"}),
-    )
-    .await;
-    changed(
-        &mut events,
-        "tools:changed",
-        |e| matches!(e, Event::ToolsChanged { server_id } if server_id == id),
-    )
-    .await;
-    let tools = pool.list_tools(Some(server)).await.unwrap();
+    let tools = change_tools(pool, &mut events, (server, id), json!({"name": "late"})).await;
     assert!(tools.iter().any(|t| t.name == "late"), "{tools:?}");
     let late = call_ok(pool, &format!("mcp__{server}__late"), json!({})).await;
     assert_eq!(text(&late), "late was added later");
     // Taken back: its id is the pool's "tool not found" now, not a call the server refuses.
-    call_ok(
-        pool,
-        &format!("mcp__{server}__add_tool"),
-        json!({"name": "late", "remove": true}),
-    )
-    .await;
-    changed(
-        &mut events,
-        "tools:changed",
-        |e| matches!(e, Event::ToolsChanged { server_id } if server_id == id),
-    )
-    .await;
-    let tools = pool.list_tools(Some(server)).await.unwrap();
+    let removal = json!({"name": "late", "remove": true});
+    let tools = change_tools(pool, &mut events, (server, id), removal).await;
     assert!(!tools.iter().any(|t| t.name == "late"), "{tools:?}");
     let gone = pool
         .call_tool(
