@@ -135,7 +135,8 @@ async function startEverythingHttp(t) {
     stdio: 'ignore',
   });
   t.after(() => child.kill('SIGTERM'));
-  await waitForPort(port, 20_000);
+  // It listens in about a second, but a busy CI machine once took over 20 s to start it.
+  await waitForPort(port, 60_000);
   return `http://127.0.0.1:${port}/mcp`;
 }
 

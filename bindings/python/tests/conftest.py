@@ -141,7 +141,9 @@ def free_port() -> int:
         return port
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    # A Node server starts listening in about a second, but a busy CI machine once took over
+    # 20 s to start one; a generous bound costs nothing when it is quick.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
