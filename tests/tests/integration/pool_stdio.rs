@@ -728,22 +728,26 @@ async fn both_protocol_eras_connect_and_pass_health_checks_on_reuse() {
 /// busy CI run), which failed the handshake. The pool connects again with `initialize` alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_server_answering_the_probe_after_its_timeout_still_connects() {
+    let version = slow_server_connects(&["--slow-discover", "10500"]).await;
+    assert!(version.as_str() < "2026-07-28", "{version}");
+}
+
+/// Adds the test server started with `args` as "slow", connects it and calls it; gives the
+/// protocol version it was connected with.
+async fn slow_server_connects(args: &[&str]) -> String {
     let pool = pool().await;
-    add_test_server(&pool, "slow", &["--slow-discover", "10500"]).await;
+    add_test_server(&pool, "slow", args).await;
     pool.connect("slow").await.unwrap();
-    let state = pool
+    let version = pool
         .server_states()
         .into_iter()
         .find(|s| s.name == "slow")
-        .unwrap();
-    assert!(
-        state.protocol_version.as_deref() < Some("2026-07-28"),
-        "{:?}",
-        state.protocol_version
-    );
+        .and_then(|s| s.protocol_version)
+        .expect("a connected server has a protocol version");
     let result = call_ok(&pool, "mcp__slow__echo", json!({"text": "late"})).await;
     assert_eq!(text(&result), "late");
     pool.close().await;
+    version
 }
 
 /// The same for a 2026-07-28 server slow on its first start only (as `npx` or `uvx` fetching
@@ -754,21 +758,11 @@ async fn a_legacy_server_answering_the_probe_after_its_timeout_still_connects() 
 async fn a_2026_server_slow_on_its_first_start_connects_with_the_new_protocol() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("downloaded");
-    let pool = pool().await;
     let marker_arg = marker.to_str().unwrap();
     let args = ["--slow-first-start", "10500", "--marker", marker_arg];
-    add_test_server(&pool, "slow", &args).await;
-    pool.connect("slow").await.unwrap();
+    let version = slow_server_connects(&args).await;
     assert!(marker.exists(), "the first start did not run");
-    let state = pool
-        .server_states()
-        .into_iter()
-        .find(|s| s.name == "slow")
-        .unwrap();
-    assert_eq!(state.protocol_version.as_deref(), Some("2026-07-28"));
-    let result = call_ok(&pool, "mcp__slow__echo", json!({"text": "late"})).await;
-    assert_eq!(text(&result), "late");
-    pool.close().await;
+    assert_eq!(version, "2026-07-28");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
