@@ -14,12 +14,14 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
+use rmcp::ErrorData;
 use rmcp::Service;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-    JsonRpcVersion2_0, RequestId, ServerJsonRpcMessage,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientNotification,
+    ClientRequest, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, ServiceRole};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
@@ -44,6 +46,59 @@ pub(super) struct Session {
     pub peer: Peer<RoleServer>,
     /// Cancelled when the session ends: every call in the lane is its child.
     pub ended: CancellationToken,
+}
+
+/// The gateway as rmcp's loop serves it, opening the lane's session as the client's
+/// `initialize` is answered. rmcp hands back the session once that answer is written, and the
+/// client may send its first calls as soon as it reads the answer: a session opened only then
+/// lets those calls, read in between, go to the loop, which does not count its answers
+/// against the unread backlog the lane bounds.
+pub(super) struct Opening {
+    pub gateway: Gateway,
+    pub session: Arc<OnceLock<Session>>,
+    pub ended: CancellationToken,
+}
+
+impl Opening {
+    /// The lane takes this session's calls from now on.
+    pub(super) fn open(&self, peer: Peer<RoleServer>) {
+        let _ = self.session.set(Session {
+            peer,
+            ended: self.ended.clone(),
+        });
+    }
+}
+
+impl Service<RoleServer> for Opening {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        let initialize = matches!(request, ClientRequest::InitializeRequest(_));
+        let peer = context.peer.clone();
+        let result = Service::handle_request(&self.gateway, request, context).await;
+        if initialize && result.is_ok() {
+            self.open(peer);
+        }
+        result
+    }
+
+    fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
+        Service::handle_notification(&self.gateway, notification, context)
+    }
+
+    fn get_info(&self) -> <RoleServer as ServiceRole>::Info {
+        Service::get_info(&self.gateway)
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        Service::supported_protocol_versions(&self.gateway)
+    }
 }
 
 /// The lane's half of a served stream: the reader and what it shares with the writer.
@@ -460,6 +515,45 @@ impl AsyncWrite for LoopWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Once a client reads its `initialize` answer, the calls it sends next take the lane.
+    #[tokio::test]
+    async fn the_session_opens_before_the_initialize_answer_is_written() {
+        use rmcp::ServiceExt;
+        let dir = tempfile::tempdir().unwrap();
+        let pool = crate::pool::Pool::open(crate::pool::PoolOptions {
+            config_path: Some(dir.path().join("servers.json")),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let seal = Arc::new(super::super::seal::Seal::new(None).unwrap());
+        let session = Arc::new(OnceLock::new());
+        let opening = Opening {
+            gateway: Gateway::new(pool.clone(), Default::default(), seal),
+            session: session.clone(),
+            ended: CancellationToken::new(),
+        };
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        let serving = tokio::spawn(opening.serve(server_side));
+        let (reading, mut writing) = tokio::io::split(client_side);
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "prompt-caller", "version": "1"}}});
+        writing
+            .write_all(format!("{initialize}\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = BufReader::new(reading).lines().next_line().await.unwrap();
+        assert!(answer.is_some_and(|a| a.contains("serverInfo")));
+        assert!(
+            session.get().is_some(),
+            "the session opened after its answer"
+        );
+        drop(writing);
+        let _ = serving.await.unwrap().unwrap().waiting().await;
+        pool.close().await;
+    }
 
     async fn lines_of(input: &[u8]) -> Vec<String> {
         let mut reader = LineReader::new(input);

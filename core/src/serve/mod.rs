@@ -100,15 +100,19 @@ impl Pool {
         let (to_loop, from_lane) = tokio::io::duplex(64 * 1024);
         let lane = call_lane::Lane::new(gateway.clone(), session.clone(), output.clone());
         let reading = tokio::spawn(lane.run(reader, to_loop, ended.clone()));
+        let opening = call_lane::Opening {
+            gateway,
+            session,
+            ended: ended.clone(),
+        };
         let served = async {
-            let running = gateway
+            let running = opening
                 .serve((from_lane, call_lane::LoopWriter::new(output.clone())))
                 .await
                 .map_err(serving_failed)?;
-            let _ = session.set(call_lane::Session {
-                peer: running.peer().clone(),
-                ended: ended.clone(),
-            });
+            // A session that began without `initialize` (2026-07-28) opens here.
+            let peer = running.peer().clone();
+            running.service().open(peer);
             running.waiting().await.map(drop).map_err(serving_failed)
         };
         let result = served.await;
