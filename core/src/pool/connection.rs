@@ -121,6 +121,14 @@ fn retry_after(e: &ClientInitializeError) -> Option<Lifecycle> {
     }
 }
 
+/// A stdio handshake that failed: its error, the limit of its transport, and how the server
+/// exited, if it did.
+struct FailedChild {
+    error: ClientInitializeError,
+    limit: Arc<MessageLimit>,
+    exited: Option<String>,
+}
+
 /// The live session a handshake gave, with what the connection keeps of its transport.
 struct Session {
     service: RunningService<RoleClient, ClientSide>,
@@ -206,25 +214,25 @@ impl Opening<'_> {
     /// stdio: spawn the server and run the handshake; a server that needs another handshake
     /// (`retry_after`) gets a new process for it.
     async fn stdio(&self) -> Result<Session> {
-        let (e, limit) = match self.spawned_session(Lifecycle::Auto).await? {
+        let failed = match self.spawned_session(Lifecycle::Auto).await? {
             Ok(session) => return Ok(session),
             Err(failed) => failed,
         };
-        match retry_after(&e) {
+        match retry_after(&failed.error) {
             Some(lifecycle) => self
                 .spawned_session(lifecycle)
                 .await?
-                .map_err(|(e, limit)| self.failed(&limit, e)),
-            None => Err(self.failed(&limit, e)),
+                .map_err(|failed| self.failed_child(failed)),
+            None => Err(self.failed_child(failed)),
         }
     }
 
     /// Spawns the server and runs the handshake on its pipes. A failed handshake ends the
-    /// process and comes back with the limit of that try.
+    /// process and comes back with what that try knows of why.
     async fn spawned_session(
         &self,
         lifecycle: Lifecycle,
-    ) -> Result<std::result::Result<Session, (ClientInitializeError, Arc<MessageLimit>)>> {
+    ) -> Result<std::result::Result<Session, FailedChild>> {
         let limit = self.new_limit();
         let (transport, mut child) =
             stdio::spawn(self.record, self.shared.events.clone(), limit.clone())?;
@@ -237,11 +245,35 @@ impl Opening<'_> {
                 limit,
                 authorized: false,
             }),
-            Err(e) => {
+            Err(error) => {
+                // A closed pipe is most often a server that died as it started: how, and
+                // what it said on stderr, is what its user needs to read.
+                let exited = match error {
+                    ClientInitializeError::ConnectionClosed(_)
+                    | ClientInitializeError::TransportError { .. } => {
+                        child.exit_report(Duration::from_millis(500)).await
+                    }
+                    _ => None,
+                };
                 child.terminate(Duration::from_millis(200)).await;
-                Err((e, limit))
+                Err(FailedChild {
+                    error,
+                    limit,
+                    exited,
+                })
             }
         })
+    }
+
+    /// A failed stdio handshake as mcpmux's error: over the limit, the server's exit, or the
+    /// handshake's own error, in that order.
+    fn failed_child(&self, failed: FailedChild) -> Error {
+        match failed.exited {
+            Some(exited) if failed.limit.error(&self.record.name).is_none() => {
+                Error::connection(&self.record.name, exited)
+            }
+            _ => self.failed(&failed.limit, failed.error),
+        }
     }
 
     /// Streamable HTTP, with stored OAuth tokens if there are any. Then, by how the first try
@@ -563,5 +595,44 @@ fn response_cache(tools_ttl: Duration) -> ClientCacheConfig {
 }
 
 fn handshake_error(e: &ClientInitializeError) -> String {
-    format!("handshake failed: {e}")
+    match e {
+        // rmcp's own message names the transport's Rust type and its step ("Send message
+        // error Transport [rmcp::transport::worker::WorkerTransport<…>] … when send discover
+        // request"); what went wrong is in the error's causes.
+        ClientInitializeError::TransportError { error, .. } => {
+            format!("handshake failed: {}", causes(error.error.as_ref()))
+        }
+        ClientInitializeError::ConnectionClosed(_) => {
+            "the server closed the connection before it answered the handshake".into()
+        }
+        e => format!("handshake failed: {e}"),
+    }
+}
+
+/// An error and its causes in one line, each cause once (an error often repeats its cause's
+/// message in its own).
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = cause_of(error);
+    while let Some(e) = cause {
+        let message = e.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        cause = cause_of(e);
+    }
+    text
+}
+
+/// An error's cause, including the HTTP client's error inside rmcp's, which rmcp does not
+/// give as its source (it holds why a connection was refused, a name did not resolve, ...).
+fn cause_of<'e>(
+    error: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e (dyn std::error::Error + 'static)> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(client)) => Some(client),
+        _ => error.source(),
+    }
 }

@@ -35,6 +35,42 @@ pub(crate) struct ChildProcess {
     pgid: i32,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     done: bool,
+    /// Reads stderr into `log` events until the pipe ends.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
+    stderr_tail: Arc<StderrTail>,
+}
+
+/// How many of a server's last stderr lines are kept, and how much of each: enough for the
+/// end of a Python traceback or a Node stack's message.
+const TAIL_LINES: usize = 5;
+const TAIL_LINE_CHARS: usize = 300;
+
+/// The last lines a server wrote to stderr. A server that dies as it starts (a token not set,
+/// a module not installed) says why there and nowhere else, and its user needs to read it in
+/// the connection's error rather than in a log they did not open.
+#[derive(Default)]
+struct StderrTail(std::sync::Mutex<std::collections::VecDeque<String>>);
+
+impl StderrTail {
+    fn keep(&self, line: &str) {
+        let line = line.trim_end();
+        if line.is_empty() {
+            return;
+        }
+        let mut lines = self.0.lock().unwrap();
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(match line.char_indices().nth(TAIL_LINE_CHARS) {
+            Some((cut, _)) => format!("{}…", &line[..cut]),
+            None => line.to_string(),
+        });
+    }
+
+    fn text(&self) -> Option<String> {
+        let lines = self.0.lock().unwrap();
+        (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
 }
 
 /// Spawns the server without a shell, in its own process group, env inherited then overlaid.
@@ -62,12 +98,15 @@ pub(crate) fn spawn(
     let stdin = Arc::new(Mutex::new(child.stdin.take()));
     let stdout = child.stdout.take().expect("stdout is piped");
     let server_id: Arc<str> = record.id.as_str().into();
-    if let Some(stderr) = child.stderr.take() {
+    let stderr_tail = Arc::new(StderrTail::default());
+    let stderr_reader = child.stderr.take().map(|stderr| {
         let events = events.clone();
         let server_id = server_id.clone();
+        let tail = stderr_tail.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
+                tail.keep(&line);
                 events.emit(Event::Log {
                     server_id: server_id.to_string(),
                     level: "info".into(),
@@ -75,8 +114,8 @@ pub(crate) fn spawn(
                     message: line,
                 });
             }
-        });
-    }
+        })
+    });
     let direct = Direct::new(stdin.clone());
     let stdout = stdout
         .into_owned_fd()
@@ -93,6 +132,8 @@ pub(crate) fn spawn(
         pgid: pid,
         stdin,
         done: false,
+        stderr_reader,
+        stderr_tail,
     };
     Ok((transport, process))
 }
@@ -157,6 +198,29 @@ fn killpg(pgid: i32, signal: i32) {
 impl ChildProcess {
     pub(crate) fn pid(&self) -> u32 {
         self.pgid as u32
+    }
+
+    /// Why the server stopped answering, if it exits by itself within `wait`: how it exited,
+    /// and the last lines of its stderr.
+    pub(crate) async fn exit_report(&mut self, wait: Duration) -> Option<String> {
+        if self.done {
+            return None;
+        }
+        let status = tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()?;
+        // Its last lines are read once the pipe ends; a grandchild holding the pipe open only
+        // shortens what is shown.
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+        }
+        let mut report = format!("the server exited ({status}) before it answered");
+        if let Some(stderr) = self.stderr_tail.text() {
+            report.push_str(", its stderr ending with:\n");
+            report.push_str(&stderr);
+        }
+        Some(report)
     }
 
     /// Polite first: close stdin and let the server exit, then SIGTERM, then SIGKILL, each to

@@ -71,6 +71,64 @@ async fn adding_a_server_connects_it_and_records_its_tools() {
     pool.close().await;
 }
 
+/// A server that dies as it starts (a token not set, a module not installed) is the most
+/// common first failure: its error says how it exited and what it wrote to stderr, the only
+/// place that says why. A URL nothing listens on says the connection was refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_as_it_starts_says_why() {
+    let pool = pool().await;
+    let unset = "echo 'starting'; echo 'Error: GITHUB_TOKEN is not set' >&2; exit 3";
+    pool.add_server(stdio("token", "sh", &["-c", unset]))
+        .await
+        .unwrap();
+    pool.add_server(stdio(
+        "module",
+        "python3",
+        &["-c", "import mcp_module_not_installed"],
+    ))
+    .await
+    .unwrap();
+    let nothing = format!("http://127.0.0.1:{}/mcp", mcpmux_tests::free_port());
+    pool.add_server(remote("closed", nothing, None))
+        .await
+        .unwrap();
+    let pool_ref = &pool;
+    let error = |name: &'static str| async move {
+        let e = pool_ref.connect(name).await.unwrap_err();
+        assert_eq!(e.kind(), mcpmux::ErrorKind::Connection, "{e}");
+        e.to_string()
+    };
+    let token = error("token").await;
+    assert!(
+        token.contains("the server exited (exit status: 3) before it answered")
+            && token.ends_with("Error: GITHUB_TOKEN is not set"),
+        "{token}"
+    );
+    let module = error("module").await;
+    assert!(
+        module.contains("exit status: 1")
+            && module.contains("Traceback")
+            && module.ends_with("ModuleNotFoundError: No module named 'mcp_module_not_installed'"),
+        "{module}"
+    );
+    let closed = error("closed").await;
+    assert!(
+        closed.contains("Connection refused") && !closed.contains("rmcp::"),
+        "{closed}"
+    );
+    // The status a host shows says the same.
+    let states = pool.server_states();
+    let state = states.iter().find(|s| s.name == "token").unwrap();
+    assert!(
+        state
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("GITHUB_TOKEN")),
+        "{state:?}"
+    );
+    pool.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_lists_new_servers_at_once_and_one_broken_or_hanging_holds_up_nothing() {
     // Adding does not connect here: the search must list all three itself.
