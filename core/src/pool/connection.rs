@@ -51,7 +51,7 @@ pub(crate) struct Connection {
     cancel: Mutex<Option<RunningServiceCancellationToken>>,
     ended: CancellationToken,
     intentional: Arc<AtomicBool>,
-    child: tokio::sync::Mutex<Option<ChildProcess>>,
+    child: Arc<tokio::sync::Mutex<Option<ChildProcess>>>,
     last_used: Stamp,
     /// When a request last took this connection (health checks do not count), for idle stop.
     last_request: Stamp,
@@ -251,7 +251,9 @@ impl Opening<'_> {
                 let exited = match error {
                     ClientInitializeError::ConnectionClosed(_)
                     | ClientInitializeError::TransportError { .. } => {
-                        child.exit_report(Duration::from_millis(500)).await
+                        child
+                            .exit_report(Duration::from_millis(500), " before it answered")
+                            .await
                     }
                     _ => None,
                 };
@@ -461,14 +463,26 @@ impl Connection {
         let ended = CancellationToken::new();
         let intentional = Arc::new(AtomicBool::new(false));
         let cancel = service.cancellation_token();
+        let child_pid = child.as_ref().map(ChildProcess::pid);
+        let child = Arc::new(tokio::sync::Mutex::new(child));
         {
             let ended = ended.clone();
             let intentional = intentional.clone();
+            let child = child.clone();
             tokio::spawn(async move {
-                let reason = match service.waiting().await {
+                let mut reason = match service.waiting().await {
                     Ok(r) => format!("{r:?}"),
                     Err(e) => format!("session task failed: {e}"),
                 };
+                // A server that crashed says how, and often why on stderr: the state a host
+                // shows reads that rather than rmcp's "Closed". Waited for briefly, before
+                // the calls in flight are failed, so that one of them does not report first.
+                if !intentional.load(Ordering::SeqCst)
+                    && let Some(child) = child.lock().await.as_mut()
+                    && let Some(exited) = child.exit_report(Duration::from_millis(200), "").await
+                {
+                    reason = exited;
+                }
                 ended.cancel();
                 if !intentional.load(Ordering::SeqCst) {
                     on_lost(reason);
@@ -487,7 +501,7 @@ impl Connection {
         Ok(Arc::new(Connection {
             listener,
             authorized,
-            child_pid: child.as_ref().map(ChildProcess::pid),
+            child_pid,
             direct,
             request_meta,
             config_key: record.config_key(shared.host.offers_key().as_deref()),
@@ -499,7 +513,7 @@ impl Connection {
             cancel: Mutex::new(Some(cancel)),
             ended,
             intentional,
-            child: tokio::sync::Mutex::new(child),
+            child,
             last_used: Stamp::new(),
             last_request: Stamp::new(),
         }))

@@ -200,9 +200,9 @@ impl ChildProcess {
         self.pgid as u32
     }
 
-    /// Why the server stopped answering, if it exits by itself within `wait`: how it exited,
-    /// and the last lines of its stderr.
-    pub(crate) async fn exit_report(&mut self, wait: Duration) -> Option<String> {
+    /// Why the server stopped answering, if it exits by itself within `wait`: how it exited
+    /// (`when`, e.g. " before it answered"), and the last lines of its stderr.
+    pub(crate) async fn exit_report(&mut self, wait: Duration, when: &str) -> Option<String> {
         if self.done {
             return None;
         }
@@ -213,9 +213,9 @@ impl ChildProcess {
         // Its last lines are read once the pipe ends; a grandchild holding the pipe open only
         // shortens what is shown.
         if let Some(reader) = self.stderr_reader.take() {
-            let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+            let _ = tokio::time::timeout(wait, reader).await;
         }
-        let mut report = format!("the server exited ({status}) before it answered");
+        let mut report = format!("the server exited ({status}){when}");
         if let Some(stderr) = self.stderr_tail.text() {
             report.push_str(", its stderr ending with:\n");
             report.push_str(&stderr);

@@ -158,7 +158,15 @@ pub async fn kill_and_wait_for_reconnect(
         )
     })
     .await;
-    assert!(lost.is_some(), "no lost event after killing {pid}");
+    let Some(Event::ConnectionState { error, .. }) = lost else {
+        panic!("no lost event after killing {pid}");
+    };
+    // Killed, the server says so (its exit comes from the OS, whatever the transport saw).
+    let error = error.unwrap_or_default();
+    assert!(
+        error.contains("the server exited (signal: 9 (SIGKILL))"),
+        "{error}"
+    );
     let back = wait_event(events, Duration::from_secs(10), |e| {
         matches!(e, Event::ServerConnected { .. })
     })
