@@ -107,7 +107,7 @@ async fn connecting<T>(label: &str, f: impl Future<Output = T>) -> T {
 }
 
 /// What a new user with an empty config needs to read next.
-const NO_SERVERS_HINT: &str =
+pub(crate) const NO_SERVERS_HINT: &str =
     " (add one with `mcpmux servers add`, or import a host's with `mcpmux servers import FILE`)";
 
 /// `empty` (an empty answer), saying why when no server is configured at all: a new user's

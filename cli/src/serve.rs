@@ -110,6 +110,7 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
         Some(name) => profiles::find(pool.config_path(), name)?,
         None => Profile::default(),
     };
+    say_what_is_served(pool).await?;
     let Some(addr) = args.http else {
         let audit = match &args.audit_log {
             Some(path) => Some(std::sync::Arc::new(AuditLog::open(path)?)),
@@ -180,6 +181,28 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
         _ = terminated() => {}
     }
     server.stop().await;
+    Ok(())
+}
+
+/// One line on stderr (where an MCP client's log shows it) of what is served. A client shown
+/// no tools gives its user no hint why; with an empty config this line names the next step.
+async fn say_what_is_served(pool: &Pool) -> Result<()> {
+    let records = pool.list_servers().await?;
+    let config = pool.config_path().display();
+    if records.is_empty() {
+        eprintln!(
+            "mcpmux serve: no servers in {config} yet{}; one added while serving is \
+             served at once",
+            crate::commands::NO_SERVERS_HINT
+        );
+    } else {
+        let active = records.iter().filter(|r| r.is_active).count();
+        let disabled = match records.len() - active {
+            0 => String::new(),
+            n => format!(" ({n} more disabled)"),
+        };
+        eprintln!("mcpmux serve: {active} servers from {config}{disabled}");
+    }
     Ok(())
 }
 

@@ -378,10 +378,13 @@ fn a_generated_token_is_printed_and_required() {
     BufReader::new(server.child_mut().stdout.take().unwrap())
         .read_line(&mut url)
         .unwrap();
+    // The line that says what is served comes first.
+    let mut stderr = BufReader::new(server.child_mut().stderr.take().unwrap());
+    let mut served = String::new();
+    stderr.read_line(&mut served).unwrap();
+    assert!(served.contains("servers from"), "{served}");
     let mut notice = String::new();
-    BufReader::new(server.child_mut().stderr.take().unwrap())
-        .read_line(&mut notice)
-        .unwrap();
+    stderr.read_line(&mut notice).unwrap();
     let token = notice
         .split("Bearer ")
         .nth(1)
@@ -406,6 +409,23 @@ fn a_generated_token_is_printed_and_required() {
         .to_string(),
     );
     assert_eq!(status, 200, "{body}");
+}
+
+/// A new user's first `serve`: an empty config says how to add a server, and a client that
+/// closes the stream before its handshake (a host checking that the command starts) ends
+/// serving with success.
+#[test]
+fn serving_an_empty_config_names_the_next_step_and_a_client_gone_early_is_no_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    // `output()` gives the child no stdin: the stream ends before any handshake.
+    let out = mcpmux(&dir.path().join("servers.json"), &["serve", "--stdio"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no servers in") && stderr.contains("mcpmux servers add"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("connection closed"), "{stderr}");
 }
 
 /// The fleet with five more servers of 100 generated tools each: 500 tools and more.

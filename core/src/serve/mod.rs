@@ -106,10 +106,16 @@ impl Pool {
             ended: ended.clone(),
         };
         let served = async {
-            let running = opening
+            let running = match opening
                 .serve((from_lane, call_lane::LoopWriter::new(output.clone())))
                 .await
-                .map_err(serving_failed)?;
+            {
+                Ok(running) => running,
+                // A client that left before it began (a host checking that the command
+                // starts, one restarting) is not this server's failure.
+                Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+                Err(e) => return Err(serving_failed(e)),
+            };
             // A session that began without `initialize` (2026-07-28) opens here.
             let peer = running.peer().clone();
             running.service().open(peer);
