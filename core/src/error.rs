@@ -208,6 +208,34 @@ impl Error {
     }
 }
 
+/// An error and its causes in one line, each cause once (an error often repeats its cause's
+/// message in its own).
+pub(crate) fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = cause_of(error);
+    while let Some(e) = cause {
+        let message = e.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        cause = cause_of(e);
+    }
+    text
+}
+
+/// An error's cause, including the HTTP client's error inside rmcp's, which rmcp does not
+/// give as its source (it holds why a connection was refused, a name did not resolve, ...).
+fn cause_of<'e>(
+    error: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e (dyn std::error::Error + 'static)> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(client)) => Some(client),
+        _ => error.source(),
+    }
+}
+
 /// One URL a server asks the user to open (URL mode elicitation), from a -32042 error.
 #[derive(
     Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,

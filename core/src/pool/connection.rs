@@ -15,7 +15,7 @@ use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::record::{ServerRecord, TransportType};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, with_causes};
 use crate::pool::client_side::{ClientSide, ServerShared};
 use crate::pool::listen::{self, Listener};
 use crate::pool::logs;
@@ -614,39 +614,11 @@ fn handshake_error(e: &ClientInitializeError) -> String {
         // error Transport [rmcp::transport::worker::WorkerTransport<…>] … when send discover
         // request"); what went wrong is in the error's causes.
         ClientInitializeError::TransportError { error, .. } => {
-            format!("handshake failed: {}", causes(error.error.as_ref()))
+            format!("handshake failed: {}", with_causes(error.error.as_ref()))
         }
         ClientInitializeError::ConnectionClosed(_) => {
             "the server closed the connection before it answered the handshake".into()
         }
         e => format!("handshake failed: {e}"),
-    }
-}
-
-/// An error and its causes in one line, each cause once (an error often repeats its cause's
-/// message in its own).
-fn causes(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = cause_of(error);
-    while let Some(e) = cause {
-        let message = e.to_string();
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        cause = cause_of(e);
-    }
-    text
-}
-
-/// An error's cause, including the HTTP client's error inside rmcp's, which rmcp does not
-/// give as its source (it holds why a connection was refused, a name did not resolve, ...).
-fn cause_of<'e>(
-    error: &'e (dyn std::error::Error + 'static),
-) -> Option<&'e (dyn std::error::Error + 'static)> {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-        Some(StreamableHttpError::Client(client)) => Some(client),
-        _ => error.source(),
     }
 }

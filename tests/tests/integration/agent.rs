@@ -181,6 +181,26 @@ async fn max_iterations_retries_and_cancellation() {
         e.to_string().contains("503") && e.to_string().contains("2 attempts"),
         "{e}"
     );
+    // A model service that is not running (Ollama not started) says the connection was
+    // refused, not only that a request could not be sent.
+    let nothing = mcpmux::agent::OpenAiConfig {
+        base_url: format!("http://127.0.0.1:{}/v1", mcpmux_tests::free_port()),
+        api_key: Some("sk-test".into()),
+        model: "gpt-test".into(),
+        headers: Default::default(),
+        max_retries: 0,
+    };
+    let agent = Agent::new(
+        pool.pool.clone(),
+        std::sync::Arc::new(mcpmux::agent::OpenAiProvider::new(nothing).unwrap()),
+        AgentOptions::default(),
+    );
+    let e = agent.run("hi", RunOptions::default()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection);
+    assert!(
+        e.to_string().contains("Connection refused") && e.to_string().contains("(after 1 attempt)"),
+        "{e}"
+    );
 
     // Cancelling mid-run stops it, tool calls included.
     let (fake, agent) = agent_on(

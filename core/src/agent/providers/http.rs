@@ -94,12 +94,19 @@ impl HttpService {
                         format!("HTTP {status}: {text}"),
                     )
                 }
-                Err(e) => (e.is_connect() || e.is_timeout(), None, e.to_string()),
+                Err(e) => (
+                    e.is_connect() || e.is_timeout(),
+                    None,
+                    crate::error::with_causes(&e),
+                ),
             };
             if !retryable || attempt >= self.max_retries {
                 return Err(Error::connection(
                     self.name,
-                    format!("{failure} (after {} attempts)", attempt + 1),
+                    match attempt {
+                        0 => format!("{failure} (after 1 attempt)"),
+                        n => format!("{failure} (after {} attempts)", n + 1),
+                    },
                 ));
             }
             let backoff = Duration::from_millis(250 << attempt.min(5));
