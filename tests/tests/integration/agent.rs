@@ -123,6 +123,17 @@ async fn untrusted_tools_need_approval_and_a_denial_reaches_the_model() {
     pool.close().await;
 }
 
+/// The message of the connection error a run with `provider` ends with.
+async fn provider_error(
+    pool: &TestPool,
+    provider: std::sync::Arc<mcpmux::agent::OpenAiProvider>,
+) -> String {
+    let agent = Agent::new(pool.pool.clone(), provider, AgentOptions::default());
+    let e = agent.run("hi", RunOptions::default()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    e.to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_iterations_retries_and_cancellation() {
     let pool = pool().await;
@@ -170,17 +181,8 @@ async fn max_iterations_retries_and_cancellation() {
         Turn::Status(503),
     ])
     .await;
-    let agent = Agent::new(
-        pool.pool.clone(),
-        openai_provider(&fake, 1),
-        AgentOptions::default(),
-    );
-    let e = agent.run("hi", RunOptions::default()).await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Connection);
-    assert!(
-        e.to_string().contains("503") && e.to_string().contains("2 attempts"),
-        "{e}"
-    );
+    let e = provider_error(&pool, openai_provider(&fake, 1)).await;
+    assert!(e.contains("503") && e.contains("2 attempts"), "{e}");
     // A model service that is not running (Ollama not started) says the connection was
     // refused, not only that a request could not be sent.
     let nothing = mcpmux::agent::OpenAiConfig {
@@ -190,15 +192,10 @@ async fn max_iterations_retries_and_cancellation() {
         headers: Default::default(),
         max_retries: 0,
     };
-    let agent = Agent::new(
-        pool.pool.clone(),
-        std::sync::Arc::new(mcpmux::agent::OpenAiProvider::new(nothing).unwrap()),
-        AgentOptions::default(),
-    );
-    let e = agent.run("hi", RunOptions::default()).await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Connection);
+    let nothing = std::sync::Arc::new(mcpmux::agent::OpenAiProvider::new(nothing).unwrap());
+    let e = provider_error(&pool, nothing).await;
     assert!(
-        e.to_string().contains("Connection refused") && e.to_string().contains("(after 1 attempt)"),
+        e.contains("Connection refused") && e.contains("(after 1 attempt)"),
         "{e}"
     );
 
