@@ -409,7 +409,14 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                 std::fs::read_to_string(file)
                     .map_err(|e| CliError::usage(format!("cannot read {file}: {e}")))?
             };
-            let results = pool.add_json(&text).await?;
+            let results = pool.add_json(&text).await.map_err(|e| {
+                let mut e = CliError::from(e);
+                // Which file: an import names the one it could not read as a server list.
+                if file != "-" {
+                    e.message = format!("{file}: {}", e.message);
+                }
+                e
+            })?;
             let added: Vec<ServerRecord> =
                 results.iter().filter_map(|r| r.record.clone()).collect();
             let listed = first_listing(pool, &added).await;

@@ -411,6 +411,18 @@ fn a_server_that_does_not_start_is_added_and_its_error_shown() {
         said.contains("added gone, but its tools could not be listed"),
         "{said}"
     );
+
+    // A file that is no server list is named, with where it goes wrong.
+    std::fs::write(&import, r#"{"mcpServers": {"a": {"command": "x",}}}"#).unwrap();
+    let out = mcpmux(&config, &["servers", "import", import.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let said = stderr(&out);
+    assert!(
+        said.contains(
+            "claude.json: invalid argument: server JSON is not valid JSON: trailing comma"
+        ),
+        "{said}"
+    );
 }
 
 mod chat {
