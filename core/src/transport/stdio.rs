@@ -45,30 +45,52 @@ pub(crate) struct ChildProcess {
 const TAIL_LINES: usize = 5;
 const TAIL_LINE_CHARS: usize = 300;
 
+/// Env values shorter than this are not taken for secrets (`1`, `true`, a port).
+const SECRET_MIN_CHARS: usize = 6;
+
 /// The last lines a server wrote to stderr. A server that dies as it starts (a token not set,
 /// a module not installed) says why there and nowhere else, and its user needs to read it in
-/// the connection's error rather than in a log they did not open.
-#[derive(Default)]
-struct StderrTail(std::sync::Mutex<std::collections::VecDeque<String>>);
+/// the connection's error rather than in a log they did not open. Errors never carry a
+/// config's env values, so a line that repeats one (a token refused) has it redacted.
+struct StderrTail {
+    lines: std::sync::Mutex<std::collections::VecDeque<String>>,
+    secrets: Vec<String>,
+}
 
 impl StderrTail {
+    fn new(record: &ServerRecord) -> StderrTail {
+        StderrTail {
+            lines: Default::default(),
+            secrets: (record.config.env.values())
+                .filter(|v| v.chars().count() >= SECRET_MIN_CHARS)
+                .cloned()
+                .collect(),
+        }
+    }
+
     fn keep(&self, line: &str) {
-        let line = line.trim_end();
+        let mut line = line.trim_end().to_string();
         if line.is_empty() {
             return;
         }
-        let mut lines = self.0.lock().unwrap();
+        for secret in &self.secrets {
+            if line.contains(secret.as_str()) {
+                line = line.replace(secret.as_str(), "<redacted>");
+            }
+        }
+        if let Some((cut, _)) = line.char_indices().nth(TAIL_LINE_CHARS) {
+            line.truncate(cut);
+            line.push('…');
+        }
+        let mut lines = self.lines.lock().unwrap();
         if lines.len() == TAIL_LINES {
             lines.pop_front();
         }
-        lines.push_back(match line.char_indices().nth(TAIL_LINE_CHARS) {
-            Some((cut, _)) => format!("{}…", &line[..cut]),
-            None => line.to_string(),
-        });
+        lines.push_back(line);
     }
 
     fn text(&self) -> Option<String> {
-        let lines = self.0.lock().unwrap();
+        let lines = self.lines.lock().unwrap();
         (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join("\n"))
     }
 }
@@ -98,7 +120,7 @@ pub(crate) fn spawn(
     let stdin = Arc::new(Mutex::new(child.stdin.take()));
     let stdout = child.stdout.take().expect("stdout is piped");
     let server_id: Arc<str> = record.id.as_str().into();
-    let stderr_tail = Arc::new(StderrTail::default());
+    let stderr_tail = Arc::new(StderrTail::new(record));
     let stderr_reader = child.stderr.take().map(|stderr| {
         let events = events.clone();
         let server_id = server_id.clone();

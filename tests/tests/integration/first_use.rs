@@ -81,6 +81,14 @@ async fn a_server_that_dies_as_it_starts_says_why() {
     pool.add_server(stdio("token", "sh", &["-c", unset]))
         .await
         .unwrap();
+    // A refused token is named in errors as every config env value is: redacted.
+    let refused = "echo \"token $GITHUB_TOKEN was refused\" >&2; exit 1";
+    let mut input = stdio("refused", "sh", &["-c", refused]);
+    input
+        .config
+        .env
+        .insert("GITHUB_TOKEN".into(), "ghp_not_a_real_token".into());
+    pool.add_server(input).await.unwrap();
     pool.add_server(stdio(
         "module",
         "python3",
@@ -103,6 +111,11 @@ async fn a_server_that_dies_as_it_starts_says_why() {
         token.contains("the server exited (exit status: 3) before it answered")
             && token.ends_with("Error: GITHUB_TOKEN is not set"),
         "{token}"
+    );
+    let refused = error("refused").await;
+    assert!(
+        refused.ends_with("token <redacted> was refused") && !refused.contains("ghp_"),
+        "{refused}"
     );
     let module = error("module").await;
     assert!(
