@@ -221,7 +221,26 @@ pub(crate) fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = cause_of(e);
     }
-    text
+    redact_request_urls(&text)
+}
+
+/// reqwest names the URL of a request that failed ("error sending request for url (URL)"),
+/// and a URL's query or user info often holds a key, which an error never shows.
+fn redact_request_urls(text: &str) -> String {
+    const NAMED: &str = "for url (";
+    let mut redacted = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(NAMED) {
+        let start = at + NAMED.len();
+        let end = rest[start..]
+            .find(')')
+            .map_or(rest.len(), |end| start + end);
+        redacted.push_str(&rest[..start]);
+        redacted.push_str(&crate::config::record::redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    redacted.push_str(rest);
+    redacted
 }
 
 /// An error's cause, including the HTTP client's error inside rmcp's, which rmcp does not
@@ -338,6 +357,21 @@ fn humanize(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_url_in_an_error_loses_its_query_and_user_info() {
+        let io = std::io::Error::other(
+            "error sending request for url (https://me:pw@mcp.example.com/mcp?key=s3cret): \
+             client error (Connect)",
+        );
+        assert_eq!(
+            with_causes(&io),
+            "error sending request for url (https://<redacted>@mcp.example.com/mcp?<redacted>): \
+             client error (Connect)"
+        );
+        let plain = std::io::Error::other("error sending request for url (http://127.0.0.1:1/mcp)");
+        assert_eq!(with_causes(&plain), plain.to_string());
+    }
 
     #[test]
     fn a_url_elicitation_error_names_the_urls_and_carries_them() {

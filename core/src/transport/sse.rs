@@ -158,7 +158,11 @@ pub(crate) async fn open(
         .map_err(|e| {
             Error::connection(
                 &name,
-                format!("GET {}: {e}", crate::config::record::redact_url(&url)),
+                format!(
+                    "GET {}: {}",
+                    crate::config::record::redact_url(&url),
+                    crate::error::with_causes(&e)
+                ),
             )
         })?;
     let status = response.status();
