@@ -110,7 +110,7 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
         Some(name) => profiles::find(pool.config_path(), name)?,
         None => Profile::default(),
     };
-    say_what_is_served(pool).await?;
+    say_what_is_served(pool, &profile).await?;
     let Some(addr) = args.http else {
         let audit = match &args.audit_log {
             Some(path) => Some(std::sync::Arc::new(AuditLog::open(path)?)),
@@ -186,9 +186,9 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
 
 /// One line on stderr (where an MCP client's log shows it) of what is served. A client shown
 /// no tools gives its user no hint why; with an empty config this line names the next step.
-async fn say_what_is_served(pool: &Pool) -> Result<()> {
+async fn say_what_is_served(pool: &Pool, profile: &Profile) -> Result<()> {
     let records = pool.list_servers().await?;
-    let config = pool.config_path().display();
+    let config = pool.config_path().display().to_string();
     if records.is_empty() {
         eprintln!(
             "mcpmux serve: no servers in {config} yet{}; one added while serving is \
@@ -196,14 +196,46 @@ async fn say_what_is_served(pool: &Pool) -> Result<()> {
             crate::commands::NO_SERVERS_HINT
         );
     } else {
-        let active = records.iter().filter(|r| r.is_active).count();
-        let disabled = match records.len() - active {
-            0 => String::new(),
-            n => format!(" ({n} more disabled)"),
-        };
-        eprintln!("mcpmux serve: {active} servers from {config}{disabled}");
+        let servers: Vec<(&str, bool)> = records
+            .iter()
+            .map(|r| (r.name.as_str(), r.is_active))
+            .collect();
+        eprintln!("mcpmux serve: {}", served_line(&servers, profile, &config));
     }
     Ok(())
+}
+
+/// What is served, from the config's servers (name, enabled): how many, of which profile, how
+/// many more are disabled, and which servers the profile names that the config lacks (a
+/// misspelt name would otherwise only show as tools that never appear).
+fn served_line(servers: &[(&str, bool)], profile: &Profile, config: &str) -> String {
+    let in_view: Vec<&(&str, bool)> = servers.iter().filter(|(n, _)| profile.serves(n)).collect();
+    let active = in_view.iter().filter(|(_, on)| *on).count();
+    let mut notes = Vec::new();
+    match in_view.len() - active {
+        0 => {}
+        n => notes.push(format!("{n} more disabled")),
+    }
+    let missing: Vec<&str> = profile
+        .servers
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .filter(|wanted| !servers.iter().any(|(n, _)| n == wanted))
+        .collect();
+    if !missing.is_empty() {
+        notes.push(format!("not in the config: {}", missing.join(", ")));
+    }
+    let of_profile = match &profile.name {
+        Some(name) => format!(" of profile '{name}'"),
+        None => String::new(),
+    };
+    let noun = if active == 1 { "server" } else { "servers" };
+    let notes = match notes.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", notes.join("; ")),
+    };
+    format!("{active} {noun}{of_profile} from {config}{notes}")
 }
 
 /// SIGTERM, as a supervisor or a test stops a server.
@@ -213,5 +245,44 @@ async fn terminated() {
             s.recv().await;
         }
         Err(_) => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(name: &str, servers: &[&str]) -> Profile {
+        Profile {
+            name: Some(name.into()),
+            servers: Some(servers.iter().map(|s| s.to_string()).collect()),
+            ..Profile::default()
+        }
+    }
+
+    #[test]
+    fn the_served_line_counts_what_is_served() {
+        let fleet = [("demo", true), ("time", true), ("old", false)];
+        assert_eq!(
+            served_line(&fleet, &Profile::default(), "c.json"),
+            "2 servers from c.json (1 more disabled)"
+        );
+        assert_eq!(
+            served_line(&fleet[..1], &Profile::default(), "c.json"),
+            "1 server from c.json"
+        );
+    }
+
+    #[test]
+    fn a_profile_counts_its_own_servers_and_names_those_missing() {
+        let fleet = [("demo", true), ("time", true), ("old", false)];
+        assert_eq!(
+            served_line(&fleet, &profile("work", &["demo", "old"]), "c.json"),
+            "1 server of profile 'work' from c.json (1 more disabled)"
+        );
+        assert_eq!(
+            served_line(&fleet, &profile("work", &["tiem", "demo", "gh"]), "c.json"),
+            "1 server of profile 'work' from c.json (not in the config: tiem, gh)"
+        );
     }
 }

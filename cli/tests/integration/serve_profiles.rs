@@ -133,6 +133,18 @@ async fn each_profile_is_its_own_view_at_its_own_url() {
 #[test]
 fn an_unknown_or_broken_profile_is_refused_with_what_to_change() {
     let (_dir, config) = fleet(false).unwrap();
+    // A profile that names a server the config lacks is served, and its first line says so
+    // (here the client, stdin, is gone at once: that ends serving without an error).
+    write_profiles(&config, json!({"one": {"servers": ["demo", "tset"]}}));
+    let out = mcpmux(&config, &["serve", "--stdio", "--profile", "one"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("mcpmux serve: 1 server of profile 'one' from ")
+            && stderr.contains("(not in the config: tset)"),
+        "{stderr}"
+    );
+
     write_profiles(&config, json!({"one": {"servers": ["demo"]}}));
     let out = mcpmux(&config, &["serve", "--stdio", "--profile", "two"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
