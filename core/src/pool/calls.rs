@@ -151,6 +151,17 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
     }
 }
 
+/// The error of a call whose stdio server went away: how it exited and its stderr, when the
+/// server crashed, rather than "Transport closed" (what a host shows its user for the call).
+async fn with_exit_report(conn: &Connection, e: Error) -> Error {
+    match (conn.exit_report(super::slot::EXIT_REPORT_WAIT).await, e) {
+        (Some(report), Error::Connection { server, .. }) => {
+            Error::connection(server, format!("tools/call: {report}"))
+        }
+        (_, e) => e,
+    }
+}
+
 /// `notifications/cancelled` of request `id`, for a call dropped before its answer.
 async fn tell_cancelled(peer: Peer<RoleClient>, id: RequestId) {
     let params = rmcp::model::CancelledNotificationParam::new(
@@ -766,36 +777,45 @@ impl Inner {
         // 2026-07-28 servers ask for sampling, elicitation or roots by answering
         // `input_required`; the host answers and the call is retried with the responses.
         let mut rounds = InputRounds::new(self.opts.max_input_rounds);
-        loop {
-            let response = match direct {
-                Some(direct) => {
-                    self.send_direct(&call, direct, &mut params, &options.on_progress)
-                        .await?
-                }
-                None => {
-                    Box::pin(self.send_through_rmcp(&call, &params, &options.on_progress)).await?
-                }
-            };
-            match self.read_response(&call, response)? {
-                Answer::Result(result) => return Ok(CallRound::Done(result)),
-                Answer::InputRequired(asked) if returns_input => {
-                    return Ok(CallRound::InputRequired(asked));
-                }
-                Answer::InputRequired(asked) => {
-                    call.answer_input(&mut rounds, asked, &mut params).await?
-                }
-                Answer::Task(task) if call.tasks == TaskMode::Return => {
-                    return Ok(CallRound::Task(StartedTask {
-                        server_id: call.slot.id.clone(),
-                        task,
-                    }));
-                }
-                Answer::Task(task) => {
-                    return Box::pin(self.drive_task(&call, task))
-                        .await
-                        .map(CallRound::Done);
+        let rounds = async {
+            loop {
+                let response = match direct {
+                    Some(direct) => {
+                        self.send_direct(&call, direct, &mut params, &options.on_progress)
+                            .await?
+                    }
+                    None => {
+                        Box::pin(self.send_through_rmcp(&call, &params, &options.on_progress))
+                            .await?
+                    }
+                };
+                match self.read_response(&call, response)? {
+                    Answer::Result(result) => return Ok(CallRound::Done(result)),
+                    Answer::InputRequired(asked) if returns_input => {
+                        return Ok(CallRound::InputRequired(asked));
+                    }
+                    Answer::InputRequired(asked) => {
+                        call.answer_input(&mut rounds, asked, &mut params).await?
+                    }
+                    Answer::Task(task) if call.tasks == TaskMode::Return => {
+                        return Ok(CallRound::Task(StartedTask {
+                            server_id: call.slot.id.clone(),
+                            task,
+                        }));
+                    }
+                    Answer::Task(task) => {
+                        return Box::pin(self.drive_task(&call, task))
+                            .await
+                            .map(CallRound::Done);
+                    }
                 }
             }
+        };
+        match rounds.await {
+            Err(e @ Error::Connection { .. }) if conn.child_pid.is_some() => {
+                Err(Box::pin(with_exit_report(&conn, e)).await)
+            }
+            other => other,
         }
     }
 

@@ -50,6 +50,9 @@ pub(crate) struct Connection {
     limit: Arc<MessageLimit>,
     cancel: Mutex<Option<RunningServiceCancellationToken>>,
     ended: CancellationToken,
+    /// How a stdio server that ended by itself exited (status and stderr), once known: set
+    /// before `ended` is cancelled.
+    exit_report: Arc<std::sync::OnceLock<String>>,
     intentional: Arc<AtomicBool>,
     child: Arc<tokio::sync::Mutex<Option<ChildProcess>>>,
     last_used: Stamp,
@@ -465,10 +468,12 @@ impl Connection {
         let cancel = service.cancellation_token();
         let child_pid = child.as_ref().map(ChildProcess::pid);
         let child = Arc::new(tokio::sync::Mutex::new(child));
+        let exit_report = Arc::new(std::sync::OnceLock::new());
         {
             let ended = ended.clone();
             let intentional = intentional.clone();
             let child = child.clone();
+            let exit_report = exit_report.clone();
             tokio::spawn(async move {
                 let mut reason = match service.waiting().await {
                     Ok(r) => format!("{r:?}"),
@@ -481,6 +486,7 @@ impl Connection {
                     && let Some(child) = child.lock().await.as_mut()
                     && let Some(exited) = child.exit_report(Duration::from_millis(200), "").await
                 {
+                    let _ = exit_report.set(exited.clone());
                     reason = exited;
                 }
                 ended.cancel();
@@ -512,6 +518,7 @@ impl Connection {
             generation,
             cancel: Mutex::new(Some(cancel)),
             ended,
+            exit_report,
             intentional,
             child,
             last_used: Stamp::new(),
@@ -534,6 +541,16 @@ impl Connection {
     pub fn failure(&self, server: &str, method: &str, e: ServiceError) -> Error {
         self.too_large(server)
             .unwrap_or_else(|| crate::pool::calls::service_error(server, method, e))
+    }
+
+    /// How this connection's stdio server exited, if it ended by itself: waits up to `wait`
+    /// for the session's end to be known (a call that found the pipe closed hears of it
+    /// before the session task has the exit status). None for other transports, a closed
+    /// session, or a server still running.
+    pub async fn exit_report(&self, wait: Duration) -> Option<String> {
+        self.child_pid?;
+        let _ = tokio::time::timeout(wait, self.ended.cancelled()).await;
+        self.exit_report.get().cloned()
     }
 
     /// Whether a failure on this connection came from a message over the size limit.

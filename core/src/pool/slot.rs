@@ -101,6 +101,7 @@ pub struct ServerStatus {
     pub id: String,
     pub name: String,
     pub state: ConnectionState,
+    /// Why it is not connected: the last failure, kept while a reconnect waits its turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The protocol version of the current connection, else of the last one.
@@ -599,16 +600,35 @@ impl Slot {
 
     /// Marks the current connection dead after a call found its transport closed.
     pub fn connection_failed(self: &Arc<Self>, inner: &Arc<Inner>, conn: &Arc<Connection>) {
-        if !conn.is_alive() {
-            on_lost(
-                Arc::downgrade(self),
-                Arc::downgrade(inner),
-                conn.generation,
-                "transport closed during a request".into(),
-            );
+        if conn.is_alive() {
+            return;
         }
+        let (slot, pool, generation) =
+            (Arc::downgrade(self), Arc::downgrade(inner), conn.generation);
+        const CLOSED: &str = "transport closed during a request";
+        if conn.child_pid.is_none() {
+            return on_lost(slot, pool, generation, CLOSED.into());
+        }
+        // A stdio server that crashed is reported by its session's end, with how it exited
+        // and its stderr; the call that found the pipe closed is usually first to know, and
+        // must not report the loss without them. This covers a session that outlives its
+        // pipe: after the wait, the loss is reported anyway.
+        let conn = conn.clone();
+        tokio::spawn(async move {
+            let reason = conn.exit_report(EXIT_REPORT_WAIT).await;
+            on_lost(
+                slot,
+                pool,
+                generation,
+                reason.unwrap_or_else(|| CLOSED.into()),
+            );
+        });
     }
 }
+
+/// How long a call that found a stdio server's pipe closed waits to hear how it exited: the
+/// session task waits up to 200 ms for the exit status and as long for stderr's end.
+pub(crate) const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
 
 /// Called when a connection ends by itself: report it and start reconnecting.
 fn on_lost(slot: Weak<Slot>, pool: Weak<Inner>, generation: u64, reason: String) {
@@ -650,11 +670,14 @@ pub(crate) fn spawn_reconnect(slot: Arc<Slot>, inner: Arc<Inner>) {
         while attempt < max {
             let delay = backoff(attempt);
             if let Some(inner) = weak.upgrade() {
+                // What ended the connection (or failed the last attempt) stays the state's
+                // error while it waits: a host that shows the state has the reason to show.
+                let why = slot.live.lock().unwrap().error.clone();
                 slot.set_down(
                     &inner,
                     ConnectionState::Disconnected,
                     ConnectionPhase::Backoff,
-                    None,
+                    why,
                     Some(attempt + 1),
                 );
             }

@@ -156,8 +156,9 @@ async fn stderr_becomes_log_events_and_garbage_stdout_an_error_event() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_during_call_fails_fast_and_next_call_respawns() {
     let pool = pool().await;
-    add_test_server(&pool, "t", &[]).await;
+    add_test_server(&pool, "t", &["--stderr-lines", "2"]).await;
     let pid = pid_of(&pool, "mcp__t__pid").await;
+    let mut events = pool.events();
     let call = {
         let pool = pool.pool.clone();
         tokio::spawn(async move {
@@ -170,7 +171,25 @@ async fn kill_during_call_fails_fast_and_next_call_respawns() {
         libc::kill(pid as i32, libc::SIGKILL);
     };
     let (after, bound) = (Duration::from_millis(300), Duration::from_secs(1));
-    fails_fast_when_killed(call, after, kill, bound, "t").await;
+    let err = fails_fast_when_killed(call, after, kill, bound, "t").await;
+    // The call that found the pipe closed says how the server ended, as the state does
+    // (not "Transport closed"), and the state keeps it while the reconnect waits.
+    let exited = "the server exited (signal: 9 (SIGKILL)), its stderr ending with:\n\
+                  test-server stderr line 1\ntest-server stderr line 2";
+    assert!(err.to_string().contains(exited), "{err}");
+    for phase in [ConnectionPhase::Lost, ConnectionPhase::Backoff] {
+        let seen = wait_event(
+            &mut events,
+            Duration::from_secs(5),
+            |e| matches!(e, Event::ConnectionState { phase: p, .. } if *p == phase),
+        )
+        .await;
+        let Some(Event::ConnectionState { error, .. }) = seen else {
+            panic!("no {phase:?} state after the kill");
+        };
+        let error = error.unwrap_or_default();
+        assert!(error.contains(exited), "{phase:?}: {error}");
+    }
     let new_pid = pid_of(&pool, "mcp__t__pid").await;
     assert_ne!(new_pid, pid);
     pool.close().await;

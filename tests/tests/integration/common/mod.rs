@@ -123,7 +123,7 @@ pub async fn fails_fast_when_killed<T: std::fmt::Debug>(
     kill: impl FnOnce(),
     bound: Duration,
     name: &str,
-) {
+) -> mcpmux::Error {
     tokio::time::sleep(after).await;
     let killed = std::time::Instant::now();
     kill();
@@ -134,6 +134,7 @@ pub async fn fails_fast_when_killed<T: std::fmt::Debug>(
         killed.elapsed()
     );
     assert_eq!(err.kind(), mcpmux::ErrorKind::Connection, "{name}: {err}");
+    err
 }
 
 /// Kills a stdio server's process (its pid from the tool `pid_tool`) and waits until the pool
