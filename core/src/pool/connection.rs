@@ -553,6 +553,12 @@ impl Connection {
         self.exit_report.get().cloned()
     }
 
+    /// Whether the transport refused a message over the size limit (it ends the session; the
+    /// server itself runs on).
+    pub fn refused_a_message(&self) -> bool {
+        self.limit.is_exceeded()
+    }
+
     /// Whether a failure on this connection came from a message over the size limit.
     pub fn too_large(&self, server: &str) -> Option<Error> {
         self.limit.error(server)

@@ -606,7 +606,7 @@ impl Slot {
         let (slot, pool, generation) =
             (Arc::downgrade(self), Arc::downgrade(inner), conn.generation);
         const CLOSED: &str = "transport closed during a request";
-        if conn.child_pid.is_none() {
+        if conn.child_pid.is_none() || conn.refused_a_message() {
             return on_lost(slot, pool, generation, CLOSED.into());
         }
         // A stdio server that crashed is reported by its session's end, with how it exited
