@@ -151,17 +151,6 @@ pub(crate) fn service_error(server: &str, method: &str, e: ServiceError) -> Erro
     }
 }
 
-/// The error of a call whose stdio server went away: how it exited and its stderr, when the
-/// server crashed, rather than "Transport closed" (what a host shows its user for the call).
-async fn with_exit_report(conn: &Connection, e: Error) -> Error {
-    match (conn.exit_report(super::slot::EXIT_REPORT_WAIT).await, e) {
-        (Some(report), Error::Connection { server, .. }) => {
-            Error::connection(server, format!("tools/call: {report}"))
-        }
-        (_, e) => e,
-    }
-}
-
 /// `notifications/cancelled` of request `id`, for a call dropped before its answer.
 async fn tell_cancelled(peer: Peer<RoleClient>, id: RequestId) {
     let params = rmcp::model::CancelledNotificationParam::new(
@@ -711,10 +700,10 @@ impl Pool {
         }
         let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
         loop {
-            let round = send(params.clone()).await.map_err(|e| {
-                slot.connection_failed(&self.inner, conn);
-                conn.failure(&slot.name(), method, e)
-            })?;
+            let round = match send(params.clone()).await {
+                Ok(round) => round,
+                Err(e) => return Err(slot.request_failed(&self.inner, conn, method, e).await),
+            };
             let asked = match round {
                 Round::Done(result) => return Ok(CallRound::Done(result)),
                 Round::Input(asked) if returns_input => return Ok(CallRound::InputRequired(asked)),
@@ -813,7 +802,7 @@ impl Inner {
         };
         match rounds.await {
             Err(e @ Error::Connection { .. }) if conn.child_pid.is_some() => {
-                Err(Box::pin(with_exit_report(&conn, e)).await)
+                Err(Box::pin(conn.explain("tools/call", e)).await)
             }
             other => other,
         }

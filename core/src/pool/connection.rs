@@ -90,6 +90,10 @@ impl Stamp {
     }
 }
 
+/// How long a request that found a stdio server's pipe closed waits to hear how it exited:
+/// the session task waits up to 200 ms for the exit status and as long for stderr's end.
+pub(crate) const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
+
 /// Why a connection ended without being asked to.
 pub(crate) type OnLost = Box<dyn FnOnce(String) + Send + 'static>;
 
@@ -551,6 +555,21 @@ impl Connection {
         self.child_pid?;
         let _ = tokio::time::timeout(wait, self.ended.cancelled()).await;
         self.exit_report.get().cloned()
+    }
+
+    /// `e`, a request's failure on this connection; when it is a connection error and the stdio
+    /// server exited, how it exited (status and stderr) instead of the transport's "Transport
+    /// closed": what a host shows its user for the call.
+    pub async fn explain(&self, method: &str, e: Error) -> Error {
+        if self.child_pid.is_none() || !matches!(e, Error::Connection { .. }) {
+            return e;
+        }
+        match (self.exit_report(EXIT_REPORT_WAIT).await, e) {
+            (Some(report), Error::Connection { server, .. }) => {
+                Error::connection(server, format!("{method}: {report}"))
+            }
+            (_, e) => e,
+        }
     }
 
     /// Whether the transport refused a message over the size limit (it ends the session; the

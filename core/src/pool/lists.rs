@@ -315,10 +315,7 @@ impl Inner {
                 }
                 match f(conn.peer.clone()).await {
                     Ok(list) => Ok((slot, list)),
-                    Err(e) => {
-                        slot.connection_failed(self, &conn);
-                        Err(conn.failure(&slot.name(), method, e))
-                    }
+                    Err(e) => Err(slot.request_failed(self, &conn, method, e).await),
                 }
             }
         });

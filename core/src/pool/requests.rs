@@ -41,10 +41,13 @@ impl Pool {
                         .into(),
                 });
             }
-            let answer = conn.peer.complete(params).await.map_err(|e| {
-                slot.connection_failed(&self.inner, &conn);
-                conn.failure(&slot.name(), "completion/complete", e)
-            })?;
+            let answer = match conn.peer.complete(params).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    let method = "completion/complete";
+                    return Err(slot.request_failed(&self.inner, &conn, method, e).await);
+                }
+            };
             Ok(answer.completion)
         }
         .instrument(span)
@@ -68,14 +71,14 @@ impl Pool {
             crate::trace_context::stamp_params(&mut params);
             let conn = slot.connection(&self.inner).await?;
             let request = CustomRequest::new(method, params.map(serde_json::Value::Object));
-            let answer = conn
+            let sent = conn
                 .peer
                 .send_request(ClientRequest::CustomRequest(request))
-                .await
-                .map_err(|e| {
-                    slot.connection_failed(&self.inner, &conn);
-                    conn.failure(&slot.name(), method, e)
-                })?;
+                .await;
+            let answer = match sent {
+                Ok(answer) => answer,
+                Err(e) => return Err(slot.request_failed(&self.inner, &conn, method, e).await),
+            };
             conn.touch();
             Ok(match answer {
                 ServerResult::CustomResult(r) => r.0,

@@ -598,6 +598,20 @@ impl Slot {
         }
     }
 
+    /// The error of a request of `method` that failed on `conn` with `e`: the connection is
+    /// marked dead if it is, and a stdio server that crashed says how.
+    pub async fn request_failed(
+        self: &Arc<Self>,
+        inner: &Arc<Inner>,
+        conn: &Arc<Connection>,
+        method: &str,
+        e: rmcp::ServiceError,
+    ) -> Error {
+        self.connection_failed(inner, conn);
+        let error = conn.failure(&self.name(), method, e);
+        conn.explain(method, error).await
+    }
+
     /// Marks the current connection dead after a call found its transport closed.
     pub fn connection_failed(self: &Arc<Self>, inner: &Arc<Inner>, conn: &Arc<Connection>) {
         if conn.is_alive() {
@@ -615,7 +629,7 @@ impl Slot {
         // pipe: after the wait, the loss is reported anyway.
         let conn = conn.clone();
         tokio::spawn(async move {
-            let reason = conn.exit_report(EXIT_REPORT_WAIT).await;
+            let reason = conn.exit_report(super::connection::EXIT_REPORT_WAIT).await;
             on_lost(
                 slot,
                 pool,
@@ -625,10 +639,6 @@ impl Slot {
         });
     }
 }
-
-/// How long a call that found a stdio server's pipe closed waits to hear how it exited: the
-/// session task waits up to 200 ms for the exit status and as long for stderr's end.
-pub(crate) const EXIT_REPORT_WAIT: Duration = Duration::from_millis(500);
 
 /// Called when a connection ends by itself: report it and start reconnecting.
 fn on_lost(slot: Weak<Slot>, pool: Weak<Inner>, generation: u64, reason: String) {

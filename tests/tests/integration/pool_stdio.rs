@@ -192,6 +192,23 @@ async fn kill_during_call_fails_fast_and_next_call_respawns() {
     }
     let new_pid = pid_of(&pool, "mcp__t__pid").await;
     assert_ne!(new_pid, pid);
+
+    // So does any other request in flight (here one of a method mcpmux has no verb for,
+    // which goes through rmcp's session rather than the direct path).
+    let request = {
+        let pool = pool.pool.clone();
+        tokio::spawn(async move {
+            let params = json!({"name": "sleep", "arguments": {"ms": 20_000}});
+            let params = params.as_object().cloned();
+            pool.request("t", "tools/call", params).await
+        })
+    };
+    // SAFETY: as above.
+    let kill = || unsafe {
+        libc::kill(new_pid as i32, libc::SIGKILL);
+    };
+    let err = fails_fast_when_killed(request, after, kill, bound, "t").await;
+    assert!(err.to_string().contains(exited), "{err}");
     pool.close().await;
 }
 
