@@ -24,9 +24,12 @@ pub enum ProviderKind {
 /// The options of `mcpmux chat`.
 #[derive(clap::Args)]
 pub struct ChatArgs {
+    /// What to ask.
     pub prompt: String,
+    /// Who runs the model: OpenAI or any OpenAI-compatible service, Anthropic, or Ollama.
     #[arg(long, value_enum, default_value = "openai")]
     pub provider: ProviderKind,
+    /// The model, by the provider's name for it (gpt-4.1, claude-sonnet-4-5, qwen3...).
     #[arg(long, value_name = "MODEL")]
     pub model: String,
     /// The service's URL (an OpenAI-compatible server, a proxy, a local Ollama...).
@@ -56,9 +59,17 @@ fn provider_config(args: &ChatArgs) -> Result<ProviderConfig> {
             let api_key = key("OPENAI_API_KEY");
             // The public API needs a key; a local server or proxy given by URL may not.
             if api_key.is_none() && args.base_url.is_none() {
-                return Err(CliError::usage(
-                    "set OPENAI_API_KEY, or give --base-url for a server that needs no key",
-                ));
+                // OpenAI is the default provider: one who meant Anthropic's is told so, not
+                // only to set a key they do not have.
+                let anthropic = model.starts_with("claude") || key("ANTHROPIC_API_KEY").is_some();
+                return Err(CliError::usage(format!(
+                    "set OPENAI_API_KEY, or give --base-url for a server that needs no key{}",
+                    if anthropic {
+                        " (for Anthropic's models: --provider anthropic, with ANTHROPIC_API_KEY)"
+                    } else {
+                        ""
+                    }
+                )));
             }
             let json = serde_json::json!({
                 "type": "openai", "model": model, "apiKey": api_key,

@@ -459,6 +459,27 @@ mod chat {
         ]
     }
 
+    /// OpenAI is the default provider: without its key the error says which variable to set,
+    /// and one who meant an Anthropic model (by its name, or by the key they have) is told
+    /// the option that picks it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_missing_key_names_the_variable_and_the_provider_meant() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = demo_config(dir.path(), &[]);
+        let hint = "--provider anthropic, with ANTHROPIC_API_KEY";
+        for (model, env, hinted) in [
+            ("gpt-4.1", &[][..], false),
+            ("claude-sonnet-4-5", &[][..], true),
+            ("m", &[("ANTHROPIC_API_KEY", "sk-ant-env")][..], true),
+        ] {
+            let out = chat(&config, &["hi", "--model", model], env).await;
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{model}: {stderr}");
+            assert!(stderr.contains("set OPENAI_API_KEY"), "{model}: {stderr}");
+            assert_eq!(stderr.contains(hint), hinted, "{model}: {stderr}");
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_a_terminal_a_tool_needing_approval_is_denied_unless_yes() {
         let dir = tempfile::tempdir().unwrap();
