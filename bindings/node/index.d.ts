@@ -518,13 +518,13 @@ export type ConnectionPhase =
   | 'unhealthy'
   | 'failed';
 
-/** A snapshot of one server's connection. */
 /** A server's connection, with what the server said of itself at its last connection
  * (known before connecting, from the catalog). */
 export interface ServerStatus {
   id: string;
   name: string;
   state: ConnectionState;
+  /** Why it is not connected: the last failure, kept while a reconnect waits its turn. */
   error?: string;
   /** Of the current connection, else of the last one. */
   protocolVersion?: string;

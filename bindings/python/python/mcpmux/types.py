@@ -275,7 +275,8 @@ class ServerStatus(Model):
     """A snapshot of one server's connection, with what the server said of itself at its
     last connection (known before connecting, from the catalog): ``server_info`` (``name``,
     ``version``, and ``title``, ``description``, ``icons``, ``websiteUrl`` when given),
-    ``instructions`` (how to use its tools, for a model) and ``capabilities``."""
+    ``instructions`` (how to use its tools, for a model) and ``capabilities``. ``error`` says
+    why it is not connected: the last failure, kept while a reconnect waits its turn."""
 
     id: str = ""
     name: str = ""
