@@ -69,7 +69,10 @@ fn plain_text_result(line: &[u8]) -> Option<CallToolResult> {
         #[serde(default)]
         result_type: Option<ResultType>,
     }
-    let reply = serde_json::from_slice::<TypedReply<PlainText>>(line).ok()?;
+    // Checked once here, so the parser does not check each string again; a reply that is not
+    // UTF-8 is left to the general path, which reads it as before.
+    let text = std::str::from_utf8(line).ok()?;
+    let reply = serde_json::from_str::<TypedReply<PlainText>>(text).ok()?;
     let plain = match (reply.result, reply.error) {
         (Some(plain), None) => plain,
         _ => return None,

@@ -302,7 +302,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if available.is_empty() {
                     return Line::End;
                 }
-                let newline = available.iter().position(|b| *b == b'\n');
+                let newline = memchr::memchr(b'\n', available);
                 let take = newline.map_or(available.len(), |i| i + 1);
                 if !self.discarding {
                     if self.line.len() + take > MAX_LINE {
@@ -476,7 +476,7 @@ impl AsyncWrite for LoopWriter {
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         this.partial.extend_from_slice(buf);
-        if let Some(end) = this.partial.iter().rposition(|b| *b == b'\n') {
+        if let Some(end) = memchr::memrchr(b'\n', &this.partial) {
             let lines: Vec<u8> = this.partial.drain(..=end).collect();
             match this.output.queue(&lines) {
                 Some(total) => this.mark = total,

@@ -9,7 +9,6 @@
 //! ids are strings of their own (`"mcpmux-N"`) so they never collide with rmcp's numbers.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -165,7 +164,12 @@ impl Direct {
 
     /// The progress token that reports on request `id`.
     pub(crate) fn progress_token(id: u64) -> String {
-        format!("{TOKEN_PREFIX}{id}")
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(id);
+        let mut token = String::with_capacity(TOKEN_PREFIX.len() + digits.len());
+        token.push_str(TOKEN_PREFIX);
+        token.push_str(digits);
+        token
     }
 
     /// Whether `token` reports on a direct request (whose progress the pool handles itself).
@@ -184,7 +188,7 @@ impl Direct {
         let mut line = Vec::with_capacity(128);
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         line.extend_from_slice(ID_PREFIX.as_bytes());
-        let _ = write!(line, "{id}");
+        line.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
         line.extend_from_slice(b"\",\"method\":");
         serde_json::to_writer(&mut line, method).map_err(closed)?;
         line.extend_from_slice(b",\"params\":");
@@ -314,19 +318,8 @@ impl Direct {
 
 /// Whether `line` is a reply to, or progress on, a direct request.
 fn classify(line: &[u8]) -> Kind {
-    // Most servers write `jsonrpc` then `id` first: then the id is read without scanning a
-    // possibly large result.
-    if let Some(rest) = line.strip_prefix(b"{\"jsonrpc\":\"2.0\",\"id\":\"mcpmux-") {
-        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        let after = &rest[digits..];
-        if digits > 0
-            && (after.starts_with(b"\",\"result\":") || after.starts_with(b"\",\"error\":"))
-            && let Some(id) = std::str::from_utf8(&rest[..digits])
-                .ok()
-                .and_then(|d| d.parse().ok())
-        {
-            return Kind::Reply(id);
-        }
+    if let Some(id) = leading_reply_id(line) {
+        return Kind::Reply(id);
     }
     let Ok(probe) = serde_json::from_slice::<Probe>(line) else {
         return Kind::Other;
@@ -343,6 +336,56 @@ fn classify(line: &[u8]) -> Kind {
             .map_or(Kind::Other, Kind::Progress),
         Some(_) => Kind::Other,
     }
+}
+
+/// The id of a reply to a direct request written the way servers usually write one, read
+/// without scanning a possibly large result: `jsonrpc` then `id` then `result` or `error` (as
+/// rmcp and the Python SDK write it), `id` first (keys sorted, as a `serde_json::Value` writes
+/// it), or `result` or `error` first and `jsonrpc` and `id` last (the TypeScript SDK).
+fn leading_reply_id(line: &[u8]) -> Option<u64> {
+    const JSONRPC_FIRST: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":\"mcpmux-";
+    const ID_FIRST: &[u8] = b"{\"id\":\"mcpmux-";
+    if let Some(rest) = line.strip_prefix(JSONRPC_FIRST) {
+        return id_before(rest, b"\",");
+    }
+    if let Some(rest) = line.strip_prefix(ID_FIRST) {
+        return id_before(rest, b"\",\"jsonrpc\":\"2.0\",");
+    }
+    trailing_reply_id(line)
+}
+
+/// N, from `N` + `between` + `"result":` or `"error":` at the start of `rest`.
+fn id_before(rest: &[u8], between: &[u8]) -> Option<u64> {
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let after = rest[digits..].strip_prefix(between)?;
+    if !(after.starts_with(b"\"result\":") || after.starts_with(b"\"error\":")) {
+        return None;
+    }
+    decimal(&rest[..digits])
+}
+
+/// The id of `{"result":...,"jsonrpc":"2.0","id":"mcpmux-N"}` (or `error`): the closing brace
+/// is the object's own, so the keys before it are top-level ones.
+fn trailing_reply_id(line: &[u8]) -> Option<u64> {
+    const ID_LAST: &[u8] = b",\"jsonrpc\":\"2.0\",\"id\":\"mcpmux-";
+    if !(line.starts_with(b"{\"result\":") || line.starts_with(b"{\"error\":")) {
+        return None;
+    }
+    let rest = line.strip_suffix(b"\"}")?;
+    let digits = rest.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let (rest, number) = rest.split_at(rest.len() - digits);
+    rest.strip_suffix(ID_LAST)?;
+    decimal(number)
+}
+
+/// The value of ASCII decimal `digits` (at least one), if it fits.
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
 }
 
 /// N, where `raw` is the JSON string `"mcpmux-N"`.
@@ -469,6 +512,37 @@ mod tests {
                 Reply(12),
             ),
             (r#"{"result":{},"id":"mcpmux-3","jsonrpc":"2.0"}"#, Reply(3)),
+            // As the TypeScript SDK writes them.
+            (
+                r#"{"result":{"content":[{"type":"text","text":"}"}]},"jsonrpc":"2.0","id":"mcpmux-31"}"#,
+                Reply(31),
+            ),
+            (
+                r#"{"error":{"code":1,"message":"x"},"jsonrpc":"2.0","id":"mcpmux-32"}"#,
+                Reply(32),
+            ),
+            // Only the object's own last keys count.
+            (
+                r#"{"result":{"a":{"jsonrpc":"2.0","id":"mcpmux-33"}},"jsonrpc":"2.0","id":7}"#,
+                Other,
+            ),
+            (
+                r#"{"method":"x","params":{},"jsonrpc":"2.0","id":"mcpmux-34"}"#,
+                Other,
+            ),
+            // Keys sorted, as serde_json's maps write them.
+            (
+                r#"{"id":"mcpmux-15","jsonrpc":"2.0","result":{"content":[]}}"#,
+                Reply(15),
+            ),
+            (
+                r#"{"error":{"code":1,"message":"x"},"id":"mcpmux-16","jsonrpc":"2.0"}"#,
+                Reply(16),
+            ),
+            (
+                r#"{"id":"mcpmux-99999999999999999999","jsonrpc":"2.0","result":{}}"#,
+                Other,
+            ),
             (
                 r#"{ "jsonrpc": "2.0", "id": "mcpmux-4", "result": {} }"#,
                 Reply(4),
@@ -477,6 +551,10 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":5,"result":{}}"#, Other),
             (
                 r#"{"jsonrpc":"2.0","id":"mcpmux-9","method":"ping"}"#,
+                Other,
+            ),
+            (
+                r#"{"id":"mcpmux-9","jsonrpc":"2.0","method":"ping"}"#,
                 Other,
             ),
             (

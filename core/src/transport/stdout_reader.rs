@@ -243,7 +243,7 @@ impl StdoutReader {
     fn take_lines(&self, state: &mut ReadState, n: usize, queued: &mut bool) -> Result<(), Pumped> {
         let mut rest = &state.chunk[..n];
         while !rest.is_empty() {
-            let (body, complete) = match rest.iter().position(|&b| b == b'\n') {
+            let (body, complete) = match memchr::memchr(b'\n', rest) {
                 Some(pos) => (&rest[..pos], true),
                 None => (rest, false),
             };
