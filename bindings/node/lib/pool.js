@@ -170,8 +170,9 @@ class Pool extends EventEmitter {
     super();
     this.#native = nativePool;
     NATIVE.set(this, nativePool);
-    // callTool's promises reject with the addon's errors mapped to the package's classes.
-    nativePool.initCalls(fromNative);
+    // callTool's promises reject with the addon's errors mapped to the package's classes, and
+    // resolve with what JSON.parse makes of the result's JSON.
+    nativePool.initCalls(fromNative, JSON.parse);
   }
 
   // Core's events are forwarded only while this pool has listeners: core then builds no event

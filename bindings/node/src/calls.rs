@@ -15,11 +15,14 @@
 //!
 //! A call that writes to a stdio server has the loop watch that server's stdout too
 //! (`stdout_watch`): its replies are then read on the JS thread, and the runtime thread is not
-//! woken for them at all.
+//! woken for them at all. The calls such a read wakes are polled and settled right after it
+//! ([`reading_replies`]), on the same turn of the loop: no threadsafe function is called for
+//! them, which would write to the loop's wake-up descriptor and take another turn to read it.
 //!
 //! The port is weak (it does not keep Node alive) while no call is in flight and strong while
 //! one is, so an awaited call keeps the process running as before.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -32,23 +35,11 @@ use mcpmux::transport::stdout_reader::noting_readers;
 use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::{Env, sys};
 
-/// How a call ends: a value to resolve with (converted to JS on the JS thread), or an addon
-/// error (with its code) to reject with.
+/// How a call ends: the JSON text of the value to resolve with (parsed by `JSON.parse` on the
+/// JS thread), or an addon error (with its code) to reject with.
 pub(crate) enum Outcome {
-    Value(Box<dyn ValueFn>),
+    Json(String),
     Err(crate::errors::Error),
-}
-
-/// A value that becomes a JS value on the JS thread.
-pub(crate) trait ValueFn: Send {
-    fn make(self: Box<Self>, env: &Env) -> napi::Result<sys::napi_value>;
-}
-
-impl<T: serde::Serialize + Send> ValueFn for T {
-    fn make(self: Box<Self>, env: &Env) -> napi::Result<sys::napi_value> {
-        use napi::JsValue;
-        Ok(env.to_js_value(&*self)?.raw())
-    }
 }
 
 /// A call's work, from its arguments to its outcome.
@@ -87,6 +78,14 @@ struct PortShared {
     in_flight: AtomicUsize,
     /// `(message) => Error`: turns an addon error into the error class JS throws.
     make_error: FunctionRef<Unknown<'static>, Unknown<'static>>,
+    /// `JSON.parse`, for `Outcome::Json`: V8 builds the result's objects from its text in one
+    /// call, where setting each property through Node-API looks up each key again.
+    parse_json: FunctionRef<Unknown<'static>, Unknown<'static>>,
+    /// The environment the port serves (its JS thread's).
+    env: sys::napi_env,
+    /// For the callback scope of settling calls outside the threadsafe function
+    /// (`reading_replies`); destroyed with the threadsafe function.
+    async_context: sys::napi_async_context,
 }
 
 // SAFETY: the raw threadsafe function is behind the mutex and only used through Node-API
@@ -119,11 +118,34 @@ impl Drop for PortOwner {
 }
 
 impl Port {
-    /// A port on the JS thread of `env`; `make_error(error)` builds rejection values.
+    /// A port on the JS thread of `env`; `make_error(error)` builds rejection values and
+    /// `parse_json` is `JSON.parse`.
     pub(crate) fn new(
         env: &Env,
         make_error: FunctionRef<Unknown<'static>, Unknown<'static>>,
+        parse_json: FunctionRef<Unknown<'static>, Unknown<'static>>,
     ) -> napi::Result<Port> {
+        let raw_env = env.raw();
+        let mut name = ptr::null_mut();
+        let label = "mcpmux.callTool";
+        let mut resource = ptr::null_mut();
+        let mut async_context = ptr::null_mut();
+        // SAFETY: plain Node-API calls on the JS thread.
+        unsafe {
+            check(sys::napi_create_string_utf8(
+                raw_env,
+                label.as_ptr().cast(),
+                label.len() as isize,
+                &mut name,
+            ))?;
+            check(sys::napi_create_object(raw_env, &mut resource))?;
+            check(sys::napi_async_init(
+                raw_env,
+                resource,
+                name,
+                &mut async_context,
+            ))?;
+        }
         let shared = Arc::new(PortShared {
             state: Mutex::new(State {
                 tsfn: ptr::null_mut(),
@@ -134,21 +156,15 @@ impl Port {
             }),
             in_flight: AtomicUsize::new(0),
             make_error,
+            parse_json,
+            env: raw_env,
+            async_context,
         });
-        let raw_env = env.raw();
-        let mut name = ptr::null_mut();
-        let label = "mcpmux.callTool";
         let context = Arc::into_raw(shared.clone()) as *mut std::ffi::c_void;
         let mut tsfn = ptr::null_mut();
         // SAFETY: plain Node-API calls on the JS thread; `context` is an owned `Arc` that
         // `finalize` takes back.
         unsafe {
-            check(sys::napi_create_string_utf8(
-                raw_env,
-                label.as_ptr().cast(),
-                label.len() as isize,
-                &mut name,
-            ))?;
             let status = sys::napi_create_threadsafe_function(
                 raw_env,
                 ptr::null_mut(),
@@ -163,6 +179,7 @@ impl Port {
                 &mut tsfn,
             );
             if status != sys::Status::napi_ok {
+                sys::napi_async_destroy(raw_env, async_context);
                 drop(Arc::from_raw(context as *const PortShared));
                 return Err(napi::Error::new(
                     napi::Status::GenericFailure,
@@ -225,6 +242,9 @@ impl Port {
         state.queue.push(item);
         if !state.scheduled {
             state.scheduled = true;
+            if settled_after_reading(&self.0.0) {
+                return;
+            }
             // SAFETY: not finalized (checked under the lock), and the owner has not released it
             // while this `Port` (which keeps the owner) exists.
             unsafe {
@@ -354,7 +374,7 @@ fn check(status: sys::napi_status) -> napi::Result<()> {
 }
 
 unsafe extern "C" fn finalize(
-    _env: sys::napi_env,
+    env: sys::napi_env,
     data: *mut std::ffi::c_void,
     _hint: *mut std::ffi::c_void,
 ) {
@@ -362,6 +382,10 @@ unsafe extern "C" fn finalize(
     let shared = unsafe { Arc::from_raw(data as *const PortShared) };
     let mut state = shared.state.lock().unwrap();
     state.closed = true;
+    if !env.is_null() {
+        // SAFETY: the JS thread, once; nothing opens a scope with it after `closed`.
+        unsafe { sys::napi_async_destroy(env, shared.async_context) };
+    }
     // Promises of a finished environment can no longer be settled; dropping the calls here
     // would push onto this queue again.
     std::mem::forget(std::mem::take(&mut state.queue));
@@ -380,28 +404,89 @@ unsafe extern "C" fn call_js(
     // SAFETY: `context` is the `Arc` of `Port::new`, alive until `finalize`, which runs after
     // the last call of this function.
     let shared = unsafe { &*(context as *const PortShared) };
+    run_queue(&Env::from_raw(env), shared);
+}
+
+thread_local! {
+    /// While this JS thread reads a stdio server's replies (`reading_replies`): its
+    /// environment, and the ports whose calls the read woke, to settle once it is done.
+    static READING: RefCell<Option<(sys::napi_env, Vec<Arc<PortShared>>)>> =
+        const { RefCell::new(None) };
+}
+
+/// Runs `read` (the JS thread of `env` reading a stdio server's replies), then polls and
+/// settles the calls of `env` it woke, on this turn of the loop, inside a callback scope (so
+/// their promises' reactions run when it closes, as after any callback from Node). Other
+/// environments' calls, and wake-ups from anywhere else, go through the threadsafe function.
+pub(crate) fn reading_replies<T>(env: sys::napi_env, read: impl FnOnce() -> T) -> T {
+    READING.with(|r| *r.borrow_mut() = Some((env, Vec::new())));
+    let out = read();
+    let woken = READING.with(|r| r.borrow_mut().take());
+    for shared in woken.map(|(_, ports)| ports).unwrap_or_default() {
+        settle_now(env, &shared);
+    }
+    out
+}
+
+/// Whether `shared`'s calls, just queued, are settled by the read this thread is doing
+/// (`reading_replies`) rather than by a wake-up through the threadsafe function.
+fn settled_after_reading(shared: &Arc<PortShared>) -> bool {
+    READING.with(|r| match &mut *r.borrow_mut() {
+        Some((env, ports)) if *env == shared.env => {
+            ports.push(shared.clone());
+            true
+        }
+        _ => false,
+    })
+}
+
+/// Polls and settles `shared`'s queued calls from outside any JS callback (libuv's), as
+/// Node-API asks: in a handle scope and a callback scope.
+fn settle_now(raw: sys::napi_env, shared: &PortShared) {
+    if shared.state.lock().unwrap().closed {
+        return;
+    }
+    let mut handles = ptr::null_mut();
+    let mut resource = ptr::null_mut();
+    let mut scope = ptr::null_mut();
+    // SAFETY: on the JS thread of `raw`, with no script on the stack (a libuv callback); the
+    // async context lives until `finalize`, which has not run (`closed` is false).
+    unsafe {
+        sys::napi_open_handle_scope(raw, &mut handles);
+        sys::napi_create_object(raw, &mut resource);
+        let opened = sys::napi_open_callback_scope(raw, resource, shared.async_context, &mut scope)
+            == sys::Status::napi_ok;
+        run_queue(&Env::from_raw(raw), shared);
+        if opened {
+            sys::napi_close_callback_scope(raw, scope);
+        }
+        sys::napi_close_handle_scope(raw, handles);
+    }
+}
+
+/// Polls the port's queued calls and settles those that finished; on the JS thread.
+fn run_queue(env: &Env, shared: &PortShared) {
     let batch = {
         let mut state = shared.state.lock().unwrap();
         state.scheduled = false;
         std::mem::take(&mut state.queue)
     };
-    let env = Env::from_raw(env);
     let mut count = 0;
     for item in batch {
         match item {
             Item::Poll(call) => {
-                if call.run(&env, shared) {
+                if call.run(env, shared) {
                     count += 1;
                 }
             }
             Item::Reject(deferred) => {
                 let e = crate::error("cancelled", "the call was dropped");
-                settle(&env, shared, deferred, Outcome::Err(e));
+                settle(env, shared, deferred, Outcome::Err(e));
                 count += 1;
             }
         }
     }
-    shared.settled(&env, count);
+    shared.settled(env, count);
 }
 
 /// Resolves or rejects a call's promise; on the JS thread.
@@ -411,9 +496,9 @@ fn settle(env: &Env, shared: &PortShared, deferred: Deferred, outcome: Outcome) 
     // SAFETY: JS thread; every value made for this call lives in its own handle scope.
     unsafe { sys::napi_open_handle_scope(raw, &mut scope) };
     let value = match outcome {
-        Outcome::Value(f) => f
-            .make(env)
-            .map_err(|e| error_value(env, shared, &crate::internal(e))),
+        Outcome::Json(text) => {
+            parsed(env, shared, &text).map_err(|e| error_value(env, shared, &crate::internal(e)))
+        }
         Outcome::Err(e) => Err(error_value(env, shared, &e)),
     };
     // SAFETY: the deferred was made on this thread and is settled once, here.
@@ -424,6 +509,24 @@ fn settle(env: &Env, shared: &PortShared, deferred: Deferred, outcome: Outcome) 
         };
         sys::napi_close_handle_scope(raw, scope);
     }
+}
+
+/// `JSON.parse(text)`; on the JS thread, inside the call's handle scope.
+fn parsed(env: &Env, shared: &PortShared, text: &str) -> napi::Result<sys::napi_value> {
+    use napi::JsValue;
+    let mut string = ptr::null_mut();
+    // SAFETY: JS thread; the string lives in the call's handle scope.
+    unsafe {
+        check(sys::napi_create_string_utf8(
+            env.raw(),
+            text.as_ptr().cast(),
+            text.len() as isize,
+            &mut string,
+        ))?;
+    }
+    // SAFETY: a string value made just above, on this thread.
+    let arg = unsafe { Unknown::from_raw_unchecked(env.raw(), string) };
+    Ok(shared.parse_json.borrow_back(env)?.call(arg)?.raw())
 }
 
 /// The error a call's promise rejects with: the addon's error (with its `code`) as

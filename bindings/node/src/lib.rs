@@ -502,14 +502,16 @@ impl NativePool {
     }
 
     /// Makes the queue `callTool` settles its promises through; `makeError(message)` turns an
-    /// addon error message into the error to reject with. Called once, by `Pool`.
-    #[napi(ts_args_type = "makeError: (error: Error) => Error")]
+    /// addon error message into the error to reject with, and `parseJson` is `JSON.parse`,
+    /// which makes the results. Called once, by `Pool`.
+    #[napi(ts_args_type = "makeError: (error: Error) => Error, parseJson: (text: string) => any")]
     pub fn init_calls(
         &self,
         env: &Env,
         make_error: FunctionRef<Unknown<'static>, Unknown<'static>>,
+        parse_json: FunctionRef<Unknown<'static>, Unknown<'static>>,
     ) -> Result<()> {
-        let port = calls::Port::new(env, make_error).map_err(internal)?;
+        let port = calls::Port::new(env, make_error, parse_json).map_err(internal)?;
         let _ = self.port.set(port);
         Ok(())
     }
@@ -562,7 +564,10 @@ impl NativePool {
             .await;
             drop(guard);
             match result {
-                Ok(r) => calls::Outcome::Value(Box::new(r)),
+                Ok(r) => match serde_json::to_string(&r) {
+                    Ok(json) => calls::Outcome::Json(json),
+                    Err(e) => calls::Outcome::Err(error("internal", e.to_string())),
+                },
                 Err(e) => calls::Outcome::Err(e),
             }
         };

@@ -140,7 +140,8 @@ unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_
         Pumped::Ended
     } else {
         let _entered = crate::runtime().enter();
-        reader.pump()
+        // SAFETY: the environment is alive (its loop runs this).
+        crate::calls::reading_replies(unsafe { (*watch).env }, || reader.pump())
     };
     // Ended, or rmcp's side has all it may take for now (the pipe stays readable): a full
     // pipe goes back to the runtime, which reads it at rmcp's pace, and a later call of this
