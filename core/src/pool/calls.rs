@@ -700,7 +700,9 @@ impl Pool {
         }
         let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
         loop {
-            let round = match send(params.clone()).await {
+            // Boxed: an rmcp request's future is some 7 KB, and every future awaiting this
+            // one (a served request's, spawned and moved whole) would carry it.
+            let round = match Box::pin(send(params.clone())).await {
                 Ok(round) => round,
                 Err(e) => return Err(slot.request_failed(&self.inner, conn, method, e).await),
             };
@@ -725,10 +727,7 @@ impl Inner {
         options: CallOptions,
         round: Option<InputRound>,
     ) -> Result<CallRound> {
-        let conn = match slot.ready_connection(self) {
-            Some(c) => c,
-            None => Box::pin(slot.connection(self)).await?,
-        };
+        let conn = slot.connection(self).await?;
         let timeout = options
             .timeout
             .or(slot.record.read().unwrap().timeouts.tool(tool))

@@ -121,10 +121,7 @@ impl Pool {
     async fn server_skills(&self, server_id: &str) -> Result<Vec<SkillInfo>> {
         let _flight = self.inner.begin()?;
         let slot = self.slot_for(&self.inner.slot(server_id)?)?;
-        let conn = match slot.ready_connection(&self.inner) {
-            Some(conn) => conn,
-            None => Box::pin(slot.connection(&self.inner)).await?,
-        };
+        let conn = slot.connection(&self.inner).await?;
         let offers = conn
             .peer
             .peer_info()

@@ -346,6 +346,13 @@ impl Slot {
         if let Some(c) = self.ready_connection(inner) {
             return Ok(c);
         }
+        // Boxed: a connect's future is some 16 KB (an HTTP session's setup), and every
+        // request that may connect would otherwise carry it, and copy it when spawned.
+        Box::pin(self.checked_or_new(inner)).await
+    }
+
+    /// The live connection once checked, else a new one; under the connect lock.
+    async fn checked_or_new(self: &Arc<Self>, inner: &Arc<Inner>) -> Result<Arc<Connection>> {
         let _guard = self.connect_lock.lock().await;
         if let Some(c) = self.current() {
             if c.is_alive() {

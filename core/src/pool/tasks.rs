@@ -221,10 +221,7 @@ impl Pool {
     async fn task_connection(&self, server_id: &str) -> Result<(String, Arc<Connection>)> {
         let _flight = self.inner.begin()?;
         let slot = self.slot_for(&self.inner.slot(server_id)?)?;
-        let conn = match slot.ready_connection(&self.inner) {
-            Some(conn) => conn,
-            None => Box::pin(slot.connection(&self.inner)).await?,
-        };
+        let conn = slot.connection(&self.inner).await?;
         Ok((slot.name(), conn))
     }
 
@@ -238,7 +235,8 @@ impl Pool {
         sent: impl std::future::Future<Output = std::result::Result<T, ServiceError>>,
     ) -> Result<T> {
         let limit = self.inner.opts.request_timeout();
-        let answer = tokio::time::timeout(limit, sent)
+        // Boxed, as in `in_rounds`: an rmcp request's future is large.
+        let answer = tokio::time::timeout(limit, Box::pin(sent))
             .await
             .map_err(|_| Error::Timeout {
                 what: format!("{method} of task {id} on server '{server}'"),
@@ -401,7 +399,7 @@ impl Inner {
     /// A new connection to the call's server, to go on polling there.
     async fn reconnect(self: &Arc<Self>, call: &ToolCall<'_>) -> Result<Arc<Connection>> {
         tokio::time::sleep(MIN_POLL).await;
-        Box::pin(call.slot.connection(self)).await
+        call.slot.connection(self).await
     }
 }
 

@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
+use memchr::memmem::Finder;
 use rmcp::ErrorData;
 use rmcp::Service;
 use rmcp::model::{
@@ -233,7 +234,10 @@ impl Lane {
             self.calls.clone(),
         );
         tokio::spawn(async move {
-            let answer = match Service::handle_request(&gateway, request, context).await {
+            // Boxed: the request's future is some 7 KB, and a task's own future is copied
+            // whole as it is spawned and again as it ends, where a box moves as a pointer.
+            let handled = Box::pin(Service::handle_request(&gateway, request, context));
+            let answer = match handled.await {
                 Ok(result) => ServerJsonRpcMessage::response(result, id.clone()),
                 Err(error) => ServerJsonRpcMessage::error(error, Some(id.clone())),
             };
@@ -264,8 +268,11 @@ struct Head<'a> {
 /// Whether a line may be a tool call or a cancel: a scan for the method's name, so the other
 /// lines (the loop's) are not parsed twice.
 fn might_concern_lane(line: &[u8]) -> bool {
-    memchr::memmem::find(line, b"tools/call").is_some()
-        || memchr::memmem::find(line, b"notifications/cancelled").is_some()
+    // Built once: `memmem::find` builds its searcher on every call.
+    static CALL: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"tools/call"));
+    static CANCEL: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(b"notifications/cancelled"));
+    CALL.find(line).is_some() || CANCEL.find(line).is_some()
 }
 
 /// One read of [`LineReader::next`].

@@ -205,9 +205,12 @@ impl Gateway {
     async fn served_tools(&self) -> Result<Vec<(String, ToolInfo)>, ErrorData> {
         let profile = self.profile();
         // A stopped server's tools come from the catalog: a client listing does not start it.
-        let tools: Vec<ToolInfo> = self
+        // Boxed: a listing's future is large, and every request's future (a call's too,
+        // which lists when it meets a name it has not seen) is as large as its largest step.
+        let listing = self
             .pool
-            .list_tools_with(None, crate::pool::ListOptions::known())
+            .list_tools_with(None, crate::pool::ListOptions::known());
+        let tools: Vec<ToolInfo> = Box::pin(listing)
             .await
             .map_err(to_error_data)?
             .into_iter()
@@ -241,9 +244,7 @@ impl Gateway {
     /// The profile's prompts under their served names.
     async fn served_prompts(&self) -> Result<Vec<(String, PromptInfo)>, ErrorData> {
         let profile = self.profile();
-        let prompts: Vec<PromptInfo> = self
-            .pool
-            .list_prompts(None)
+        let prompts: Vec<PromptInfo> = Box::pin(self.pool.list_prompts(None))
             .await
             .map_err(to_error_data)?
             .into_iter()
@@ -703,7 +704,7 @@ impl Gateway {
     )> {
         let level = super::logging::from_mcp(context.meta.log_level()?)?;
         let server = self.pool.tool_server(&tool.id)?;
-        self.pool.hear_logs_at(level).await;
+        Box::pin(self.pool.hear_logs_at(level)).await;
         let client_level = Arc::new(ClientLevel::default());
         client_level.set(level);
         let (done, until) = tokio::sync::oneshot::channel::<()>();
@@ -1056,7 +1057,7 @@ impl ServerHandler for Gateway {
         let level = super::logging::from_mcp(request.level)
             .ok_or_else(|| ErrorData::invalid_params("an unknown log level", None))?;
         let first = self.log_level.set(level);
-        self.pool.hear_logs_at(level).await;
+        Box::pin(self.pool.hear_logs_at(level)).await;
         if first {
             let relay = super::logging::relay(
                 self.pool.clone(),

@@ -81,8 +81,11 @@ impl Callers {
     }
 
     /// Runs `call` as `peer`'s, so that what the pool asks within it goes to `peer`.
-    pub async fn as_caller<T>(peer: Peer<RoleServer>, call: impl Future<Output = T>) -> T {
-        CALLER.scope(peer, call).await
+    pub fn as_caller<F: Future>(
+        peer: Peer<RoleServer>,
+        call: F,
+    ) -> impl Future<Output = F::Output> {
+        CALLER.scope(peer, call)
     }
 }
 
