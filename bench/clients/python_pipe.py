@@ -36,15 +36,19 @@ async def main(parsed: bool) -> None:
     waiting: dict[int, asyncio.Future[Any]] = {}
     pending = b""
 
-    def readable() -> None:
+    def take_lines() -> list[bytes]:
+        """The whole lines the server has written since the last read; none once it closed."""
         nonlocal pending
         data = os.read(r, 1 << 16)
         if not data:
             loop.remove_reader(r)
-            return
+            return []
         pending += data
         *lines, pending = pending.split(b"\n")
-        for line in lines:
+        return lines
+
+    def readable() -> None:
+        for line in take_lines():
             # The bench server writes `{"id":N,...`.
             start = line.index(b'"id":') + 5
             end = line.index(b",", start)
@@ -53,14 +57,7 @@ async def main(parsed: bool) -> None:
                 future.set_result(line)
 
     def readable_parsed() -> None:
-        nonlocal pending
-        data = os.read(r, 1 << 16)
-        if not data:
-            loop.remove_reader(r)
-            return
-        pending += data
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
+        for line in take_lines():
             message = json.loads(line)
             future = waiting.pop(message["id"], None)
             if future is not None and not future.done():

@@ -244,7 +244,9 @@ impl Gateway {
     /// The profile's prompts under their served names.
     async fn served_prompts(&self) -> Result<Vec<(String, PromptInfo)>, ErrorData> {
         let profile = self.profile();
-        let prompts: Vec<PromptInfo> = Box::pin(self.pool.list_prompts(None))
+        let prompts: Vec<PromptInfo> = self
+            .pool
+            .list_prompts(None)
             .await
             .map_err(to_error_data)?
             .into_iter()
