@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rmcp::model::CacheScope;
@@ -176,9 +177,19 @@ impl Inner {
             generation,
             connection: conn.generation,
         });
-        let differs = previous.is_some_and(|p| p.tools != tools);
+        let changed = previous.filter(|p| p.tools != tools);
+        let differs = changed.is_some();
         if differs {
             slot.validators.clear();
+        }
+        // A change the server announced (a `list_changed` heard since the last list was
+        // asked for, or while this one was on its way) was told to hosts as it was heard; one
+        // found otherwise (a refresh after the TTL, a reconnect, a server that forgot to say)
+        // is told now. Not twice for one announced change: every host would list again for
+        // nothing. A list that arrives before the server's own `list_changed` is told, and
+        // then the notification is: the pool cannot know that one is on its way.
+        let heard = slot.shared.tools_generation.load(Ordering::SeqCst);
+        if changed.is_some_and(|p| p.generation == heard) {
             slot.shared.tools_changed();
         }
         if differs || catalog_changed {

@@ -35,7 +35,8 @@ async fn resource_uris(pool: &Pool, server: &str, options: ListOptions) -> Vec<S
 async fn a_refresh_lists_what_a_server_changed_without_saying() {
     let pool = pool().await;
     for (era, args) in ERAS {
-        add_test_server(&pool, era, args).await;
+        let record = add_test_server(&pool, era, args).await;
+        let mut events = pool.events();
         let before = pool.list_tools(Some(era)).await.unwrap();
         let resources_before = resource_uris(&pool, era, ListOptions::default()).await;
         let quiet = format!("quiet_{era}");
@@ -63,6 +64,14 @@ async fn a_refresh_lists_what_a_server_changed_without_saying() {
             .await
             .unwrap();
         assert!(names(&fresh).contains(&quiet), "{era}: {:?}", names(&fresh));
+        // Found by the pool, not said by the server: told by the pool, once.
+        let told = std::iter::from_fn(|| events.try_recv())
+            .filter(|e| matches!(e, Event::ToolsChanged { server_id } if *server_id == record.id))
+            .count();
+        assert_eq!(
+            told, 1,
+            "{era}: tools:changed events for a change found by a refresh"
+        );
         let after = pool.list_tools(None).await.unwrap();
         assert!(
             after.iter().any(|t| t.id == format!("mcp__{era}__{quiet}")),
