@@ -12,6 +12,7 @@ pub mod auth;
 pub mod config;
 mod error;
 pub mod events;
+mod fast_map;
 mod front_matter;
 pub mod host;
 mod memory;

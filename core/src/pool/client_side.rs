@@ -5,7 +5,7 @@
     reason = "server logging (SEP-2577) is deprecated but still sent"
 )]
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -38,7 +38,7 @@ const EARLY_PROGRESS: usize = 64;
 /// Where each progress token's updates go.
 #[derive(Default)]
 struct ProgressRoutes {
-    map: HashMap<ProgressToken, ProgressFn>,
+    map: crate::fast_map::FastMap<ProgressToken, ProgressFn>,
     /// Updates for tokens nobody routes (yet), oldest first.
     early: VecDeque<(ProgressToken, Progress)>,
 }

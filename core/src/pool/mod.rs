@@ -30,7 +30,7 @@ mod tell_on_drop;
 mod tool_index;
 mod widgets;
 
-use std::collections::HashMap;
+use crate::fast_map::FastMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -81,7 +81,7 @@ pub(crate) struct Inner {
     opts: PoolOptions,
     events: EventBus,
     /// Servers visible to this pool, by id.
-    slots: RwLock<HashMap<String, Arc<Slot>>>,
+    slots: RwLock<FastMap<String, Arc<Slot>>>,
     /// Clients' own connections to `perClient` servers.
     clients: client_scope::ClientSlots,
     /// Tool id → (server id, tool name), rebuilt whenever tool lists are fetched.
@@ -147,9 +147,9 @@ impl Pool {
         };
         let inner = Arc::new(Inner {
             events: EventBus::new(1024),
-            slots: RwLock::new(HashMap::new()),
+            slots: RwLock::new(FastMap::default()),
             clients: Default::default(),
-            tool_index: RwLock::new(HashMap::new()),
+            tool_index: RwLock::new(FastMap::default()),
             in_flight: AtomicUsize::new(0),
             idle: Notify::new(),
             closing: AtomicBool::new(false),

@@ -2,7 +2,7 @@
 //! whose names share a prefix, and each server's tool list fetched (once at a time) or taken
 //! from its cache.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use crate::tools::stored_tool::StoredTool;
 use crate::tools::{ToolInfo, describe, server_prefix};
 
 /// Which server, and which of its tools, each tool id names.
-pub(super) type ToolIndex = HashMap<String, (String, String)>;
+pub(super) type ToolIndex = crate::fast_map::FastMap<String, (String, String)>;
 
 /// Records that `id` names `server`'s tool `name`. Most listings name every tool as the last
 /// one did: nothing is copied then.

@@ -8,7 +8,6 @@
 //! Messages the loop sends and the lane's answers share one writer, in the order they were
 //! made, so a call's progress still precedes its answer.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
@@ -18,9 +17,8 @@ use memchr::memmem::Finder;
 use rmcp::ErrorData;
 use rmcp::Service;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientNotification,
-    ClientRequest, JsonRpcVersion2_0, ProtocolVersion, RequestId, ServerJsonRpcMessage,
-    ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, ProtocolVersion,
+    RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, ServiceRole};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -110,7 +108,7 @@ pub(super) struct Lane {
     /// Calls in the lane by request id: a client's `notifications/cancelled` cancels one, and
     /// an answer is written only while its call is still here (as the loop drops the answer
     /// of a cancelled request).
-    calls: Arc<Mutex<HashMap<RequestId, CancellationToken>>>,
+    calls: Arc<Mutex<crate::fast_map::FastMap<RequestId, CancellationToken>>>,
 }
 
 impl Lane {
@@ -192,20 +190,22 @@ impl Lane {
         let Ok(head) = serde_json::from_slice::<Head>(line) else {
             return false;
         };
+        if head.version != "2.0" {
+            return false;
+        }
         match (head.method.as_deref(), head.id, head.params) {
-            (Some("tools/call"), Some(id), Some(params)) => {
-                // What does not parse goes to the loop, which answers it as it always has.
-                let Ok(params) = serde_json::from_str::<CallToolRequestParams>(params.get()) else {
+            (Some("tools/call"), Some(LaneId(id)), Some(params)) => {
+                // What is not a call's params goes to the loop, which answers it as it
+                // always has.
+                let Some(params) = params.into_call() else {
                     return false;
                 };
                 self.call(session, id, params);
                 true
             }
             (Some("notifications/cancelled"), None, Some(params)) => {
-                if let Ok(cancelled) =
-                    serde_json::from_str::<CancelledNotificationParam>(params.get())
-                    && let Some(id) = cancelled.request_id.as_ref()
-                    && let Some(call) = self.calls.lock().unwrap().remove(id)
+                if let Some(LaneId(id)) = params.request_id
+                    && let Some(call) = self.calls.lock().unwrap().remove(&id)
                 {
                     call.cancel();
                 }
@@ -251,18 +251,82 @@ impl Lane {
     }
 }
 
-/// A client's JSON-RPC message, read only as far as the lane needs: rmcp's own parse of a
-/// whole message buffers it through serde's untagged machinery, most of the lane's time.
+/// A client's JSON-RPC message, read only as far as the lane needs, in one pass: rmcp's own
+/// parse of a whole message buffers it through serde's untagged machinery, and reading the
+/// params apart (as a raw value, then as a call's) scanned them twice.
 #[derive(serde::Deserialize)]
 struct Head<'a> {
     /// "2.0", else the line is the loop's to refuse.
-    #[serde(rename = "jsonrpc")]
-    _version: JsonRpcVersion2_0,
-    id: Option<RequestId>,
+    #[serde(rename = "jsonrpc", borrow)]
+    version: std::borrow::Cow<'a, str>,
+    id: Option<LaneId>,
     #[serde(borrow)]
     method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    params: Option<&'a serde_json::value::RawValue>,
+    params: Option<LaneParams>,
+}
+
+/// The params of the two messages the lane reads: a `tools/call` (rmcp's
+/// `CallToolRequestParams`, field for field) and a `notifications/cancelled` (its
+/// `requestId`). A line whose params do not fit goes to the loop.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LaneParams {
+    #[serde(rename = "_meta")]
+    meta: Option<rmcp::model::RequestMetaObject>,
+    name: Option<std::borrow::Cow<'static, str>>,
+    arguments: Option<rmcp::model::JsonObject>,
+    input_responses: Option<rmcp::model::InputResponses>,
+    request_state: Option<String>,
+    request_id: Option<LaneId>,
+}
+
+impl LaneParams {
+    /// A call's params as rmcp's parse of the request would make them; `None` without a name.
+    fn into_call(self) -> Option<CallToolRequestParams> {
+        let mut call = CallToolRequestParams::new(self.name?);
+        call.meta = self.meta;
+        call.arguments = self.arguments;
+        call.input_responses = self.input_responses;
+        call.request_state = self.request_state;
+        Some(call)
+    }
+}
+
+/// A request id read as rmcp reads one (an integer, also in float form such as `1.0`, or a
+/// string), without going through a `serde_json::Value` first.
+struct LaneId(RequestId);
+
+impl<'de> serde::Deserialize<'de> for LaneId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = LaneId;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<LaneId, E> {
+                Ok(LaneId(RequestId::Number(n)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<LaneId, E> {
+                i64::try_from(n)
+                    .map(|n| LaneId(RequestId::Number(n)))
+                    .map_err(|_| E::custom("Number too large for i64"))
+            }
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<LaneId, E> {
+                // rmcp's bound: integers that a double holds exactly.
+                const MAX_EXACT: f64 = 9_007_199_254_740_992.0;
+                if f.fract() == 0.0 && f.abs() < MAX_EXACT {
+                    Ok(LaneId(RequestId::Number(f as i64)))
+                } else {
+                    Err(E::custom("Expected an integer"))
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<LaneId, E> {
+                Ok(LaneId(RequestId::String(s.into())))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// Whether a line may be a tool call or a cancel: a scan for the method's name, so the other
@@ -378,15 +442,23 @@ impl Output {
         (output, task)
     }
 
-    /// Queues `message` as one line.
+    /// Queues `message` as one line, written straight into the queue.
     fn send(&self, message: &ServerJsonRpcMessage) {
-        match serde_json::to_vec(message) {
-            Ok(mut line) => {
-                line.push(b'\n');
-                self.queue(&line);
-            }
-            Err(e) => tracing::error!("a served call's answer could not be written: {e}"),
+        let mut state = self.state.lock().unwrap();
+        if state.closed {
+            return;
         }
+        let start = state.bytes.len();
+        if let Err(e) = serde_json::to_writer(&mut state.bytes, message) {
+            state.bytes.truncate(start);
+            drop(state);
+            tracing::error!("a served call's answer could not be written: {e}");
+            return;
+        }
+        state.bytes.push(b'\n');
+        state.total += (state.bytes.len() - start) as u64;
+        drop(state);
+        self.queued.notify_one();
     }
 
     /// Queues whole lines; returns the count of bytes queued so far, or `None` once closed.
@@ -560,6 +632,47 @@ mod tests {
         drop(writing);
         let _ = serving.await.unwrap().unwrap().waiting().await;
         pool.close().await;
+    }
+
+    /// The lane reads a call's id and params as rmcp's parse of the request would.
+    #[test]
+    fn a_call_is_read_as_rmcp_reads_it() {
+        let line = br#"{"params":{"_meta":{"progressToken":7},"arguments":{"text":"hi"},"name":"a__echo","requestState":"s"},"method":"tools/call","id":1.0,"jsonrpc":"2.0"}"#;
+        let head: Head = serde_json::from_slice(line).unwrap();
+        assert_eq!(head.version, "2.0");
+        assert_eq!(head.method.as_deref(), Some("tools/call"));
+        assert!(matches!(head.id, Some(LaneId(RequestId::Number(1)))));
+        let ours = head.params.unwrap().into_call().unwrap();
+        let line: serde_json::Value = serde_json::from_slice(line).unwrap();
+        let rmcps: CallToolRequestParams = serde_json::from_value(line["params"].clone()).unwrap();
+        assert_eq!(ours, rmcps);
+
+        for (id, read) in [
+            (r#""x-1""#, Some(RequestId::String("x-1".into()))),
+            ("42", Some(RequestId::Number(42))),
+            ("-3", Some(RequestId::Number(-3))),
+            ("1.5", None),
+            ("18446744073709551615", None),
+            ("{}", None),
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call"}}"#);
+            let head = serde_json::from_str::<Head>(&line).ok();
+            let got = head.and_then(|h| h.id).map(|LaneId(id)| id);
+            assert_eq!(got, read, "{line}");
+        }
+        // A call without a name is the loop's to refuse; so is another version.
+        let nameless: Head =
+            serde_json::from_str(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#)
+                .unwrap();
+        assert!(nameless.params.unwrap().into_call().is_none());
+        let other: Head = serde_json::from_str(r#"{"jsonrpc":"1.0","id":1}"#).unwrap();
+        assert_ne!(other.version, "2.0");
+        let cancel: Head = serde_json::from_str(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r","reason":"x"}}"#,
+        )
+        .unwrap();
+        let id = cancel.params.unwrap().request_id.map(|LaneId(id)| id);
+        assert_eq!(id, Some(RequestId::String("r".into())));
     }
 
     async fn lines_of(input: &[u8]) -> Vec<String> {

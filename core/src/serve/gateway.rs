@@ -54,7 +54,7 @@ pub struct Gateway {
     pool: Pool,
     options: Arc<ServeOptions>,
     /// Served tool name → the pool's tool id, as of the last listing.
-    tools: Arc<Mutex<HashMap<String, ServedTool>>>,
+    tools: Arc<Mutex<crate::fast_map::FastMap<String, ServedTool>>>,
     /// The clients with a call in flight, for the upstreams' requests of them.
     callers: Arc<Callers>,
     /// Every client's resource subscriptions (shared by the pool's gateways).
@@ -669,17 +669,20 @@ impl Gateway {
     fn round_of(
         &self,
         context: &RequestContext<RoleServer>,
-        request: &str,
+        request: std::fmt::Arguments<'_>,
         responses: Option<rmcp::model::InputResponses>,
         state: Option<&str>,
     ) -> Result<Option<ClientRound>, ErrorData> {
         if !is_modern(context) {
             return Ok(None);
         }
-        let input = super::input_rounds::from_client(&self.seal, request, responses, state)?;
+        // Named only here: a call of a client with a session (every call, for most) does
+        // not pay for the text.
+        let request = request.to_string();
+        let input = super::input_rounds::from_client(&self.seal, &request, responses, state)?;
         Ok(Some(ClientRound {
             input,
-            asked_as: request.to_string(),
+            asked_as: request,
         }))
     }
 
@@ -1112,7 +1115,7 @@ impl ServerHandler for Gateway {
         // A 2026-07-28 client has no session to be asked on: it is asked in rounds.
         let round = self.round_of(
             &context,
-            &format!("tool {}", request.name),
+            format_args!("tool {}", request.name),
             request.input_responses,
             request.request_state.as_deref(),
         )?;
@@ -1173,7 +1176,7 @@ impl ServerHandler for Gateway {
         let asked_as = format!("resource {}", request.uri);
         let round = self.round_of(
             &context,
-            &asked_as,
+            format_args!("{asked_as}"),
             request.input_responses,
             request.request_state.as_deref(),
         )?;
@@ -1221,7 +1224,7 @@ impl ServerHandler for Gateway {
         let asked_as = format!("prompt {}", request.name);
         let round = self.round_of(
             &context,
-            &asked_as,
+            format_args!("{asked_as}"),
             request.input_responses,
             request.request_state.as_deref(),
         )?;

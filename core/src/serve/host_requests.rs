@@ -11,7 +11,6 @@
     reason = "sampling is deprecated by SEP-2577 but servers still use it"
 )]
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -32,7 +31,7 @@ type Queue = Vec<(u64, Peer<RoleServer>)>;
 /// The served clients with a call in flight, by the upstream server's id.
 #[derive(Default)]
 pub struct Callers {
-    waiting: Mutex<HashMap<String, Queue>>,
+    waiting: Mutex<crate::fast_map::FastMap<String, Queue>>,
     next: AtomicU64,
 }
 
@@ -59,12 +58,15 @@ impl Callers {
     /// Notes that `peer` is calling a tool of `server_id` until the guard drops.
     pub fn enter(self: &Arc<Self>, server_id: String, peer: Peer<RoleServer>) -> Waiting {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.waiting
-            .lock()
-            .unwrap()
-            .entry(server_id.clone())
-            .or_default()
-            .push((id, peer));
+        let mut waiting = self.waiting.lock().unwrap();
+        // The key is copied only for a server nobody was waiting on: this runs on every call.
+        match waiting.get_mut(&server_id) {
+            Some(queue) => queue.push((id, peer)),
+            None => {
+                waiting.insert(server_id.clone(), vec![(id, peer)]);
+            }
+        }
+        drop(waiting);
         Waiting {
             callers: self.clone(),
             server_id,
