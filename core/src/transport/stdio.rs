@@ -68,15 +68,23 @@ impl StderrTail {
         }
     }
 
-    fn keep(&self, line: &str) {
-        let mut line = line.trim_end().to_string();
-        if line.is_empty() {
-            return;
-        }
+    /// `line` with every env value of the config in it replaced by `<redacted>`: the same
+    /// line as a `log` event and in an error, so a host that shows or stores the server's
+    /// messages does not keep its token either.
+    fn redacted(&self, mut line: String) -> String {
         for secret in &self.secrets {
             if line.contains(secret.as_str()) {
                 line = line.replace(secret.as_str(), "<redacted>");
             }
+        }
+        line
+    }
+
+    /// Keeps a line (already [`StderrTail::redacted`]) among the last ones.
+    fn keep(&self, line: &str) {
+        let mut line = line.trim_end().to_string();
+        if line.is_empty() {
+            return;
         }
         if let Some((cut, _)) = line.char_indices().nth(TAIL_LINE_CHARS) {
             line.truncate(cut);
@@ -128,6 +136,7 @@ pub(crate) fn spawn(
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
+                let line = tail.redacted(line);
                 tail.keep(&line);
                 events.emit(Event::Log {
                     server_id: server_id.to_string(),

@@ -116,10 +116,20 @@ async fn a_server_that_dies_as_it_starts_says_why() {
             && token.ends_with("Error: GITHUB_TOKEN is not set"),
         "{token}"
     );
+    let mut events = pool.events();
     let refused = error("refused").await;
     assert!(
         refused.ends_with("token <redacted> was refused") && !refused.contains("ghp_"),
         "{refused}"
+    );
+    // And so is the line as a `log` event, which a host may show or store.
+    let logged = wait_event(&mut events, Duration::from_secs(5), |e| {
+        matches!(e, Event::Log { source, message, .. } if source == "stderr" && message.contains("was refused"))
+    })
+    .await;
+    assert!(
+        matches!(&logged, Some(Event::Log { message, .. }) if message == "token <redacted> was refused"),
+        "{logged:?}"
     );
     let module = error("module").await;
     assert!(
