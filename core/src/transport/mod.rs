@@ -2,6 +2,7 @@
 //! serve a client over.
 
 pub(crate) mod direct;
+pub(crate) mod env_secrets;
 pub(crate) mod http;
 pub(crate) mod http_limit;
 pub(crate) mod limit;

@@ -16,6 +16,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::Mutex;
 
 use super::direct::Direct;
+use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
 use super::stdout_reader::StdoutReader;
 use crate::config::record::ServerRecord;
@@ -45,42 +46,22 @@ pub(crate) struct ChildProcess {
 const TAIL_LINES: usize = 5;
 const TAIL_LINE_CHARS: usize = 300;
 
-/// Env values shorter than this are not taken for secrets (`1`, `true`, a port).
-const SECRET_MIN_CHARS: usize = 6;
-
 /// The last lines a server wrote to stderr. A server that dies as it starts (a token not set,
 /// a module not installed) says why there and nowhere else, and its user needs to read it in
 /// the connection's error rather than in a log they did not open. Errors never carry a
 /// config's env values, so a line that repeats one (a token refused) has it redacted.
 struct StderrTail {
     lines: std::sync::Mutex<std::collections::VecDeque<String>>,
-    secrets: Vec<String>,
 }
 
 impl StderrTail {
-    fn new(record: &ServerRecord) -> StderrTail {
+    fn new() -> StderrTail {
         StderrTail {
             lines: Default::default(),
-            secrets: (record.config.env.values())
-                .filter(|v| v.chars().count() >= SECRET_MIN_CHARS)
-                .cloned()
-                .collect(),
         }
     }
 
-    /// `line` with every env value of the config in it replaced by `<redacted>`: the same
-    /// line as a `log` event and in an error, so a host that shows or stores the server's
-    /// messages does not keep its token either.
-    fn redacted(&self, mut line: String) -> String {
-        for secret in &self.secrets {
-            if line.contains(secret.as_str()) {
-                line = line.replace(secret.as_str(), "<redacted>");
-            }
-        }
-        line
-    }
-
-    /// Keeps a line (already [`StderrTail::redacted`]) among the last ones.
+    /// Keeps a line (already redacted) among the last ones.
     fn keep(&self, line: &str) {
         let mut line = line.trim_end().to_string();
         if line.is_empty() {
@@ -128,15 +109,17 @@ pub(crate) fn spawn(
     let stdin = Arc::new(Mutex::new(child.stdin.take()));
     let stdout = child.stdout.take().expect("stdout is piped");
     let server_id: Arc<str> = record.id.as_str().into();
-    let stderr_tail = Arc::new(StderrTail::new(record));
+    let secrets = Arc::new(EnvSecrets::of(record));
+    let stderr_tail = Arc::new(StderrTail::new());
     let stderr_reader = child.stderr.take().map(|stderr| {
         let events = events.clone();
         let server_id = server_id.clone();
         let tail = stderr_tail.clone();
+        let secrets = secrets.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                let line = tail.redacted(line);
+                let line = secrets.redacted(line);
                 tail.keep(&line);
                 events.emit(Event::Log {
                     server_id: server_id.to_string(),
@@ -150,7 +133,7 @@ pub(crate) fn spawn(
     let direct = Direct::new(stdin.clone());
     let stdout = stdout
         .into_owned_fd()
-        .and_then(|fd| StdoutReader::new(fd, limit, server_id, events, direct.clone()))
+        .and_then(|fd| StdoutReader::new(fd, limit, server_id, events, direct.clone(), secrets))
         .map_err(|e| Error::connection(&record.name, format!("cannot read `{command}`: {e}")))?;
     direct.read_by(&stdout);
     let transport = StdioTransport {

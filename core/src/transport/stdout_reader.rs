@@ -30,6 +30,7 @@ use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
 
 use super::direct::Direct;
+use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
 use crate::events::{Event, EventBus};
 
@@ -71,6 +72,8 @@ pub struct StdoutReader {
     server_id: Arc<str>,
     events: EventBus,
     direct: Arc<Direct>,
+    /// Kept out of a line reported as not JSON-RPC.
+    secrets: Arc<EnvSecrets>,
 }
 
 /// The pipe as tokio sees it: a descriptor owned by the reader.
@@ -139,6 +142,7 @@ impl StdoutReader {
         server_id: Arc<str>,
         events: EventBus,
         direct: Arc<Direct>,
+        secrets: Arc<EnvSecrets>,
     ) -> std::io::Result<Arc<StdoutReader>> {
         set_nonblocking(stdout.as_raw_fd())?;
         Ok(Arc::new(StdoutReader {
@@ -160,6 +164,7 @@ impl StdoutReader {
             server_id,
             events,
             direct,
+            secrets,
         }))
     }
 
@@ -507,7 +512,7 @@ impl StdoutReader {
         match serde_json::from_slice(line) {
             Ok(msg) => Some(msg),
             Err(e) => {
-                let shown: String = String::from_utf8_lossy(&line[..line.len().min(200)]).into();
+                let shown = self.secrets.shown(line, 200);
                 self.report(format!(
                     "server wrote a line that is not JSON-RPC ({e}): {shown}"
                 ));
@@ -613,8 +618,15 @@ mod tests {
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let direct = Direct::new(Arc::new(tokio::sync::Mutex::new(None)));
         let limit = Arc::new(MessageLimit::new(max));
-        let reader =
-            StdoutReader::new(read, limit, "s".into(), EventBus::new(16), direct.clone()).unwrap();
+        let reader = StdoutReader::new(
+            read,
+            limit,
+            "s".into(),
+            EventBus::new(16),
+            direct.clone(),
+            Default::default(),
+        )
+        .unwrap();
         direct.read_by(&reader);
         (reader, std::fs::File::from(write))
     }
