@@ -30,7 +30,6 @@ mod tell_on_drop;
 mod tool_index;
 mod widgets;
 
-use crate::fast_map::FastMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -60,6 +59,7 @@ pub use tasks::{TaskFn, TaskRun, TaskUpdate};
 use crate::config::store::ConfigStore;
 use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
+use crate::fast_map::FastMap;
 use crate::host::Host;
 use crate::tools::catalog::Catalog;
 use crate::tools::host_tools::HostTools;

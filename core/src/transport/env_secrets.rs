@@ -13,6 +13,7 @@ const SECRET_MIN_CHARS: usize = 6;
 pub(crate) struct EnvSecrets(Vec<String>);
 
 impl EnvSecrets {
+    /// The values of `record`'s env long enough to be secrets.
     pub(crate) fn of(record: &ServerRecord) -> EnvSecrets {
         EnvSecrets(
             (record.config.env.values())
