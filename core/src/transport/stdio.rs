@@ -18,6 +18,7 @@ use tokio::sync::Mutex;
 use super::direct::Direct;
 use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
+use super::line_tail::LineTail;
 use super::stdout_reader::StdoutReader;
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
@@ -38,50 +39,11 @@ pub(crate) struct ChildProcess {
     done: bool,
     /// Reads stderr into `log` events until the pipe ends.
     stderr_reader: Option<tokio::task::JoinHandle<()>>,
-    stderr_tail: Arc<StderrTail>,
-}
-
-/// How many of a server's last stderr lines are kept, and how much of each: enough for the
-/// end of a Python traceback or a Node stack's message.
-const TAIL_LINES: usize = 5;
-const TAIL_LINE_CHARS: usize = 300;
-
-/// The last lines a server wrote to stderr. A server that dies as it starts (a token not set,
-/// a module not installed) says why there and nowhere else, and its user needs to read it in
-/// the connection's error rather than in a log they did not open. Errors never carry a
-/// config's env values, so a line that repeats one (a token refused) has it redacted.
-struct StderrTail {
-    lines: std::sync::Mutex<std::collections::VecDeque<String>>,
-}
-
-impl StderrTail {
-    fn new() -> StderrTail {
-        StderrTail {
-            lines: Default::default(),
-        }
-    }
-
-    /// Keeps a line (already redacted) among the last ones.
-    fn keep(&self, line: &str) {
-        let mut line = line.trim_end().to_string();
-        if line.is_empty() {
-            return;
-        }
-        if let Some((cut, _)) = line.char_indices().nth(TAIL_LINE_CHARS) {
-            line.truncate(cut);
-            line.push('…');
-        }
-        let mut lines = self.lines.lock().unwrap();
-        if lines.len() == TAIL_LINES {
-            lines.pop_front();
-        }
-        lines.push_back(line);
-    }
-
-    fn text(&self) -> Option<String> {
-        let lines = self.lines.lock().unwrap();
-        (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join("\n"))
-    }
+    stderr_tail: Arc<LineTail>,
+    /// Its stdout: what is left in it is read once the server has exited, for the report.
+    stdout: std::sync::Weak<StdoutReader>,
+    /// The lines on its stdout that were not JSON-RPC.
+    stdout_noise: Arc<LineTail>,
 }
 
 /// Spawns the server without a shell, in its own process group, env inherited then overlaid.
@@ -110,7 +72,8 @@ pub(crate) fn spawn(
     let stdout = child.stdout.take().expect("stdout is piped");
     let server_id: Arc<str> = record.id.as_str().into();
     let secrets = Arc::new(EnvSecrets::of(record));
-    let stderr_tail = Arc::new(StderrTail::new());
+    let stderr_tail = Arc::new(LineTail::default());
+    let stdout_noise = Arc::new(LineTail::default());
     let stderr_reader = child.stderr.take().map(|stderr| {
         let events = events.clone();
         let server_id = server_id.clone();
@@ -133,21 +96,26 @@ pub(crate) fn spawn(
     let direct = Direct::new(stdin.clone());
     let stdout = stdout
         .into_owned_fd()
-        .and_then(|fd| StdoutReader::new(fd, limit, server_id, events, direct.clone(), secrets))
+        .and_then(|fd| {
+            let noise = (secrets, stdout_noise.clone());
+            StdoutReader::new(fd, limit, server_id, events, direct.clone(), noise)
+        })
         .map_err(|e| Error::connection(&record.name, format!("cannot read `{command}`: {e}")))?;
     direct.read_by(&stdout);
-    let transport = StdioTransport {
-        stdin: stdin.clone(),
-        stdout,
-        direct,
-    };
     let process = ChildProcess {
         child,
         pgid: pid,
-        stdin,
+        stdin: stdin.clone(),
         done: false,
         stderr_reader,
         stderr_tail,
+        stdout: Arc::downgrade(&stdout),
+        stdout_noise,
+    };
+    let transport = StdioTransport {
+        stdin,
+        stdout,
+        direct,
     };
     Ok((transport, process))
 }
@@ -215,7 +183,8 @@ impl ChildProcess {
     }
 
     /// Why the server stopped answering, if it exits by itself within `wait`: how it exited
-    /// (`when`, e.g. " before it answered"), and the last lines of its stderr.
+    /// (`when`, e.g. " before it answered"), the last lines it wrote to stdout that were not
+    /// JSON-RPC (a message meant for stderr), and the last lines of its stderr.
     pub(crate) async fn exit_report(&mut self, wait: Duration, when: &str) -> Option<String> {
         if self.done {
             return None;
@@ -229,9 +198,21 @@ impl ChildProcess {
         if let Some(reader) = self.stderr_reader.take() {
             let _ = tokio::time::timeout(wait, reader).await;
         }
+        // What it wrote before it exited may still be in the pipe, or queued for an rmcp
+        // that stopped reading when a write to the exited server failed.
+        if let Some(stdout) = self.stdout.upgrade() {
+            stdout.settle();
+        }
         let mut report = format!("the server exited ({status}){when}");
+        let noise = self.stdout_noise.text();
+        if let Some(noise) = &noise {
+            report.push_str(", having written to stdout (where only JSON-RPC belongs):\n");
+            report.push_str(noise);
+        }
+        // Its stderr last: where a server says why, and what a reader looks at first.
         if let Some(stderr) = self.stderr_tail.text() {
-            report.push_str(", its stderr ending with:\n");
+            report.push_str(if noise.is_some() { "\nand" } else { "," });
+            report.push_str(" its stderr ending with:\n");
             report.push_str(&stderr);
         }
         Some(report)

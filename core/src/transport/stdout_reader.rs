@@ -32,6 +32,7 @@ use tokio::sync::futures::Notified;
 use super::direct::Direct;
 use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
+use super::line_tail::LineTail;
 use crate::events::{Event, EventBus};
 
 /// How long the runtime leaves a pipe to the event loop that watches it without looking: the
@@ -74,6 +75,17 @@ pub struct StdoutReader {
     direct: Arc<Direct>,
     /// Kept out of a line reported as not JSON-RPC.
     secrets: Arc<EnvSecrets>,
+    /// The last lines that were not JSON-RPC, for the report of the server's exit.
+    noise: Arc<LineTail>,
+}
+
+impl Drop for StdoutReader {
+    /// rmcp drops its transport, and so the reader, as soon as a write to a server that has
+    /// exited fails, which may be before anything the server wrote was read: it is read now,
+    /// for the report of the exit.
+    fn drop(&mut self) {
+        self.settle();
+    }
 }
 
 /// The pipe as tokio sees it: a descriptor owned by the reader.
@@ -142,7 +154,7 @@ impl StdoutReader {
         server_id: Arc<str>,
         events: EventBus,
         direct: Arc<Direct>,
-        secrets: Arc<EnvSecrets>,
+        (secrets, noise): (Arc<EnvSecrets>, Arc<LineTail>),
     ) -> std::io::Result<Arc<StdoutReader>> {
         set_nonblocking(stdout.as_raw_fd())?;
         Ok(Arc::new(StdoutReader {
@@ -165,6 +177,7 @@ impl StdoutReader {
             events,
             direct,
             secrets,
+            noise,
         }))
     }
 
@@ -242,6 +255,41 @@ impl StdoutReader {
             self.queued.notify_one();
         }
         outcome
+    }
+
+    /// Once the server has exited (or the reader goes): reads what is left in the pipe,
+    /// without waiting, and reads now the lines queued for rmcp, which may have stopped
+    /// taking them, so that what the server wrote that is not JSON-RPC is reported and kept
+    /// for the report of its exit. JSON-RPC lines stay queued, in order.
+    pub(crate) fn settle(&self) {
+        if self.ended.load(Ordering::Acquire) {
+            self.read_leftovers();
+        } else {
+            self.pump();
+        }
+        self.lock_queue()
+            .queue
+            .retain(|queued| !matches!(queued, Queued::Line(line) if self.parse(line).is_none()));
+    }
+
+    /// What the server wrote that nobody read once rmcp closed the stream (it closes it when
+    /// a write fails, which to a server that exited as it started may come before any read),
+    /// up to [`CHUNK`] bytes: read only for the lines that are not JSON-RPC in it.
+    fn read_leftovers(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *state;
+        if state.discarding.is_some() {
+            return;
+        }
+        let n = read(self.fd(), &mut state.chunk).unwrap_or(0);
+        let mut rest = &state.chunk[..n];
+        while !rest.is_empty() {
+            let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            state.line.extend_from_slice(&rest[..end]);
+            rest = &rest[(end + 1).min(rest.len())..];
+            self.parse(&state.line);
+            state.line.clear();
+        }
     }
 
     /// Splits the `n` bytes just read into lines and hands each on.
@@ -513,6 +561,7 @@ impl StdoutReader {
             Ok(msg) => Some(msg),
             Err(e) => {
                 let shown = self.secrets.shown(line, 200);
+                self.noise.keep(&shown);
                 self.report(format!(
                     "server wrote a line that is not JSON-RPC ({e}): {shown}"
                 ));

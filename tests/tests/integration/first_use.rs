@@ -89,6 +89,11 @@ async fn a_server_that_dies_as_it_starts_says_why() {
         .env
         .insert("GITHUB_TOKEN".into(), "ghp_not_a_real_token".into());
     pool.add_server(input).await.unwrap();
+    // Its error on stdout, where a server should write only JSON-RPC (a `print` in Python).
+    let wrong_stream = "echo 'Error: OPENAI_API_KEY is not set'; exit 2";
+    pool.add_server(stdio("stdout", "sh", &["-c", wrong_stream]))
+        .await
+        .unwrap();
     pool.add_server(stdio(
         "module",
         "python3",
@@ -112,9 +117,19 @@ async fn a_server_that_dies_as_it_starts_says_why() {
     };
     let token = error("token").await;
     assert!(
-        token.contains("the server exited (exit status: 3) before it answered")
-            && token.ends_with("Error: GITHUB_TOKEN is not set"),
+        token.contains(
+            "the server exited (exit status: 3) before it answered, having written to stdout \
+             (where only JSON-RPC belongs):\nstarting\nand its stderr ending with:\n"
+        ) && token.ends_with("Error: GITHUB_TOKEN is not set"),
         "{token}"
+    );
+    let wrong_stream = error("stdout").await;
+    assert!(
+        wrong_stream.ends_with(
+            "the server exited (exit status: 2) before it answered, having written to stdout \
+             (where only JSON-RPC belongs):\nError: OPENAI_API_KEY is not set"
+        ),
+        "{wrong_stream}"
     );
     let mut events = pool.events();
     let refused = error("refused").await;
