@@ -97,8 +97,8 @@ pub(crate) fn spawn(
     let stdout = stdout
         .into_owned_fd()
         .and_then(|fd| {
-            let noise = (secrets, stdout_noise.clone());
-            StdoutReader::new(fd, limit, server_id, events, direct.clone(), noise)
+            let noise = stdout_noise.clone();
+            StdoutReader::new(fd, limit, server_id, events, direct.clone(), secrets, noise)
         })
         .map_err(|e| Error::connection(&record.name, format!("cannot read `{command}`: {e}")))?;
     direct.read_by(&stdout);

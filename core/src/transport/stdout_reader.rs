@@ -154,7 +154,8 @@ impl StdoutReader {
         server_id: Arc<str>,
         events: EventBus,
         direct: Arc<Direct>,
-        (secrets, noise): (Arc<EnvSecrets>, Arc<LineTail>),
+        secrets: Arc<EnvSecrets>,
+        noise: Arc<LineTail>,
     ) -> std::io::Result<Arc<StdoutReader>> {
         set_nonblocking(stdout.as_raw_fd())?;
         Ok(Arc::new(StdoutReader {
@@ -673,6 +674,7 @@ mod tests {
             "s".into(),
             EventBus::new(16),
             direct.clone(),
+            Default::default(),
             Default::default(),
         )
         .unwrap();
