@@ -4,8 +4,8 @@
 //!
 //! napi's own `spawn_future` creates a threadsafe function (a libuv async handle) for every
 //! promise, spawns two tasks and wakes the JS thread once per completion. Here each pool owns a
-//! single [`Port`]. A call's future is polled first inside `callTool` (its request is on its way
-//! before `callTool` returns); when something wakes it (its reply arrived, a timer fired), the
+//! single [`Port`]. A call's future is polled first inside `callTool` (its request is written
+//! before `callTool` returns, or held for the end of the turn, below); when something wakes it (its reply arrived, a timer fired), the
 //! call is pushed onto the port's queue, and the JS thread, woken only when the queue was
 //! empty, polls every queued call in one callback and settles those that finished. No task is
 //! spawned per call and the runtime thread only reads replies: on a small machine the runtime
@@ -18,6 +18,9 @@
 //! woken for them at all. The calls such a read wakes are polled and settled right after it
 //! ([`reading_replies`]), on the same turn of the loop: no threadsafe function is called for
 //! them, which would write to the loop's wake-up descriptor and take another turn to read it.
+//!
+//! The first request of a turn of the loop is written at once; the others the calls of that
+//! turn write go to each server together when it ends (`write_batch`).
 //!
 //! The port is weak (it does not keep Node alive) while no call is in flight and strong while
 //! one is, so an awaited call keeps the process running as before.
@@ -193,10 +196,12 @@ impl Port {
         Ok(Port(Arc::new(PortOwner(shared))))
     }
 
-    /// Starts a call on the JS thread: makes its promise and polls `fut` a first time (a
-    /// request is then on its way without waiting for the runtime thread to wake up).
+    /// Starts a call on the JS thread: makes its promise and polls `fut` a first time (its
+    /// request is then written, or held for the end of the turn, without waiting for the
+    /// runtime thread to wake up).
     pub(crate) fn start(&self, env: &Env, fut: CallFuture) -> napi::Result<sys::napi_value> {
         let shared = &self.0.0;
+        crate::write_batch::install(env);
         let mut deferred = ptr::null_mut();
         let mut promise = ptr::null_mut();
         // SAFETY: on the JS thread of the port's environment.
@@ -466,6 +471,8 @@ fn settle_now(raw: sys::napi_env, shared: &PortShared) {
 
 /// Polls the port's queued calls and settles those that finished; on the JS thread.
 fn run_queue(env: &Env, shared: &PortShared) {
+    // The calls settled here send their next requests in a turn of their own.
+    crate::write_batch::turn_ends();
     let batch = {
         let mut state = shared.state.lock().unwrap();
         state.scheduled = false;

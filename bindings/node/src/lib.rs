@@ -14,6 +14,8 @@ mod host;
 mod oauth;
 mod serve;
 mod stdout_watch;
+mod uv;
+mod write_batch;
 
 pub use apps::app_bridge_reply;
 

@@ -8,65 +8,16 @@
 //! thread woken. One loop per server (the first to call it); the runtime still reads for every
 //! other caller, and for this one when the loop is busy for longer than a moment.
 //!
-//! libuv's functions are looked up in the process at run time (Node and Electron export them),
-//! so the addon links without them; where they are missing nothing is watched. The handle does
-//! not keep Node alive, and it is closed when the stream ends or the environment is torn down.
+//! libuv's functions come from the process (`uv`); where they are missing nothing is watched.
+//! The handle does not keep Node alive, and it is closed when the stream ends or the environment is torn down.
 
-use std::ffi::{CStr, c_int, c_void};
-use std::sync::{Arc, OnceLock};
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
 
 use mcpmux::transport::stdout_reader::{Pumped, StdoutReader};
 use napi::{Env, sys};
 
-type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
-type CloseCb = unsafe extern "C" fn(*mut c_void);
-
-/// `UV_POLL` in libuv's `uv_handle_type`, and `UV_READABLE` in `uv_poll_event`.
-const UV_POLL: c_int = 8;
-const UV_READABLE: c_int = 1;
-
-type HandleSize = unsafe extern "C" fn(c_int) -> usize;
-type PollInit = unsafe extern "C" fn(*mut sys::uv_loop_s, *mut c_void, c_int) -> c_int;
-type PollStart = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
-type PollStop = unsafe extern "C" fn(*mut c_void) -> c_int;
-type Close = unsafe extern "C" fn(*mut c_void, Option<CloseCb>);
-type Unref = unsafe extern "C" fn(*mut c_void);
-
-/// The libuv functions used, from the process.
-struct Uv {
-    handle_size: HandleSize,
-    poll_init: PollInit,
-    poll_start: PollStart,
-    poll_stop: PollStop,
-    close: Close,
-    unref: Unref,
-}
-
-fn uv() -> Option<&'static Uv> {
-    static UV: OnceLock<Option<Uv>> = OnceLock::new();
-    UV.get_or_init(|| {
-        let find = |name: &CStr| {
-            // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the process.
-            let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-            (!p.is_null()).then_some(p)
-        };
-        // SAFETY: each symbol is libuv's function of that name, with the signature declared
-        // here (libuv's stable 1.x ABI).
-        unsafe {
-            Some(Uv {
-                handle_size: std::mem::transmute::<*mut c_void, HandleSize>(find(
-                    c"uv_handle_size",
-                )?),
-                poll_init: std::mem::transmute::<*mut c_void, PollInit>(find(c"uv_poll_init")?),
-                poll_start: std::mem::transmute::<*mut c_void, PollStart>(find(c"uv_poll_start")?),
-                poll_stop: std::mem::transmute::<*mut c_void, PollStop>(find(c"uv_poll_stop")?),
-                close: std::mem::transmute::<*mut c_void, Close>(find(c"uv_close")?),
-                unref: std::mem::transmute::<*mut c_void, Unref>(find(c"uv_unref")?),
-            })
-        }
-    })
-    .as_ref()
-}
+use crate::uv::{UV_POLL, UV_READABLE, Uv, uv};
 
 /// One watched stdout: the poll handle's memory and what its callback needs.
 struct Watch {

@@ -9,17 +9,20 @@
 //! ids are strings of their own (`"mcpmux-N"`) so they never collide with rmcp's numbers.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdin;
-use tokio::sync::{Mutex, oneshot};
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 use super::stdout_reader::StdoutReader;
+use super::write_batch;
 
 /// Direct ids, and the progress tokens of direct requests, are `"mcpmux-N"`.
 const TOKEN_PREFIX: &str = "mcpmux-";
@@ -67,6 +70,15 @@ pub(crate) struct Direct {
     closed: AtomicBool,
     /// The session's stdout, noted for an event loop that may watch it (`noting_readers`).
     stdout: OnceLock<Weak<StdoutReader>>,
+    /// Requests held for the end of their event loop's turn (`write_batch`).
+    held: std::sync::Mutex<Held>,
+}
+
+/// Requests written but not sent yet: their lines, and their ids to fail if sending fails.
+#[derive(Default)]
+struct Held {
+    bytes: Vec<u8>,
+    ids: Vec<u64>,
 }
 
 /// Why a direct request got no reply.
@@ -149,6 +161,7 @@ impl Direct {
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
             stdout: OnceLock::new(),
+            held: std::sync::Mutex::default(),
         })
     }
 
@@ -227,21 +240,119 @@ impl Direct {
             id,
             rx: Some(rx),
         };
+        if write_batch::hold(self) {
+            let full = {
+                let mut held = self.held.lock().unwrap();
+                held.bytes.extend_from_slice(&line);
+                held.ids.push(id);
+                held.ids.len() >= write_batch::HELD_MAX
+            };
+            if full {
+                self.write(b"").await?;
+            }
+            return Ok(call);
+        }
+        self.write(&line).await?;
+        Ok(call)
+    }
+
+    /// Writes `line` after the requests held for the end of a loop's turn, so that it
+    /// overtakes none of them (a cancellation comes after its request).
+    async fn write(&self, line: &[u8]) -> Result<(), DirectError> {
         let mut stdin = self.stdin.lock().await;
+        let mut held = std::mem::take(&mut *self.held.lock().unwrap());
         let Some(w) = stdin.as_mut() else {
+            self.fail(&held.ids);
             return Err(DirectError::Closed("stdin of the server is closed".into()));
         };
+        let bytes = if held.bytes.is_empty() {
+            line
+        } else {
+            held.bytes.extend_from_slice(line);
+            &held.bytes
+        };
         if let Err(e) = async {
-            w.write_all(&line).await?;
+            w.write_all(bytes).await?;
             w.flush().await
         }
         .await
         {
+            self.fail(&held.ids);
             return Err(DirectError::Closed(format!(
                 "writing to the server failed: {e}"
             )));
         }
-        Ok(call)
+        Ok(())
+    }
+
+    /// Sends the requests held for the end of a loop's turn: at once if the pipe takes them,
+    /// else (stdin busy, or the pipe full) on the runtime, stdin kept until they are written.
+    pub(crate) fn write_held(self: &Arc<Self>) {
+        let Ok(mut stdin) = self.stdin.clone().try_lock_owned() else {
+            // A writer has stdin: whoever takes it next writes what is held first.
+            let direct = self.clone();
+            self.on_runtime(async move {
+                let _ = direct.write(b"").await;
+            });
+            return;
+        };
+        let held = std::mem::take(&mut *self.held.lock().unwrap());
+        if held.bytes.is_empty() {
+            return;
+        }
+        let Some(w) = stdin.as_mut() else {
+            self.fail(&held.ids);
+            return;
+        };
+        // One try without waiting: a waker that does nothing, since a pipe that cannot take
+        // it all now is written on the runtime, which polls with its own.
+        let mut cx = Context::from_waker(Waker::noop());
+        let sent = match Pin::new(w).poll_write(&mut cx, &held.bytes) {
+            Poll::Ready(Ok(n)) => n,
+            Poll::Pending => 0,
+            Poll::Ready(Err(_)) => {
+                self.fail(&held.ids);
+                return;
+            }
+        };
+        if sent < held.bytes.len() {
+            self.write_rest_later(stdin, held, sent);
+        }
+    }
+
+    /// Writes `held` from byte `from` on the runtime, with stdin held meanwhile.
+    fn write_rest_later(
+        self: &Arc<Self>,
+        mut stdin: OwnedMutexGuard<Option<ChildStdin>>,
+        held: Held,
+        from: usize,
+    ) {
+        let direct = self.clone();
+        self.on_runtime(async move {
+            let Some(w) = stdin.as_mut() else { return };
+            if w.write_all(&held.bytes[from..]).await.is_err() {
+                direct.fail(&held.ids);
+            }
+        });
+    }
+
+    /// Runs `work` on the runtime of the calling thread's context; without one (never from
+    /// a binding, which enters it), the held requests fail rather than wait forever.
+    fn on_runtime(&self, work: impl Future<Output = ()> + Send + 'static) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn(work)),
+            Err(_) => {
+                let held = std::mem::take(&mut *self.held.lock().unwrap());
+                self.fail(&held.ids);
+            }
+        }
+    }
+
+    /// The requests `ids` were not sent: their callers hear that the connection failed.
+    fn fail(&self, ids: &[u64]) {
+        for id in ids {
+            self.forget(*id);
+        }
     }
 
     fn forget(&self, id: u64) -> bool {
@@ -474,10 +585,7 @@ impl Direct {
         let line = format!(
             "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{TOKEN_PREFIX}{id}\",\"reason\":\"cancelled by the client\"}}}}\n"
         );
-        if let Some(w) = self.stdin.lock().await.as_mut() {
-            let _ = w.write_all(line.as_bytes()).await;
-            let _ = w.flush().await;
-        }
+        let _ = self.write(line.as_bytes()).await;
     }
 }
 

@@ -12,6 +12,7 @@ pub(crate) mod sse;
 pub(crate) mod stdio;
 pub mod stdout_reader;
 pub(crate) mod websocket;
+pub mod write_batch;
 
 /// Largest single message accepted from a server, unless the pool is told otherwise.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;

@@ -1610,3 +1610,79 @@ async fn idle_servers_are_stopped_and_start_again_on_the_next_request() {
         "a subscription keeps its server"
     );
 }
+
+/// As a binding's event loop does (Node's): the first request of a turn is written at once,
+/// the others of that turn are held and written together when it ends (or eight are held).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
+    use mcpmux::transport::write_batch;
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    call_ok(&pool, "mcp__t__echo", json!({"text": "connected"})).await;
+    write_batch::batch_writes_on_this_thread();
+    let mut calls: Vec<_> = (0..10)
+        .map(|i| {
+            let arguments = json!({"text": format!("n{i}")});
+            Box::pin(pool.call_tool("mcp__t__echo", arguments, Default::default()))
+        })
+        .collect();
+    for call in &mut calls {
+        assert!(futures::poll!(call.as_mut()).is_pending());
+    }
+    let first = calls.remove(0).await.unwrap();
+    assert_eq!(text(&first), "n0");
+    // Eight held requests fill the buffer, which then goes without waiting for the turn.
+    let mut last = calls.pop().unwrap();
+    let eight = tokio::time::timeout(Duration::from_secs(5), futures::future::join_all(calls))
+        .await
+        .expect("a full buffer was not sent");
+    for (i, r) in eight.into_iter().enumerate() {
+        assert_eq!(text(&r.unwrap()), format!("n{}", i + 1));
+    }
+    // The turn has not ended: the last is still held, so nothing answers it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(futures::poll!(last.as_mut()).is_pending());
+    write_batch::end_of_turn();
+    assert_eq!(text(&last.await.unwrap()), "n9");
+
+    // A held request given up on before its turn ends still reaches the server before its
+    // cancellation: the server stops it (rather than running a cancellation it never knew).
+    let mut first =
+        Box::pin(pool.call_tool("mcp__t__echo", json!({"text": "a"}), Default::default()));
+    assert!(futures::poll!(first.as_mut()).is_pending());
+    let mut held =
+        Box::pin(pool.call_tool("mcp__t__sleep", json!({"ms": 10_000}), Default::default()));
+    assert!(futures::poll!(held.as_mut()).is_pending());
+    drop(held);
+    assert_eq!(text(&first.await.unwrap()), "a");
+    // The loop stops batching (what follows is not polled in turns).
+    write_batch::stop_batching_on_this_thread();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while text(&call_ok(&pool, "mcp__t__cancelled", json!({})).await) != "1" {
+        assert!(Instant::now() < deadline, "the server saw no cancellation");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Held requests to a server that died get its error, not a hang.
+    let pid = pid_of(&pool, "mcp__t__pid").await;
+    write_batch::batch_writes_on_this_thread();
+    let mut first =
+        Box::pin(pool.call_tool("mcp__t__sleep", json!({"ms": 10_000}), Default::default()));
+    assert!(futures::poll!(first.as_mut()).is_pending());
+    let mut held =
+        Box::pin(pool.call_tool("mcp__t__echo", json!({"text": "b"}), Default::default()));
+    assert!(futures::poll!(held.as_mut()).is_pending());
+    // SAFETY: kills the test's own child process.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    write_batch::end_of_turn();
+    let (first, held) =
+        tokio::time::timeout(Duration::from_secs(5), futures::future::join(first, held))
+            .await
+            .expect("the calls to a dead server hang");
+    for err in [first.unwrap_err(), held.unwrap_err()] {
+        assert!(err.to_string().contains("the server exited"), "{err}");
+    }
+    write_batch::stop_batching_on_this_thread();
+    pool.close().await;
+}

@@ -1,0 +1,86 @@
+//! Requests sent in one turn of an event loop, written to each stdio server as one write.
+//!
+//! A Node host with many calls in flight settles a batch of them in one turn of its loop, and
+//! each caller sends its next request in that same turn. One `write` per request costs the
+//! loop's thread a system call each and wakes the server once per line. On a thread that
+//! batches (a binding's event loop that calls [`end_of_turn`] before it waits for I/O again),
+//! the first request of a turn still goes out at once, so a lone call waits for nothing; the
+//! others of that turn wait in their session's buffer until the turn ends, and go out together.
+//! So that the server is not left idle while the loop settles a whole batch, no more than
+//! [`HELD_MAX`] requests wait for one server: the request that fills the buffer sends it.
+//! A write that must not wait (a cancellation, a request from another thread) sends what is
+//! buffered before it, so nothing is reordered behind it.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::direct::Direct;
+
+/// How many requests to one server wait for the end of a turn at most. Node settling 32
+/// calls in flight against a quick local server (100,000 calls, 3 runs each, calls/s):
+/// unbatched 149k-164k, at most 4 held 144k-175k, 8 held 137k-186k (most runs 175k-186k),
+/// 16 held 141k-183k, the whole turn held 120k-128k: the server then idles while the loop
+/// settles the batch, and the loop while the server answers it.
+pub(crate) const HELD_MAX: usize = 8;
+
+thread_local! {
+    /// Set on a thread whose event loop batches its writes.
+    static BATCH: RefCell<Option<Batch>> = const { RefCell::new(None) };
+}
+
+/// What this thread's loop has written in its current turn.
+struct Batch {
+    /// A request went out at once this turn: the others wait for its end.
+    sent: bool,
+    /// The sessions that hold requests for the end of the turn.
+    held: Vec<Arc<Direct>>,
+}
+
+/// Makes this thread batch the requests it writes to stdio servers. Its event loop must call
+/// [`end_of_turn`] at the end of every turn (before it waits for I/O), from now on.
+pub fn batch_writes_on_this_thread() {
+    BATCH.with_borrow_mut(|b| {
+        b.get_or_insert_with(|| Batch {
+            sent: false,
+            held: Vec::new(),
+        });
+    });
+}
+
+/// The loop's turn ends: writes what its requests left waiting. Inside the tokio runtime's
+/// context (a write the pipe cannot take at once finishes on the runtime).
+pub fn end_of_turn() {
+    let held = BATCH.with_borrow_mut(|b| match b {
+        Some(batch) => {
+            batch.sent = false;
+            std::mem::take(&mut batch.held)
+        }
+        None => Vec::new(),
+    });
+    for direct in held {
+        direct.write_held();
+    }
+}
+
+/// This thread's loop stops (its environment goes away): writes what waits, and batches no
+/// more. Inside the tokio runtime's context.
+pub fn stop_batching_on_this_thread() {
+    end_of_turn();
+    BATCH.with_borrow_mut(|b| *b = None);
+}
+
+/// Whether a request to `direct` from this thread waits for the end of the loop's turn (the
+/// caller then holds it in `direct`'s buffer); `false` writes it now.
+pub(crate) fn hold(direct: &Arc<Direct>) -> bool {
+    BATCH.with_borrow_mut(|b| {
+        let Some(batch) = b else { return false };
+        if !batch.sent {
+            batch.sent = true;
+            return false;
+        }
+        if !batch.held.iter().any(|d| Arc::ptr_eq(d, direct)) {
+            batch.held.push(direct.clone());
+        }
+        true
+    })
+}
