@@ -471,8 +471,6 @@ fn settle_now(raw: sys::napi_env, shared: &PortShared) {
 
 /// Polls the port's queued calls and settles those that finished; on the JS thread.
 fn run_queue(env: &Env, shared: &PortShared) {
-    // The calls settled here send their next requests in a turn of their own.
-    crate::write_batch::turn_ends();
     let batch = {
         let mut state = shared.state.lock().unwrap();
         state.scheduled = false;

@@ -1,6 +1,6 @@
 //! Node's loop sends the requests of one turn to each stdio server as one write (core's
 //! `write_batch`): the turn ends in a libuv prepare handle, which runs right before the loop
-//! waits for I/O, and when the loop hands the addon a batch of calls to settle.
+//! waits for I/O. A call made after a reply the loop read is the first of its turn.
 //!
 //! With many calls in flight, the calls settled together each send their next request in the
 //! promise reactions that follow; written one by one, each is a system call on the JS thread
@@ -66,17 +66,10 @@ pub(crate) fn install(env: &Env) {
     INSTALLED.set(true);
 }
 
-/// The loop hands this thread a batch of calls to settle: their reactions start a new turn.
-pub(crate) fn turn_ends() {
-    if INSTALLED.get() {
-        let _entered = crate::runtime().enter();
-        write_batch::end_of_turn();
-    }
-}
-
 /// libuv: the loop is about to wait for I/O.
 unsafe extern "C" fn on_prepare(_handle: *mut c_void) {
-    turn_ends();
+    let _entered = crate::runtime().enter();
+    write_batch::end_of_turn();
 }
 
 /// The environment is going away: what waits is sent, and its loop must not keep the handle.

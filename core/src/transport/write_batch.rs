@@ -18,9 +18,9 @@ use super::direct::Direct;
 
 /// How many requests to one server wait for the end of a turn at most. Node settling 32
 /// calls in flight against a quick local server (100,000 calls, 3 runs each, calls/s):
-/// unbatched 149k-164k, at most 4 held 144k-175k, 8 held 137k-186k (most runs 175k-186k),
-/// 16 held 141k-183k, the whole turn held 120k-128k: the server then idles while the loop
-/// settles the batch, and the loop while the server answers it.
+/// unbatched 136k-164k; at most 4 held 171k-181k, 8 held 175k-183k, 16 held 172k-185k; the
+/// whole turn held (32) 105k-111k: the server then idles while the loop settles the batch,
+/// and the loop while the server answers it.
 pub(crate) const HELD_MAX: usize = 8;
 
 thread_local! {
