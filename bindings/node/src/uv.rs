@@ -9,10 +9,12 @@ use napi::sys;
 
 pub(crate) type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
 pub(crate) type PrepareCb = unsafe extern "C" fn(*mut c_void);
+pub(crate) type AsyncCb = unsafe extern "C" fn(*mut c_void);
 pub(crate) type CloseCb = unsafe extern "C" fn(*mut c_void);
 
-/// `UV_POLL` and `UV_PREPARE` in libuv's `uv_handle_type`, and `UV_READABLE` in
+/// `UV_ASYNC`, `UV_POLL` and `UV_PREPARE` in libuv's `uv_handle_type`, and `UV_READABLE` in
 /// `uv_poll_event`.
+pub(crate) const UV_ASYNC: c_int = 1;
 pub(crate) const UV_POLL: c_int = 8;
 pub(crate) const UV_PREPARE: c_int = 9;
 pub(crate) const UV_READABLE: c_int = 1;
@@ -24,6 +26,8 @@ type PollStop = unsafe extern "C" fn(*mut c_void) -> c_int;
 type PrepareInit = unsafe extern "C" fn(*mut sys::uv_loop_s, *mut c_void) -> c_int;
 type PrepareStart = unsafe extern "C" fn(*mut c_void, PrepareCb) -> c_int;
 type PrepareStop = unsafe extern "C" fn(*mut c_void) -> c_int;
+type AsyncInit = unsafe extern "C" fn(*mut sys::uv_loop_s, *mut c_void, AsyncCb) -> c_int;
+type AsyncSend = unsafe extern "C" fn(*mut c_void) -> c_int;
 type Close = unsafe extern "C" fn(*mut c_void, Option<CloseCb>);
 type Unref = unsafe extern "C" fn(*mut c_void);
 
@@ -36,6 +40,8 @@ pub(crate) struct Uv {
     pub prepare_init: PrepareInit,
     pub prepare_start: PrepareStart,
     pub prepare_stop: PrepareStop,
+    pub async_init: AsyncInit,
+    pub async_send: AsyncSend,
     pub close: Close,
     pub unref: Unref,
 }
@@ -67,6 +73,8 @@ pub(crate) fn uv() -> Option<&'static Uv> {
                 prepare_stop: std::mem::transmute::<*mut c_void, PrepareStop>(find(
                     c"uv_prepare_stop",
                 )?),
+                async_init: std::mem::transmute::<*mut c_void, AsyncInit>(find(c"uv_async_init")?),
+                async_send: std::mem::transmute::<*mut c_void, AsyncSend>(find(c"uv_async_send")?),
                 close: std::mem::transmute::<*mut c_void, Close>(find(c"uv_close")?),
                 unref: std::mem::transmute::<*mut c_void, Unref>(find(c"uv_unref")?),
             })

@@ -5,6 +5,10 @@
 //! With many calls in flight, the calls settled together each send their next request in the
 //! promise reactions that follow; written one by one, each is a system call on the JS thread
 //! and a wake-up of the server. The first request of a turn still goes out at once.
+//!
+//! Electron runs JS from Chromium's tasks too, outside the loop's turns, and turns the loop only
+//! when something wakes it: a turn that holds a request also wakes the loop (a libuv async
+//! handle, which ends the turn as well), so that nothing waits for an unrelated event.
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -12,16 +16,17 @@ use std::ffi::c_void;
 use mcpmux::transport::write_batch;
 use napi::{Env, sys};
 
-use crate::uv::{UV_PREPARE, Uv, uv};
+use crate::uv::{UV_ASYNC, UV_PREPARE, Uv, uv};
 
 thread_local! {
-    /// This thread's loop has its prepare handle.
+    /// This thread's loop has its handles.
     static INSTALLED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The prepare handle's memory (a `uv_prepare_t`, whose first field points back here).
+/// The loop's two handles (`uv_prepare_t` and `uv_async_t`, in memory from `calloc`).
 struct TurnEnd {
-    handle: Box<[u64]>,
+    prepare: *mut c_void,
+    wake: *mut c_void,
     uv: &'static Uv,
 }
 
@@ -39,57 +44,79 @@ pub(crate) fn install(env: &Env) {
     if status != sys::Status::napi_ok || uv_loop.is_null() {
         return;
     }
-    // SAFETY: plain libuv call.
-    let size = unsafe { (uv.handle_size)(UV_PREPARE) };
-    let turn = Box::into_raw(Box::new(TurnEnd {
-        handle: vec![0u64; size.div_ceil(8)].into_boxed_slice(),
-        uv,
-    }));
-    // SAFETY: `turn` is ours until `on_closed` takes it back; its handle is only given to
-    // libuv, on the loop's thread (this one).
-    unsafe {
-        let handle: *mut c_void = (*turn).handle.as_mut_ptr().cast();
-        *(handle as *mut *mut TurnEnd) = turn;
-        if (uv.prepare_init)(uv_loop, handle) != 0 {
-            drop(Box::from_raw(turn));
+    // SAFETY: libuv calls on the loop's thread (this one), on handle memory that only
+    // `on_closed` frees, once libuv is done with it.
+    let wake = unsafe {
+        let prepare = handle_memory(uv, UV_PREPARE);
+        let wake = handle_memory(uv, UV_ASYNC);
+        if prepare.is_null() || wake.is_null() {
+            libc::free(prepare);
+            libc::free(wake);
             return;
         }
-        // Initialized: from here on only `uv_close` frees it. It must not keep Node alive.
-        (uv.unref)(handle);
-        if (uv.prepare_start)(handle, on_prepare) != 0 {
-            (uv.close)(handle, Some(on_closed));
+        if (uv.prepare_init)(uv_loop, prepare) != 0 {
+            libc::free(prepare);
+            libc::free(wake);
             return;
         }
+        if (uv.async_init)(uv_loop, wake, on_turn) != 0 {
+            libc::free(wake);
+            (uv.close)(prepare, Some(on_closed));
+            return;
+        }
+        // Initialized: from here on only `uv_close` frees them. Neither keeps Node alive.
+        (uv.unref)(prepare);
+        (uv.unref)(wake);
+        if (uv.prepare_start)(prepare, on_turn) != 0 {
+            (uv.close)(prepare, Some(on_closed));
+            (uv.close)(wake, Some(on_closed));
+            return;
+        }
+        let turn = Box::into_raw(Box::new(TurnEnd { prepare, wake, uv }));
         sys::napi_add_env_cleanup_hook(env.raw(), Some(on_teardown), turn.cast());
-    }
-    write_batch::batch_writes_on_this_thread();
+        wake as usize
+    };
+    let send = uv.async_send;
+    write_batch::batch_writes_on_this_thread(move || {
+        // SAFETY: the handle lives until `on_teardown`, which stops the batching (and so
+        // drops this closure) before it closes the handle.
+        unsafe { send(wake as *mut c_void) };
+    });
     INSTALLED.set(true);
 }
 
-/// libuv: the loop is about to wait for I/O.
-unsafe extern "C" fn on_prepare(_handle: *mut c_void) {
+/// Zeroed memory for a libuv handle of `kind`; null if out of memory.
+unsafe fn handle_memory(uv: &Uv, kind: std::ffi::c_int) -> *mut c_void {
+    // SAFETY: plain libuv and libc calls.
+    unsafe { libc::calloc(1, (uv.handle_size)(kind)) }
+}
+
+/// libuv: the loop is about to wait for I/O (prepare), or a turn that held requests woke it
+/// (async).
+unsafe extern "C" fn on_turn(_handle: *mut c_void) {
     let _entered = crate::runtime().enter();
     write_batch::end_of_turn();
 }
 
-/// The environment is going away: what waits is sent, and its loop must not keep the handle.
+/// The environment is going away: what waits is sent, and its loop must not keep the handles.
 unsafe extern "C" fn on_teardown(arg: *mut c_void) {
-    let turn = arg as *mut TurnEnd;
+    // SAFETY: `arg` is the `TurnEnd` leaked in `install`, given back once, here.
+    let turn = unsafe { Box::from_raw(arg as *mut TurnEnd) };
     {
         let _entered = crate::runtime().enter();
         write_batch::stop_batching_on_this_thread();
     }
     INSTALLED.set(false);
-    // SAFETY: `turn` is live (closing happens only here) and its handle initialized.
+    // SAFETY: both handles are initialized and not closed yet (only here).
     unsafe {
-        let handle: *mut c_void = (*turn).handle.as_mut_ptr().cast();
-        ((*turn).uv.prepare_stop)(handle);
-        ((*turn).uv.close)(handle, Some(on_closed));
+        (turn.uv.prepare_stop)(turn.prepare);
+        (turn.uv.close)(turn.prepare, Some(on_closed));
+        (turn.uv.close)(turn.wake, Some(on_closed));
     }
 }
 
-/// libuv is done with the handle: its memory can go.
+/// libuv is done with a handle: its memory can go.
 unsafe extern "C" fn on_closed(handle: *mut c_void) {
-    // SAFETY: `data` is the `Box<TurnEnd>` leaked in `install`; libuv calls this once.
-    drop(unsafe { Box::from_raw(*(handle as *mut *mut TurnEnd)) });
+    // SAFETY: memory from `calloc` in `install`; libuv calls this once per handle.
+    unsafe { libc::free(handle) };
 }

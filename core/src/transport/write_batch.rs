@@ -34,15 +34,21 @@ struct Batch {
     sent: bool,
     /// The sessions that hold requests for the end of the turn.
     held: Vec<Arc<Direct>>,
+    /// Told when a turn first holds a request: makes sure the turn ends.
+    on_hold: Box<dyn Fn()>,
 }
 
 /// Makes this thread batch the requests it writes to stdio servers. Its event loop must call
-/// [`end_of_turn`] at the end of every turn (before it waits for I/O), from now on.
-pub fn batch_writes_on_this_thread() {
+/// [`end_of_turn`] at the end of every turn (before it waits for I/O), from now on; `on_hold`
+/// is called when a turn first holds a request, for a loop that may run code outside its
+/// turns (Electron runs JS from Chromium's tasks) to start one, or the request would wait
+/// until something else wakes the loop.
+pub fn batch_writes_on_this_thread(on_hold: impl Fn() + 'static) {
     BATCH.with_borrow_mut(|b| {
         b.get_or_insert_with(|| Batch {
             sent: false,
             held: Vec::new(),
+            on_hold: Box::new(on_hold),
         });
     });
 }
@@ -77,6 +83,9 @@ pub(crate) fn hold(direct: &Arc<Direct>) -> bool {
         if !batch.sent {
             batch.sent = true;
             return false;
+        }
+        if batch.held.is_empty() {
+            (batch.on_hold)();
         }
         if !batch.held.iter().any(|d| Arc::ptr_eq(d, direct)) {
             batch.held.push(direct.clone());

@@ -1619,7 +1619,11 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;
     call_ok(&pool, "mcp__t__echo", json!({"text": "connected"})).await;
-    write_batch::batch_writes_on_this_thread();
+    let holds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let told = holds.clone();
+    write_batch::batch_writes_on_this_thread(move || {
+        told.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
     let mut calls: Vec<_> = (0..10)
         .map(|i| {
             let arguments = json!({"text": format!("n{i}")});
@@ -1644,6 +1648,8 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
     assert!(futures::poll!(last.as_mut()).is_pending());
     write_batch::end_of_turn();
     assert_eq!(text(&last.await.unwrap()), "n9");
+    // The loop was told once that the turn held requests, when it first did.
+    assert_eq!(holds.load(std::sync::atomic::Ordering::SeqCst), 1);
 
     // A held request given up on before its turn ends still reaches the server before its
     // cancellation: the server stops it (rather than running a cancellation it never knew).
@@ -1665,7 +1671,7 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
 
     // Held requests to a server that died get its error, not a hang.
     let pid = pid_of(&pool, "mcp__t__pid").await;
-    write_batch::batch_writes_on_this_thread();
+    write_batch::batch_writes_on_this_thread(|| {});
     let mut first =
         Box::pin(pool.call_tool("mcp__t__sleep", json!({"ms": 10_000}), Default::default()));
     assert!(futures::poll!(first.as_mut()).is_pending());
