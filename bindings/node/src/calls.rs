@@ -5,9 +5,10 @@
 //! napi's own `spawn_future` creates a threadsafe function (a libuv async handle) for every
 //! promise, spawns two tasks and wakes the JS thread once per completion. Here each pool owns a
 //! single [`Port`]. A call's future is polled first inside `callTool` (its request is written
-//! before `callTool` returns, or held for the end of the turn, below); when something wakes it (its reply arrived, a timer fired), the
-//! call is pushed onto the port's queue, and the JS thread, woken only when the queue was
-//! empty, polls every queued call in one callback and settles those that finished. No task is
+//! before `callTool` returns, or held for the end of the turn, below); when something wakes it
+//! (its reply arrived, a timer fired), the call is pushed onto the port's queue, and the JS
+//! thread, woken only when the queue was empty, polls every queued call in one callback and
+//! settles those that finished. No task is
 //! spawned per call and the runtime thread only reads replies: on a small machine the runtime
 //! thread, the JS thread and the server compete for the same cores, and this costs the least
 //! CPU per call. The futures are polled inside the runtime's context and never block (core

@@ -9,7 +9,8 @@
 //! other caller, and for this one when the loop is busy for longer than a moment.
 //!
 //! libuv's functions come from the process (`uv`); where they are missing nothing is watched.
-//! The handle does not keep Node alive, and it is closed when the stream ends or the environment is torn down.
+//! The handle does not keep Node alive, and it is closed when the stream ends or the
+//! environment is torn down.
 
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
