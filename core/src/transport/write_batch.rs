@@ -3,7 +3,8 @@
 //! A Node host with many calls in flight settles a batch of them in one turn of its loop, and
 //! each caller sends its next request in that same turn. One `write` per request costs the
 //! loop's thread a system call each and wakes the server once per line. On a thread that
-//! batches (a binding's event loop that calls [`end_of_turn`] before it waits for I/O again),
+//! batches (a binding's event loop that calls [`end_of_turn`] before it waits for I/O again,
+//! or the runtime of [`current_thread_runtime`], as `mcpmux serve --stdio` runs on),
 //! the first request of a turn still goes out at once, so a lone call waits for nothing; the
 //! others of that turn wait in their session's buffer until the turn ends, and go out together.
 //! So that the server is not left idle while the loop settles a whole batch, no more than
@@ -65,6 +66,31 @@ pub fn end_of_turn() {
     });
     for direct in held {
         direct.write_held();
+    }
+}
+
+/// A current-thread tokio runtime that batches the writes of the thread that runs it: the
+/// caller's, which then drives it with `block_on`. A turn ends each time the runtime runs out
+/// of ready tasks (before it parks). A runtime that never runs out of tasks still polls for
+/// I/O every few dozen of them, and a turn that holds a request ends then at the latest (a
+/// task deferred to that poll), so a held request never waits for the runtime to go idle.
+pub fn current_thread_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(end_of_turn)
+        .build()?;
+    batch_writes_on_this_thread(end_turn_after_ready_tasks);
+    Ok(runtime)
+}
+
+/// Ends the turn once the tasks ready now have run: `yield_now` defers its task until the
+/// runtime next polls for I/O.
+fn end_turn_after_ready_tasks() {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async {
+            tokio::task::yield_now().await;
+            end_of_turn();
+        });
     }
 }
 

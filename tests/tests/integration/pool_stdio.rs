@@ -1611,6 +1611,56 @@ async fn idle_servers_are_stopped_and_start_again_on_the_next_request() {
     );
 }
 
+/// `mcpmux serve --stdio`'s runtime (`write_batch::current_thread_runtime`): requests held
+/// in a turn go out when the runtime runs out of ready tasks, and also while a task keeps it
+/// busy for good (it still polls for I/O every few dozen tasks), or the two past the eighth
+/// held request would wait forever.
+#[test]
+fn a_current_thread_runtime_ends_its_turns_idle_or_busy() {
+    use mcpmux::transport::write_batch;
+    let runtime = write_batch::current_thread_runtime().unwrap();
+    runtime.block_on(async {
+        let pool = pool().await;
+        add_test_server(&pool, "t", &[]).await;
+        call_ok(&pool, "mcp__t__echo", json!({"text": "connected"})).await;
+        let ten = |round: &str| {
+            let pool = pool.clone();
+            let calls: Vec<_> = (0..10)
+                .map(|i| {
+                    let (pool, sent) = (pool.clone(), format!("{round}{i}"));
+                    tokio::spawn(async move {
+                        let answer = pool
+                            .call_tool("mcp__t__echo", json!({"text": sent}), Default::default())
+                            .await;
+                        (sent, answer)
+                    })
+                })
+                .collect();
+            async move {
+                let answers =
+                    tokio::time::timeout(Duration::from_secs(5), futures::future::join_all(calls))
+                        .await
+                        .expect("held requests were never sent");
+                for answer in answers {
+                    let (sent, answer) = answer.unwrap();
+                    assert_eq!(text(&answer.unwrap()), sent);
+                }
+            }
+        };
+        ten("idle").await;
+
+        // A task that is always ready: the runtime never parks.
+        let busy = tokio::spawn(std::future::poll_fn(|cx| {
+            cx.waker().wake_by_ref();
+            std::task::Poll::<()>::Pending
+        }));
+        ten("busy").await;
+        busy.abort();
+        write_batch::stop_batching_on_this_thread();
+        pool.close().await;
+    });
+}
+
 /// As a binding's event loop does (Node's): the first request of a turn is written at once,
 /// the others of that turn are held and written together when it ends (or eight are held).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
