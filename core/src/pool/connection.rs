@@ -128,6 +128,28 @@ fn retry_after(e: &ClientInitializeError) -> Option<Lifecycle> {
     }
 }
 
+/// The error of a handshake tried again (`retry_after`) that failed too: the retry's, and how
+/// the first try failed, which the retry's alone hides (a server that answered the probe
+/// oddly and then died on `initialize` would read as a crash at start).
+fn retry_failed(first: &ClientInitializeError, lifecycle: Lifecycle, retry: Error) -> Error {
+    let asked = match lifecycle {
+        Lifecycle::Initialize => "`initialize` alone",
+        Lifecycle::Discover | Lifecycle::Auto => "`server/discover` alone",
+    };
+    let first = handshake_error(first);
+    let first = first.strip_prefix("handshake failed: ").unwrap_or(&first);
+    match retry {
+        // The retry's message last: it may end with the server's stderr.
+        Error::Connection { server, message } => Error::Connection {
+            server,
+            message: format!(
+                "the first handshake failed ({first}); asked again with {asked}: {message}"
+            ),
+        },
+        other => other,
+    }
+}
+
 /// A stdio handshake that failed: its error, the limit of its transport, and how the server
 /// exited, if it did.
 struct FailedChild {
@@ -229,7 +251,7 @@ impl Opening<'_> {
             Some(lifecycle) => self
                 .spawned_session(lifecycle)
                 .await?
-                .map_err(|failed| self.failed_child(failed)),
+                .map_err(|retry| retry_failed(&failed.error, lifecycle, self.failed_child(retry))),
             None => Err(self.failed_child(failed)),
         }
     }
@@ -332,7 +354,7 @@ impl Opening<'_> {
             let service = self
                 .handshake(http::open(record, &limit)?, lifecycle)
                 .await
-                .map_err(|e| self.failed(&limit, e))?;
+                .map_err(|retry| retry_failed(&e, lifecycle, self.failed(&limit, retry)))?;
             return Ok(Session::remote(service, limit));
         }
         if e.is_authorization_required() {

@@ -185,6 +185,39 @@ async fn a_non_json_stdout_line_is_reported_without_the_configs_secrets() {
     connecting.abort();
 }
 
+/// A server that answers the `server/discover` probe with a result (as some answer every
+/// unknown method) is asked again with `initialize` alone; when that fails too, the error
+/// says both what the retry met and how the first try failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_handshake_that_fails_again_tells_both_failures() {
+    let pool = pool().await;
+    let odd = r#"read line
+id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+case "$line" in
+  *server/discover*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; exec sleep 20 ;;
+  *) echo "initialize is not for me" >&2; exit 3 ;;
+esac"#;
+    pool.add_server(stdio("odd", "sh", &["-c", odd]))
+        .await
+        .unwrap();
+    let err = tokio::time::timeout(Duration::from_secs(20), pool.connect("odd"))
+        .await
+        .expect("the handshakes hang")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("the first handshake failed (expect initialized result"),
+        "{message}"
+    );
+    assert!(
+        message.contains("; asked again with `initialize` alone: the server exited"),
+        "{message}"
+    );
+    assert!(message.ends_with("initialize is not for me"), "{message}");
+    pool.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_during_call_fails_fast_and_next_call_respawns() {
     let pool = pool().await;
