@@ -15,6 +15,7 @@ pub mod events;
 mod fast_map;
 mod front_matter;
 pub mod host;
+mod json_text;
 mod memory;
 pub mod mirror;
 mod pool;

@@ -18,6 +18,7 @@ mod logs;
 mod oauth;
 mod options;
 mod output_schema;
+mod plain_text_reply;
 mod reply;
 mod requests;
 mod search;

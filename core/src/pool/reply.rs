@@ -1,11 +1,9 @@
 //! Reading direct `tools/call` replies.
 
-use rmcp::model::{
-    CallToolResult, ContentBlock, CreateTaskResult, InputRequiredResult, ResultType, ServerResult,
-};
+use rmcp::model::{CallToolResult, CreateTaskResult, InputRequiredResult, ServerResult};
 use rmcp::service::ServiceError;
-use serde::Deserialize;
 
+use super::plain_text_reply;
 use crate::transport::direct::{Reply, TypedReply};
 
 /// Reads a direct `tools/call` reply: a final result, a 2026-07-28 request for input, or the
@@ -13,7 +11,7 @@ use crate::transport::direct::{Reply, TypedReply};
 pub(super) fn call_reply(
     line: &[u8],
 ) -> std::result::Result<Result<ServerResult, ServiceError>, String> {
-    if let Some(r) = plain_text_result(line) {
+    if let Some(r) = plain_text_reply::read(line) {
         return Ok(Ok(ServerResult::CallToolResult(r)));
     }
     // One pass for the usual final result; anything else is read again, more slowly.
@@ -43,54 +41,6 @@ pub(super) fn call_reply(
     }
 }
 
-/// The most common result, text content and nothing else, read without rmcp's content enum:
-/// it is internally tagged, so serde buffers every block into a generic tree before reading
-/// it again. Anything with more in it (other content types, annotations, `_meta`,
-/// `structuredContent`) makes the strict shape below fail and takes the general path.
-fn plain_text_result(line: &[u8]) -> Option<CallToolResult> {
-    #[derive(Deserialize)]
-    enum Text {
-        #[serde(rename = "text")]
-        Text,
-    }
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct TextBlock {
-        #[serde(rename = "type")]
-        _kind: Text,
-        text: String,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    struct PlainText {
-        content: Vec<TextBlock>,
-        #[serde(default)]
-        is_error: Option<bool>,
-        #[serde(default)]
-        result_type: Option<ResultType>,
-    }
-    // Checked once here, so the parser does not check each string again; a reply that is not
-    // UTF-8 is left to the general path, which reads it as before.
-    let text = std::str::from_utf8(line).ok()?;
-    let reply = serde_json::from_str::<TypedReply<PlainText>>(text).ok()?;
-    let plain = match (reply.result, reply.error) {
-        (Some(plain), None) => plain,
-        _ => return None,
-    };
-    if plain.result_type.as_ref().is_some_and(|t| !t.is_complete()) {
-        return None;
-    }
-    let mut r = CallToolResult::default();
-    r.result_type = plain.result_type;
-    r.content = plain
-        .content
-        .into_iter()
-        .map(|b| ContentBlock::text(b.text))
-        .collect();
-    r.is_error = plain.is_error;
-    Some(r)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,7 +58,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[{"type":"text","text":"a"},{"text":"b\n\u00e9","type":"text"}],"isError":true}}"#,
             r#"{"result":{"isError":false,"content":[],"resultType":"complete"},"jsonrpc":"2.0","id":"mcpmux-2"}"#,
         ] {
-            let fast = plain_text_result(line.as_bytes()).expect(line);
+            let fast = plain_text_reply::read(line.as_bytes()).expect(line);
             assert_eq!(fast, general(line), "{line}");
             match call_reply(line.as_bytes()) {
                 Ok(Ok(ServerResult::CallToolResult(r))) => assert_eq!(r, fast),
@@ -125,7 +75,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}}"#,
             r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"content":[],"_meta":{"k":1}}}"#,
         ] {
-            assert!(plain_text_result(line.as_bytes()).is_none(), "{line}");
+            assert!(plain_text_reply::read(line.as_bytes()).is_none(), "{line}");
             match call_reply(line.as_bytes()) {
                 Ok(Ok(ServerResult::CallToolResult(r))) => assert_eq!(r, general(line)),
                 other => panic!("{other:?}"),
@@ -133,9 +83,9 @@ mod tests {
         }
         // Not a final result at all.
         let input = r#"{"jsonrpc":"2.0","id":"mcpmux-1","result":{"resultType":"input_required","inputRequests":{}}}"#;
-        assert!(plain_text_result(input.as_bytes()).is_none());
+        assert!(plain_text_reply::read(input.as_bytes()).is_none());
         let error = r#"{"jsonrpc":"2.0","id":"mcpmux-1","error":{"code":-32602,"message":"bad"}}"#;
-        assert!(plain_text_result(error.as_bytes()).is_none());
+        assert!(plain_text_reply::read(error.as_bytes()).is_none());
         assert!(matches!(
             call_reply(error.as_bytes()),
             Ok(Err(ServiceError::McpError(_)))
