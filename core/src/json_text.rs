@@ -1,6 +1,6 @@
-//! JSON strings as text, for the paths that read a call's JSON by hand
-//! (`pool::plain_text_reply`): where the first byte that a JSON string must escape is, found
-//! eight bytes at a time.
+//! JSON strings as text, for the paths that read and write a call's JSON by hand
+//! (`pool::plain_text_reply`, `pool::call_params`): where the first byte that a JSON string
+//! must escape is, found eight bytes at a time, and a string written as serde_json writes it.
 
 /// The first byte of `bytes` that a JSON string cannot hold as it is (a quote, a backslash, a
 /// control character), if any: what serde_json's reader looks for, a machine word at a time,
@@ -33,6 +33,20 @@ pub(crate) fn escape_at(bytes: &[u8]) -> Option<usize> {
     found.map(|i| at + i)
 }
 
+/// Writes `s` as a JSON string, byte for byte as serde_json does: most strings need no
+/// escape, and are copied whole rather than through serde's escaper a byte at a time.
+pub(crate) fn write_str(s: &str, out: &mut Vec<u8>) {
+    if escape_at(s.as_bytes()).is_none() {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing to a Vec fails only when serializing does, which a str does not.
+        let _ = serde_json::to_writer(out, s);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +71,27 @@ mod tests {
                 let bytes = [vec![b'x'; pad], text.clone(), vec![b'y'; 5]].concat();
                 assert_eq!(escape_at(&bytes), plain(&bytes), "{bytes:?}");
             }
+        }
+    }
+
+    #[test]
+    fn writes_strings_as_serde_does() {
+        for s in [
+            "",
+            "plain",
+            "a \"quote\"",
+            "back\\slash",
+            "tab\tnew\nline",
+            "\u{1}",
+            "é日本😀",
+            "\u{7f}/",
+        ] {
+            let mut out = Vec::new();
+            write_str(s, &mut out);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(s).unwrap()
+            );
         }
     }
 }

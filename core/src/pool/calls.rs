@@ -831,17 +831,15 @@ impl Inner {
         // out, and goes to the caller's callback (routed before the request is written, so
         // none is missed; the session layer hands it over before the reply is read).
         let token = Direct::progress_token(id);
-        mine.insert(
-            "progressToken".into(),
-            serde_json::Value::String(token.clone()),
-        );
         let _route = on_progress.clone().map(|f| {
-            call.slot
-                .shared
-                .route_progress(ProgressToken(NumberOrString::String(token.into())), f)
+            let token = NumberOrString::String(token.clone().into());
+            call.slot.shared.route_progress(ProgressToken(token), f)
         });
+        mine.insert("progressToken".into(), serde_json::Value::String(token));
         let mut pending = direct
-            .request(id, "tools/call", &*params)
+            .request(id, "tools/call", |line| {
+                super::call_params::write(params, line)
+            })
             .await
             .map_err(|e| {
                 call.slot.connection_failed(self, call.conn);

@@ -2,6 +2,7 @@
 
 mod app_bridge;
 mod apps;
+mod call_params;
 mod calls;
 mod client_scope;
 pub(crate) mod client_side;

@@ -190,22 +190,23 @@ impl Direct {
         matches!(&token.0, rmcp::model::NumberOrString::String(s) if s.starts_with(TOKEN_PREFIX))
     }
 
-    /// Writes `method` with `params` as request `id` (from `reserve`) and returns the call
-    /// whose reply to await.
+    /// Writes request `id` (from `reserve`) of `method`, its params written as JSON by
+    /// `write_params`, and returns the call whose reply to await.
     pub(crate) async fn request(
         self: &Arc<Self>,
         id: u64,
         method: &str,
-        params: &impl serde::Serialize,
+        write_params: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
     ) -> Result<DirectCall, DirectError> {
-        let mut line = Vec::with_capacity(128);
+        // Room for a short call's line, its `_meta` included, without growing.
+        let mut line = Vec::with_capacity(256);
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         line.extend_from_slice(ID_PREFIX.as_bytes());
         line.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
         line.extend_from_slice(b"\",\"method\":");
-        serde_json::to_writer(&mut line, method).map_err(closed)?;
+        crate::json_text::write_str(method, &mut line);
         line.extend_from_slice(b",\"params\":");
-        serde_json::to_writer(&mut line, params).map_err(closed)?;
+        write_params(&mut line).map_err(closed)?;
         line.extend_from_slice(b"}\n");
         let (tx, rx) = oneshot::channel();
         let by_watcher = self.stdout.get().is_some_and(super::stdout_reader::note);
