@@ -858,9 +858,7 @@ impl Inner {
                 return Err(Error::Cancelled);
             }
         };
-        call.conn.touch();
-        // Idle time counts from a call's end, not its start.
-        call.conn.requested();
+        call.conn.answered();
         Ok(match reply {
             Ok(line) => call_reply(&line).map_err(|message| Error::Protocol {
                 server: call.name.to_string(),
@@ -931,9 +929,7 @@ impl Inner {
             }
         };
         guard.disarm();
-        call.conn.touch();
-        // Idle time counts from a call's end, not its start.
-        call.conn.requested();
+        call.conn.answered();
         Ok(response)
     }
 

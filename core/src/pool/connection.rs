@@ -609,10 +609,9 @@ impl Connection {
         self.last_used.set(Instant::now());
     }
 
-    /// Marks the connection used now if it was used within `limit` (one clock read, no lock:
-    /// this runs on every call; two callers at once both write about the same moment).
-    pub fn touch_if_fresh(&self, limit: Duration) -> bool {
-        let now = Instant::now();
+    /// Marks the connection used at `now` if it was used within `limit` (no lock: this runs
+    /// on every call; two callers at once both write about the same moment).
+    pub fn touch_if_fresh(&self, now: Instant, limit: Duration) -> bool {
         let fresh = now.saturating_duration_since(self.last_used.get()) < limit;
         if fresh {
             self.last_used.set(now);
@@ -622,7 +621,20 @@ impl Connection {
 
     /// A request takes the connection now.
     pub fn requested(&self) {
-        self.last_request.set(Instant::now());
+        self.requested_at(Instant::now());
+    }
+
+    /// A request takes the connection at `now`.
+    pub fn requested_at(&self, now: Instant) {
+        self.last_request.set(now);
+    }
+
+    /// A request's answer came now: the connection was used, and its idle time counts from
+    /// here, not from the request's start (one clock read: this runs on every call).
+    pub fn answered(&self) {
+        let now = Instant::now();
+        self.last_used.set(now);
+        self.last_request.set(now);
     }
 
     /// How long since a request last took the connection.

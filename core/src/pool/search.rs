@@ -94,7 +94,9 @@ impl Pool {
             return Some(HOST_TOOLS_SERVER.into());
         }
         let index = self.inner.tool_index.read().unwrap();
-        index.get(tool_id).map(|(server_id, _)| server_id.clone())
+        index
+            .get(tool_id)
+            .map(|(server_id, _)| server_id.to_string())
     }
 
     /// The server id and the server's own name of a tool, listing the tools of the server

@@ -442,7 +442,7 @@ impl Inner {
         self.tool_index
             .write()
             .unwrap()
-            .retain(|_, (server_id, _)| *server_id != record.id);
+            .retain(|_, (server_id, _)| **server_id != *record.id);
         slot.set_record(record).await;
         *slot.tools.lock().unwrap() = None;
         // Again now that the change is in: an answer may have looked in between.
@@ -477,7 +477,7 @@ impl Inner {
             self.tool_index
                 .write()
                 .unwrap()
-                .retain(|_, (server_id, _)| server_id != id);
+                .retain(|_, (server_id, _)| &**server_id != id);
         }
     }
 }

@@ -377,16 +377,17 @@ impl Slot {
 
     /// The live connection, when it needs neither a connect nor a health check.
     pub fn ready_connection(&self, inner: &Inner) -> Option<Arc<Connection>> {
-        let conn = {
+        let (conn, now) = {
             // Taken and marked under the lock `stop_if_idle` decides under.
             let live = self.live.lock().unwrap();
+            let now = Instant::now();
             let conn = live.conn.clone();
             if let Some(c) = &conn {
-                c.requested();
+                c.requested_at(now);
             }
-            conn
+            (conn, now)
         };
-        conn.filter(|c| c.is_alive() && c.touch_if_fresh(inner.opts.health_idle()))
+        conn.filter(|c| c.is_alive() && c.touch_if_fresh(now, inner.opts.health_idle()))
     }
 
     /// Stops the connection when no request took it for `idle`, none holds it now and no
