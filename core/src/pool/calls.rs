@@ -817,8 +817,8 @@ impl Inner {
         on_progress: &Option<ProgressFn>,
     ) -> Result<std::result::Result<ServerResult, ServiceError>> {
         let id = direct.reserve();
-        let mine = params.meta.get_or_insert_default();
         if let Some(meta) = &call.conn.request_meta {
+            let mine = params.meta.get_or_insert_default();
             for (k, v) in meta.iter() {
                 mine.insert(k.clone(), v.clone());
             }
@@ -835,10 +835,9 @@ impl Inner {
             let token = NumberOrString::String(token.clone().into());
             call.slot.shared.route_progress(ProgressToken(token), f)
         });
-        mine.insert("progressToken".into(), serde_json::Value::String(token));
         let mut pending = direct
             .request(id, "tools/call", |line| {
-                super::call_params::write(params, line)
+                super::call_params::write(params, Some(&token), line)
             })
             .await
             .map_err(|e| {
