@@ -836,7 +836,7 @@ impl Inner {
             call.slot.shared.route_progress(ProgressToken(token), f)
         });
         let mut pending = direct
-            .request(id, "tools/call", |line| {
+            .request(id, "tools/call", call.timeout, |line| {
                 super::call_params::write(params, Some(&token), line)
             })
             .await
@@ -847,7 +847,7 @@ impl Inner {
                 })
             })?;
         let reply = tokio::select! {
-            r = pending.reply(call.timeout) => r,
+            r = pending.reply() => r,
             _ = call.cancelled() => {
                 // A server that runs calls as tasks is told after a moment without an
                 // answer: one told at once may start the task and never name it.

@@ -21,6 +21,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
+use super::deadlines::Deadlines;
 use super::stdout_reader::StdoutReader;
 use super::write_batch;
 
@@ -49,11 +50,34 @@ impl std::hash::Hasher for IdHasher {
 
 /// A request waiting for its reply.
 struct Entry {
-    tx: oneshot::Sender<Vec<u8>>,
+    /// Taken when the answer is given: its reply, or that its time ran out.
+    tx: Option<oneshot::Sender<Answer>>,
+    /// When it was sent, and how long it may wait for its reply from then or from the
+    /// server's last report of progress on it (none: as long as it takes).
+    sent: Instant,
+    timeout: Option<Duration>,
     /// When the server last reported progress on it (its progress token is its id).
     progressed: Option<Instant>,
     /// Sent from the event loop that watches the session's stdout, which reads its reply.
     by_watcher: bool,
+}
+
+impl Entry {
+    /// When its time runs out, if it has a limit still to run out.
+    fn deadline(&self) -> Option<Instant> {
+        self.tx.as_ref()?;
+        self.progressed
+            .unwrap_or(self.sent)
+            .checked_add(self.timeout?)
+    }
+}
+
+/// What a direct request's caller hears.
+enum Answer {
+    /// The reply, a whole JSON-RPC message.
+    Line(Vec<u8>),
+    /// Neither the reply nor progress came within the request's timeout.
+    TimedOut,
 }
 
 type Pending = HashMap<u64, Entry, std::hash::BuildHasherDefault<IdHasher>>;
@@ -72,6 +96,8 @@ pub(crate) struct Direct {
     stdout: OnceLock<Weak<StdoutReader>>,
     /// Requests held for the end of their event loop's turn (`write_batch`).
     held: std::sync::Mutex<Held>,
+    /// The requests' time limits, kept under the `pending` lock.
+    deadlines: Deadlines,
 }
 
 /// Requests written but not sent yet: their lines, and their ids to fail if sending fails.
@@ -104,7 +130,7 @@ impl std::fmt::Display for DirectError {
 pub(crate) struct DirectCall {
     direct: Arc<Direct>,
     id: u64,
-    rx: Option<oneshot::Receiver<Vec<u8>>>,
+    rx: Option<oneshot::Receiver<Answer>>,
 }
 
 #[derive(Deserialize)]
@@ -162,6 +188,7 @@ impl Direct {
             closed: AtomicBool::new(false),
             stdout: OnceLock::new(),
             held: std::sync::Mutex::default(),
+            deadlines: Deadlines::new(),
         })
     }
 
@@ -191,11 +218,14 @@ impl Direct {
     }
 
     /// Writes request `id` (from `reserve`) of `method`, its params written as JSON by
-    /// `write_params`, and returns the call whose reply to await.
+    /// `write_params`, and returns the call whose reply to await: the reply, unless `timeout`
+    /// passes with neither the reply nor progress on the request (progress restarts it, as
+    /// rmcp's `reset_timeout_on_progress` does).
     pub(crate) async fn request(
         self: &Arc<Self>,
         id: u64,
         method: &str,
+        timeout: Duration,
         write_params: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
     ) -> Result<DirectCall, DirectError> {
         // Room for a short call's line, its `_meta` included, without growing.
@@ -210,20 +240,22 @@ impl Direct {
         line.extend_from_slice(b"}\n");
         let (tx, rx) = oneshot::channel();
         let by_watcher = self.stdout.get().is_some_and(super::stdout_reader::note);
-        {
+        let sent = Instant::now();
+        let look_sooner = {
             let mut pending = self.pending.lock().unwrap();
             // Checked under the lock `close` takes, so no sender is left behind by a close.
             if self.closed.load(Ordering::Acquire) {
                 return Err(DirectError::Closed("the connection is closed".into()));
             }
-            pending.insert(
-                id,
-                Entry {
-                    tx,
-                    progressed: None,
-                    by_watcher,
-                },
-            );
+            let entry = Entry {
+                tx: Some(tx),
+                sent,
+                timeout: Some(timeout),
+                progressed: None,
+                by_watcher,
+            };
+            let look_sooner = entry.deadline().is_some_and(|at| self.deadlines.sooner(at));
+            pending.insert(id, entry);
             let others = self.waiting.fetch_add(1, Ordering::AcqRel);
             if !by_watcher {
                 self.unwatched.fetch_add(1, Ordering::AcqRel);
@@ -235,6 +267,10 @@ impl Direct {
             {
                 stdout.wanted();
             }
+            look_sooner
+        };
+        if look_sooner {
+            self.wake_keeper();
         }
         let call = DirectCall {
             direct: self.clone(),
@@ -398,10 +434,12 @@ impl Direct {
             Kind::Other => return false,
         };
         let entry = self.pending.lock().unwrap().remove(&id);
-        match entry {
-            Some(entry) => {
-                self.gone(&entry);
-                let _ = entry.tx.send(std::mem::take(line));
+        match entry.and_then(|mut entry| {
+            self.gone(&entry);
+            entry.tx.take()
+        }) {
+            Some(tx) => {
+                let _ = tx.send(Answer::Line(std::mem::take(line)));
             }
             // A reply to a call given up on (timed out, cancelled): nobody waits for it.
             None => line.clear(),
@@ -409,8 +447,46 @@ impl Direct {
         true
     }
 
-    fn progressed(&self, id: u64) -> Option<Instant> {
-        self.pending.lock().unwrap().get(&id)?.progressed
+    /// Starts the keeper of the requests' time limits if it is not running, and has it look.
+    fn wake_keeper(self: &Arc<Self>) {
+        let direct = Arc::downgrade(self);
+        self.deadlines.wake(|wake| {
+            // Requests are written from within a runtime (a binding enters its own).
+            let Ok(rt) = tokio::runtime::Handle::try_current() else {
+                return false;
+            };
+            let look = move || Some(direct.upgrade()?.expire());
+            drop(rt.spawn(super::deadlines::keep(wake, look)));
+            true
+        });
+    }
+
+    /// Tells the requests whose time ran out, and gives the earliest limit still to come.
+    fn expire(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let mut pending = self.pending.lock().unwrap();
+        let mut next: Option<Instant> = None;
+        for entry in pending.values_mut() {
+            match entry.deadline() {
+                Some(at) if at <= now => {
+                    if let Some(tx) = entry.tx.take() {
+                        // The entry stays: the caller's drop of its call tells the server.
+                        let _ = tx.send(Answer::TimedOut);
+                    }
+                }
+                Some(at) => next = Some(next.map_or(at, |n| n.min(at))),
+                None => {}
+            }
+        }
+        self.deadlines.looks_next(next);
+        next
+    }
+
+    /// Request `id` waits without a limit from now on (a cancelled call that still hears).
+    fn without_limit(&self, id: u64) {
+        if let Some(entry) = self.pending.lock().unwrap().get_mut(&id) {
+            entry.timeout = None;
+        }
     }
 
     /// Whether the session has ended (the reader saw the end before rmcp's session task did).
@@ -514,34 +590,22 @@ fn closed(e: impl std::fmt::Display) -> DirectError {
 }
 
 impl DirectCall {
-    /// The reply's bytes (a whole JSON-RPC message), unless `timeout` passes with neither the
-    /// reply nor progress on the request (progress restarts the timeout, as rmcp's
-    /// `reset_timeout_on_progress` does).
-    pub(crate) async fn reply(&mut self, timeout: Duration) -> Result<Vec<u8>, DirectError> {
-        let sleep = tokio::time::sleep(timeout);
-        tokio::pin!(sleep);
-        loop {
-            let step = {
-                let rx = self.rx.as_mut().expect("reply is awaited once");
-                tokio::select! {
-                    r = rx => Some(r),
-                    _ = &mut sleep => None,
-                }
-            };
-            match step {
-                Some(r) => {
-                    self.rx = None;
-                    return r.map_err(|_| {
-                        DirectError::Closed("the connection closed before the reply".into())
-                    });
-                }
-                None => match self.direct.progressed(self.id) {
-                    Some(at) if at + timeout > Instant::now() => {
-                        sleep.as_mut().reset((at + timeout).into());
-                    }
-                    // Still pending: dropping `self` tells the server it was cancelled.
-                    _ => return Err(DirectError::TimedOut),
-                },
+    /// The reply's bytes (a whole JSON-RPC message), unless the request's timeout passed
+    /// with neither the reply nor progress on it.
+    pub(crate) async fn reply(&mut self) -> Result<Vec<u8>, DirectError> {
+        let rx = self.rx.as_mut().expect("reply is awaited once");
+        match rx.await {
+            Ok(Answer::Line(line)) => {
+                self.rx = None;
+                Ok(line)
+            }
+            // Still pending: dropping `self` tells the server it was cancelled.
+            Ok(Answer::TimedOut) => Err(DirectError::TimedOut),
+            Err(_) => {
+                self.rx = None;
+                Err(DirectError::Closed(
+                    "the connection closed before the reply".into(),
+                ))
             }
         }
     }
@@ -561,19 +625,30 @@ impl DirectCall {
         // Taken, so that dropping `self` neither forgets the call nor tells the server.
         let rx = self.rx.take();
         let (direct, id) = (self.direct.clone(), self.id);
+        // Its own time no longer counts: it is heard for `first` and `grace`.
+        direct.without_limit(id);
         async move {
             let mut rx = rx?;
             if let Some(first) = first
                 && let Ok(answer) = tokio::time::timeout(first, &mut rx).await
             {
+                match answer {
+                    Ok(Answer::Line(line)) => {
+                        direct.forget(id);
+                        return Some(line);
+                    }
+                    // Its time ran out as it was cancelled: no answer can come now.
+                    Ok(Answer::TimedOut) => direct.tell_cancelled(id).await,
+                    Err(_) => {}
+                }
                 direct.forget(id);
-                return answer.ok();
+                return None;
             }
             direct.tell_cancelled(id).await;
-            let heard = tokio::time::timeout(grace, rx)
-                .await
-                .ok()
-                .and_then(Result::ok);
+            let heard = match tokio::time::timeout(grace, rx).await {
+                Ok(Ok(Answer::Line(line))) => Some(line),
+                _ => None,
+            };
             direct.forget(id);
             heard
         }

@@ -345,6 +345,55 @@ async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_timeout_runs_out_while_a_longer_call_waits() {
+    // A session's time limits are kept by one task, which sleeps until the earliest: a
+    // request with an earlier limit than the one it sleeps for must wake it.
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    pool.connect("t").await.unwrap();
+    let limit = |ms| CallOptions {
+        timeout: Some(Duration::from_millis(ms)),
+        ..Default::default()
+    };
+    let long = {
+        let pool = pool.clone();
+        let call = async move {
+            pool.call_tool("mcp__t__hang", json!({"ms": 2_000}), limit(60_000))
+                .await
+        };
+        tokio::spawn(call)
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let err = pool
+        // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
+        .call_tool("mcp__t__sleep", json!({"ms": 10_000}), limit(50))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    // The server heard that the call was given up on; the longer one is still answered.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let told = text(&call_ok(&pool, "mcp__t__cancelled", json!({})).await);
+        if told == "1" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server was told {told} times"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(text(&long.await.unwrap().unwrap()), "done");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_sent_right_before_the_reply_reaches_the_callback_before_the_call_returns() {
     // rmcp hands notifications to spawned tasks: without routing them as they are read, the
     // last updates could land after the reply (and the call's callback) were gone.

@@ -1,0 +1,97 @@
+//! The time limits of a session's direct requests, kept by one task rather than a timer each.
+//!
+//! A tokio timer per request is registered in the runtime's timer wheel as the request is
+//! sent and taken out as its reply comes, each under the wheel's lock, and with timers in the
+//! wheel every park of a worker thread works through it: on a fast local server that was a
+//! twentieth of a call's own work. Here a request notes its limit beside its entry, and one
+//! task per session wakes at the earliest limit (or when a request with an earlier one comes),
+//! tells the requests past theirs, and sleeps until the next. A session whose requests all
+//! share one limit wakes it once per limit, whatever the rate of calls.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+/// When the keeper of a session's limits looks next, and how to wake it sooner.
+pub(crate) struct Deadlines {
+    epoch: Instant,
+    /// The keeper's next look, in nanoseconds from `epoch`; `u64::MAX` when no request waits.
+    next: AtomicU64,
+    wake: Arc<Notify>,
+    started: AtomicBool,
+}
+
+impl Deadlines {
+    pub(crate) fn new() -> Deadlines {
+        Deadlines {
+            epoch: Instant::now(),
+            next: AtomicU64::new(u64::MAX),
+            wake: Arc::new(Notify::new()),
+            started: AtomicBool::new(false),
+        }
+    }
+
+    /// Notes a request's limit `at`: whether the keeper must be woken (`wake`) to look
+    /// sooner than it means to. Called under the lock the keeper looks under, so that either
+    /// the keeper's look sees the request or the request sees the keeper's next look.
+    pub(crate) fn sooner(&self, at: Instant) -> bool {
+        let at = self.nanos(at);
+        let sooner = at < self.next.load(Ordering::Acquire);
+        if sooner {
+            self.next.store(at, Ordering::Release);
+        }
+        sooner
+    }
+
+    /// The keeper's next look (none: no request waits), noted under the same lock.
+    pub(crate) fn looks_next(&self, at: Option<Instant>) {
+        let at = at.map_or(u64::MAX, |at| self.nanos(at));
+        self.next.store(at, Ordering::Release);
+    }
+
+    /// Wakes the keeper, first starting it with `start` (given what wakes it; false if it
+    /// could not) on the first request that needs it.
+    pub(crate) fn wake(&self, start: impl FnOnce(Arc<Notify>) -> bool) {
+        if !self.started.swap(true, Ordering::AcqRel) && !start(self.wake.clone()) {
+            // Nobody looks: the next request tries again.
+            self.started.store(false, Ordering::Release);
+            self.next.store(u64::MAX, Ordering::Release);
+        }
+        self.wake.notify_one();
+    }
+
+    fn nanos(&self, at: Instant) -> u64 {
+        let nanos = at.saturating_duration_since(self.epoch).as_nanos();
+        u64::try_from(nanos).unwrap_or(u64::MAX - 1)
+    }
+}
+
+impl Drop for Deadlines {
+    /// The session is gone: its keeper wakes to find so, and ends.
+    fn drop(&mut self) {
+        self.wake.notify_one();
+    }
+}
+
+/// The keeper: `look` tells the requests past their limits and gives the earliest limit left
+/// (`Some(None)`: none waits), or `None` once the session is gone.
+pub(crate) async fn keep(wake: Arc<Notify>, mut look: impl FnMut() -> Option<Option<Instant>>) {
+    loop {
+        // Enabled before looking, so that a request noted during the look wakes it.
+        let woken = wake.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let Some(next) = look() else { return };
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at.into()) => {}
+                    _ = &mut woken => {}
+                }
+            }
+            None => woken.await,
+        }
+    }
+}
