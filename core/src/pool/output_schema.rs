@@ -5,19 +5,19 @@
 //! so a host, or an agent's model, learns of it; a result with `isError` is not checked. Each
 //! tool's validator is compiled once per listing of its server.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::CallToolResult;
 
 use super::slot::Slot;
 use crate::error::{Error, Result};
+use crate::fast_map::FastMap;
 use crate::tools::host_tools::schema_problems;
 
 /// The compiled output schemas of one server's tools, by tool name (`None`: the tool declares
 /// none, or its schema cannot be used).
 #[derive(Default)]
-pub(crate) struct OutputValidators(Mutex<HashMap<Box<str>, Option<Arc<jsonschema::Validator>>>>);
+pub(crate) struct OutputValidators(Mutex<FastMap<Box<str>, Option<Arc<jsonschema::Validator>>>>);
 
 impl OutputValidators {
     /// Forgets every validator: the server's tools were listed again.
