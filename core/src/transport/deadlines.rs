@@ -17,19 +17,27 @@ use tokio::sync::Notify;
 /// When the keeper of a session's limits looks next, and how to wake it sooner.
 pub(crate) struct Deadlines {
     epoch: Instant,
-    /// The keeper's next look, in nanoseconds from `epoch`; `u64::MAX` when no request waits.
+    keeper: Arc<Keeper>,
+}
+
+/// What a session and the task that keeps its limits share.
+pub(crate) struct Keeper {
+    /// The keeper's next look, in nanoseconds from the epoch; `u64::MAX` when it has none
+    /// (no request waits, or no keeper runs).
     next: AtomicU64,
-    wake: Arc<Notify>,
-    started: AtomicBool,
+    wake: Notify,
+    running: AtomicBool,
 }
 
 impl Deadlines {
     pub(crate) fn new() -> Deadlines {
         Deadlines {
             epoch: Instant::now(),
-            next: AtomicU64::new(u64::MAX),
-            wake: Arc::new(Notify::new()),
-            started: AtomicBool::new(false),
+            keeper: Arc::new(Keeper {
+                next: AtomicU64::new(u64::MAX),
+                wake: Notify::new(),
+                running: AtomicBool::new(false),
+            }),
         }
     }
 
@@ -38,9 +46,9 @@ impl Deadlines {
     /// the keeper's look sees the request or the request sees the keeper's next look.
     pub(crate) fn sooner(&self, at: Instant) -> bool {
         let at = self.nanos(at);
-        let sooner = at < self.next.load(Ordering::Acquire);
+        let sooner = at < self.keeper.next.load(Ordering::Acquire);
         if sooner {
-            self.next.store(at, Ordering::Release);
+            self.keeper.next.store(at, Ordering::Release);
         }
         sooner
     }
@@ -48,18 +56,18 @@ impl Deadlines {
     /// The keeper's next look (none: no request waits), noted under the same lock.
     pub(crate) fn looks_next(&self, at: Option<Instant>) {
         let at = at.map_or(u64::MAX, |at| self.nanos(at));
-        self.next.store(at, Ordering::Release);
+        self.keeper.next.store(at, Ordering::Release);
     }
 
-    /// Wakes the keeper, first starting it with `start` (given what wakes it; false if it
-    /// could not) on the first request that needs it.
-    pub(crate) fn wake(&self, start: impl FnOnce(Arc<Notify>) -> bool) {
-        if !self.started.swap(true, Ordering::AcqRel) && !start(self.wake.clone()) {
+    /// Wakes the keeper, first starting it with `start` (which runs `keep` with what it is
+    /// given; false if it could not) when none runs: on the first request that needs it, or
+    /// after the runtime it ran on shut down.
+    pub(crate) fn wake(&self, start: impl FnOnce(Arc<Keeper>) -> bool) {
+        if !self.keeper.running.swap(true, Ordering::AcqRel) && !start(self.keeper.clone()) {
             // Nobody looks: the next request tries again.
-            self.started.store(false, Ordering::Release);
-            self.next.store(u64::MAX, Ordering::Release);
+            self.keeper.stopped();
         }
-        self.wake.notify_one();
+        self.keeper.wake.notify_one();
     }
 
     fn nanos(&self, at: Instant) -> u64 {
@@ -68,19 +76,37 @@ impl Deadlines {
     }
 }
 
+impl Keeper {
+    /// No keeper runs: the next request with a limit starts one.
+    fn stopped(&self) {
+        self.running.store(false, Ordering::Release);
+        self.next.store(u64::MAX, Ordering::Release);
+    }
+}
+
 impl Drop for Deadlines {
     /// The session is gone: its keeper wakes to find so, and ends.
     fn drop(&mut self) {
-        self.wake.notify_one();
+        self.keeper.wake.notify_one();
+    }
+}
+
+/// Marks the keeper stopped when its task ends or is dropped (its runtime shut down).
+struct Running(Arc<Keeper>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.stopped();
     }
 }
 
 /// The keeper: `look` tells the requests past their limits and gives the earliest limit left
 /// (`Some(None)`: none waits), or `None` once the session is gone.
-pub(crate) async fn keep(wake: Arc<Notify>, mut look: impl FnMut() -> Option<Option<Instant>>) {
+pub(crate) async fn keep(keeper: Arc<Keeper>, mut look: impl FnMut() -> Option<Option<Instant>>) {
+    let keeper = Running(keeper);
     loop {
         // Enabled before looking, so that a request noted during the look wakes it.
-        let woken = wake.notified();
+        let woken = keeper.0.wake.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
         let Some(next) = look() else { return };

@@ -450,13 +450,13 @@ impl Direct {
     /// Starts the keeper of the requests' time limits if it is not running, and has it look.
     fn wake_keeper(self: &Arc<Self>) {
         let direct = Arc::downgrade(self);
-        self.deadlines.wake(|wake| {
+        self.deadlines.wake(|keeper| {
             // Requests are written from within a runtime (a binding enters its own).
             let Ok(rt) = tokio::runtime::Handle::try_current() else {
                 return false;
             };
             let look = move || Some(direct.upgrade()?.expire());
-            drop(rt.spawn(super::deadlines::keep(wake, look)));
+            drop(rt.spawn(super::deadlines::keep(keeper, look)));
             true
         });
     }

@@ -394,6 +394,46 @@ async fn a_short_timeout_runs_out_while_a_longer_call_waits() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_limits_hold_after_the_runtime_of_the_first_call_shuts_down() {
+    // The task that keeps a session's limits runs on the runtime of the call that started
+    // it; when that runtime goes, the next call must start another.
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    pool.connect("t").await.unwrap();
+    let elsewhere = pool.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let r = rt.block_on(call_ok(&elsewhere, "mcp__t__echo", json!({"text": "x"})));
+        assert_eq!(text(&r), "x");
+    })
+    .join()
+    .unwrap();
+    let started = Instant::now();
+    let err = pool
+        .call_tool(
+            // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
+            "mcp__t__sleep",
+            json!({"ms": 10_000}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(50)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_sent_right_before_the_reply_reaches_the_callback_before_the_call_returns() {
     // rmcp hands notifications to spawned tasks: without routing them as they are read, the
     // last updates could land after the reply (and the call's callback) were gone.
