@@ -332,7 +332,7 @@ impl Pool {
         let index = self.inner.tool_index.read().unwrap();
         index
             .iter()
-            .find(|(_, (server, own))| &**server == server_id && own == name)
+            .find(|(_, (server, own))| &**server == server_id && &**own == name)
             .map(|(id, _)| id.clone())
     }
 

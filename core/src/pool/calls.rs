@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::connection::Connection;
-use super::reply::call_reply;
+use super::reply::{Answer, call_reply};
 use super::slot::Slot;
 use super::tasks::with_tasks;
 use super::tell_on_drop::TellOnDrop;
@@ -271,15 +271,6 @@ fn unexpected(slot: &Slot, method: &str) -> Error {
     }
 }
 
-/// What a server's answer to `tools/call` asks of the call: done, or another round with the
-/// host's input.
-enum Answer {
-    Result(CallToolResult),
-    InputRequired(InputRequiredResult),
-    /// The server runs the call as a task (see `tasks.rs`).
-    Task(Task),
-}
-
 /// One round of a request whose server's questions go back to the caller
 /// ([`Pool::call_tool_round`], [`Pool::get_prompt_round`], [`Pool::read_resource_round`]): the
 /// result, or what a 2026-07-28 server asks first.
@@ -400,7 +391,7 @@ impl Pool {
         // Under the lock rather than a copy of the whole record: this runs on every call.
         let server_name = {
             let record = slot.record.read().unwrap();
-            if record.disabled_tools.iter().any(|t| t == &tool) {
+            if record.disabled_tools.iter().any(|t| **t == *tool) {
                 return Err(Error::invalid(format!(
                     "tool '{tool}' of server '{}' is disabled",
                     record.name
@@ -424,14 +415,7 @@ impl Pool {
         };
         let call = self
             .inner
-            .call_on(
-                target,
-                server_name.clone(),
-                &tool,
-                arguments,
-                options,
-                round,
-            )
+            .call_on(target, &server_name, &tool, arguments, options, round)
             .instrument(span);
         let result = match max_total {
             None => call.await,
@@ -456,7 +440,7 @@ impl Pool {
         }
         self.inner.events.emit_with(|| Event::ToolCalled {
             server_id: slot.id.clone(),
-            tool_name: tool.clone(),
+            tool_name: tool.to_string(),
             tool_id: tool_id.to_string(),
             duration_ms: started.map_or(0, |s| s.elapsed().as_millis() as u64),
             success: matches!(&result, Ok(CallRound::Done(r)) if r.is_error != Some(true)),
@@ -721,7 +705,7 @@ impl Inner {
     async fn call_on(
         self: &Arc<Self>,
         slot: &Arc<Slot>,
-        name: String,
+        name: &str,
         tool: &str,
         arguments: Option<JsonObject>,
         options: CallOptions,
@@ -750,7 +734,7 @@ impl Inner {
         let call = ToolCall {
             slot,
             conn: &conn,
-            name: &name,
+            name,
             tool,
             timeout,
             cancel: options.cancel.as_ref(),
@@ -815,7 +799,7 @@ impl Inner {
         direct: &Arc<Direct>,
         params: &mut CallToolRequestParams,
         on_progress: &Option<ProgressFn>,
-    ) -> Result<std::result::Result<ServerResult, ServiceError>> {
+    ) -> Result<std::result::Result<Answer, ServiceError>> {
         let id = direct.reserve();
         if let Some(meta) = &call.conn.request_meta {
             let mine = params.meta.get_or_insert_default();
@@ -832,12 +816,12 @@ impl Inner {
         // none is missed; the session layer hands it over before the reply is read).
         let token = Direct::progress_token(id);
         let _route = on_progress.clone().map(|f| {
-            let token = NumberOrString::String(token.clone().into());
+            let token = NumberOrString::String(token.as_str().into());
             call.slot.shared.route_progress(ProgressToken(token), f)
         });
         let mut pending = direct
             .request(id, "tools/call", call.timeout, |line| {
-                super::call_params::write(params, Some(&token), line)
+                super::call_params::write(params, Some(token.as_str()), line)
             })
             .await
             .map_err(|e| {
@@ -877,7 +861,7 @@ impl Inner {
         call: &ToolCall<'_>,
         params: &CallToolRequestParams,
         on_progress: &Option<ProgressFn>,
-    ) -> Result<std::result::Result<ServerResult, ServiceError>> {
+    ) -> Result<std::result::Result<Answer, ServiceError>> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
         let mut options =
             PeerRequestOptions::with_timeout(call.timeout).reset_timeout_on_progress();
@@ -929,7 +913,14 @@ impl Inner {
         };
         guard.disarm();
         call.conn.answered();
-        Ok(response)
+        match response.map(Answer::of) {
+            Ok(Some(answer)) => Ok(Ok(answer)),
+            Ok(None) => Err(Error::Protocol {
+                server: call.name.to_string(),
+                message: "tools/call: unexpected response type".into(),
+            }),
+            Err(e) => Ok(Err(e)),
+        }
     }
 
     /// What the server's response to `tools/call` means: the result, input the host must
@@ -938,7 +929,7 @@ impl Inner {
     fn read_response(
         self: &Arc<Self>,
         call: &ToolCall<'_>,
-        response: std::result::Result<ServerResult, ServiceError>,
+        response: std::result::Result<Answer, ServiceError>,
     ) -> Result<Answer> {
         if response.is_err()
             && let Some(e) = call.conn.too_large(call.name)
@@ -948,13 +939,7 @@ impl Inner {
             return Err(e);
         }
         match response {
-            Ok(ServerResult::CallToolResult(r)) => Ok(Answer::Result(r)),
-            Ok(ServerResult::InputRequiredResult(r)) => Ok(Answer::InputRequired(r)),
-            Ok(ServerResult::CreateTaskResult(r)) => Ok(Answer::Task(r.task)),
-            Ok(_) => Err(Error::Protocol {
-                server: call.name.to_string(),
-                message: "tools/call: unexpected response type".into(),
-            }),
+            Ok(answer) => Ok(answer),
             Err(ServiceError::McpError(e)) => Err(needs_url(call.name, "tools/call", &e)
                 .unwrap_or_else(|| Error::Tool {
                     tool: call.tool.to_string(),

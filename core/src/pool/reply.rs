@@ -1,24 +1,46 @@
 //! Reading direct `tools/call` replies.
 
-use rmcp::model::{CallToolResult, CreateTaskResult, InputRequiredResult, ServerResult};
+use rmcp::model::{CallToolResult, CreateTaskResult, InputRequiredResult, ServerResult, Task};
 use rmcp::service::ServiceError;
 
 use super::plain_text_reply;
 use crate::transport::direct::{Reply, TypedReply};
 
+/// What a server's answer to `tools/call` asks of the call: done, or another round with the
+/// host's input.
+#[derive(Debug)]
+pub(super) enum Answer {
+    Result(CallToolResult),
+    InputRequired(InputRequiredResult),
+    /// The server runs the call as a task (see `tasks.rs`).
+    Task(Task),
+}
+
+impl Answer {
+    /// The answer in an rmcp result, which may be of a type `tools/call` never answers.
+    pub(super) fn of(result: ServerResult) -> Option<Answer> {
+        match result {
+            ServerResult::CallToolResult(r) => Some(Answer::Result(r)),
+            ServerResult::InputRequiredResult(r) => Some(Answer::InputRequired(r)),
+            ServerResult::CreateTaskResult(r) => Some(Answer::Task(r.task)),
+            _ => None,
+        }
+    }
+}
+
 /// Reads a direct `tools/call` reply: a final result, a 2026-07-28 request for input, or the
 /// server's JSON-RPC error. `Err` says what was wrong with a reply that is none of those.
-pub(super) fn call_reply(
-    line: &[u8],
-) -> std::result::Result<Result<ServerResult, ServiceError>, String> {
+/// Read straight into [`Answer`], not rmcp's `ServerResult`: an enum of every result, several
+/// times its size, moved on every call.
+pub(super) fn call_reply(line: &[u8]) -> std::result::Result<Result<Answer, ServiceError>, String> {
     if let Some(r) = plain_text_reply::read(line) {
-        return Ok(Ok(ServerResult::CallToolResult(r)));
+        return Ok(Ok(Answer::Result(r)));
     }
     // One pass for the usual final result; anything else is read again, more slowly.
     if let Ok(reply) = serde_json::from_slice::<TypedReply<CallToolResult>>(line) {
         match (reply.result, reply.error) {
             (_, Some(error)) => return Ok(Err(ServiceError::McpError(error))),
-            (Some(r), None) => return Ok(Ok(ServerResult::CallToolResult(r))),
+            (Some(r), None) => return Ok(Ok(Answer::Result(r))),
             (None, None) => {}
         }
     }
@@ -27,12 +49,12 @@ pub(super) fn call_reply(
     match (reply.result, reply.error) {
         (_, Some(error)) => Ok(Err(ServiceError::McpError(error))),
         (Some(raw), None) => match serde_json::from_str::<CallToolResult>(raw.get()) {
-            Ok(r) => Ok(Ok(ServerResult::CallToolResult(r))),
+            Ok(r) => Ok(Ok(Answer::Result(r))),
             Err(e) => match serde_json::from_str::<InputRequiredResult>(raw.get()) {
-                Ok(r) => Ok(Ok(ServerResult::InputRequiredResult(r))),
+                Ok(r) => Ok(Ok(Answer::InputRequired(r))),
                 // The tasks extension: the server runs the call as a task.
                 Err(_) => match serde_json::from_str::<CreateTaskResult>(raw.get()) {
-                    Ok(r) => Ok(Ok(ServerResult::CreateTaskResult(r))),
+                    Ok(r) => Ok(Ok(Answer::Task(r.task))),
                     Err(_) => Err(format!("not a tool result: {e}")),
                 },
             },
@@ -61,7 +83,7 @@ mod tests {
             let fast = plain_text_reply::read(line.as_bytes()).expect(line);
             assert_eq!(fast, general(line), "{line}");
             match call_reply(line.as_bytes()) {
-                Ok(Ok(ServerResult::CallToolResult(r))) => assert_eq!(r, fast),
+                Ok(Ok(Answer::Result(r))) => assert_eq!(r, fast),
                 other => panic!("{other:?}"),
             }
         }
@@ -77,7 +99,7 @@ mod tests {
         ] {
             assert!(plain_text_reply::read(line.as_bytes()).is_none(), "{line}");
             match call_reply(line.as_bytes()) {
-                Ok(Ok(ServerResult::CallToolResult(r))) => assert_eq!(r, general(line)),
+                Ok(Ok(Answer::Result(r))) => assert_eq!(r, general(line)),
                 other => panic!("{other:?}"),
             }
         }

@@ -107,7 +107,7 @@ impl Pool {
             return Ok((HOST_TOOLS_SERVER.into(), tool_id.into()));
         }
         let (slot, tool) = self.inner.resolve_tool(tool_id).await?;
-        Ok((slot.id.clone(), tool))
+        Ok((slot.id.clone(), tool.to_string()))
     }
 
     /// One tool by its pool id: what a host shows before it runs (title, description,
@@ -127,7 +127,7 @@ impl Pool {
         let listed = slot.tools.lock().unwrap().as_ref().map(|c| c.tools.clone());
         let tools = listed.or_else(|| self.inner.catalog.get(&slot.id, &slot.config_key()));
         tools
-            .and_then(|list| list.iter().find(|t| t.name() == name).cloned())
+            .and_then(|list| list.iter().find(|t| t.name() == &*name).cloned())
             .map(|t| t.info(tool_id.to_string(), &slot.id, &slot.name()))
             .ok_or_else(|| crate::error::Error::not_found("tool", tool_id))
     }

@@ -166,10 +166,8 @@ pub(super) fn stop_late_task(
         let Some(line) = heard.await else {
             return;
         };
-        if let Ok(Ok(rmcp::model::ServerResult::CreateTaskResult(created))) =
-            super::reply::call_reply(&line)
-        {
-            let params = CancelTaskParams::new(created.task.task_id);
+        if let Ok(Ok(super::reply::Answer::Task(task))) = super::reply::call_reply(&line) {
+            let params = CancelTaskParams::new(task.task_id);
             let _ = conn.peer.cancel_task(params).await;
         }
     });

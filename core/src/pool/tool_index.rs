@@ -16,15 +16,15 @@ use crate::tools::stored_tool::StoredTool;
 use crate::tools::{ToolInfo, describe, server_prefix};
 
 /// Which server, and which of its tools, each tool id names.
-/// A call looks its server up by id here: shared, its id is not copied for each call.
-pub(super) type ToolIndex = crate::fast_map::FastMap<String, (Arc<str>, String)>;
+/// A call looks its server up by id here: shared, neither name is copied for each call.
+pub(super) type ToolIndex = crate::fast_map::FastMap<String, (Arc<str>, Arc<str>)>;
 
 /// Records that `id` names `server`'s tool `name`. Most listings name every tool as the last
 /// one did: nothing is copied then.
 pub(super) fn remember(index: &mut ToolIndex, id: &str, server: &str, name: &str) {
     let known = index.get(id);
-    if known.is_none_or(|(s, n)| &**s != server || n != name) {
-        index.insert(id.to_string(), (Arc::from(server), name.to_string()));
+    if known.is_none_or(|(s, n)| &**s != server || &**n != name) {
+        index.insert(id.to_string(), (Arc::from(server), Arc::from(name)));
     }
 }
 
@@ -33,7 +33,7 @@ pub(super) fn remember(index: &mut ToolIndex, id: &str, server: &str, name: &str
 /// than sent to a server that has no such tool any more.
 fn forget_unlisted(index: &mut ToolIndex, server: &str, tools: &[StoredTool]) {
     let listed: HashSet<&str> = tools.iter().map(StoredTool::name).collect();
-    index.retain(|_, (s, name)| &**s != server || listed.contains(name.as_str()));
+    index.retain(|_, (s, name)| &**s != server || listed.contains(&**name));
 }
 
 impl Inner {
@@ -200,7 +200,7 @@ impl Inner {
     }
 
     /// The server and tool a pool id names, if the index knows it.
-    pub(super) fn find_tool(&self, tool_id: &str) -> Option<(Arc<Slot>, String)> {
+    pub(super) fn find_tool(&self, tool_id: &str) -> Option<(Arc<Slot>, Arc<str>)> {
         let (server_id, tool) = self.tool_index.read().unwrap().get(tool_id).cloned()?;
         let slot = self.slots.read().unwrap().get(&*server_id).cloned()?;
         Some((slot, tool))
@@ -211,7 +211,7 @@ impl Inner {
     pub(super) async fn resolve_tool(
         self: &Arc<Self>,
         tool_id: &str,
-    ) -> Result<(Arc<Slot>, String)> {
+    ) -> Result<(Arc<Slot>, Arc<str>)> {
         if let Some(hit) = self.find_tool(tool_id) {
             return Ok(hit);
         }

@@ -48,6 +48,24 @@ impl std::hash::Hasher for IdHasher {
     }
 }
 
+/// A direct request's progress token as text, on the stack: most calls only write it into
+/// their request, and only a caller that follows progress needs it as a `String`.
+pub(crate) struct TokenText {
+    bytes: [u8; TokenText::MAX],
+    len: usize,
+}
+
+impl TokenText {
+    /// The prefix and the digits of the largest id.
+    const MAX: usize = TOKEN_PREFIX.len() + 20;
+
+    pub(crate) fn as_str(&self) -> &str {
+        // SAFETY: `progress_token` writes only the ASCII prefix and ASCII digits, and the
+        // bytes do not change after; checking them again would cost more than writing them.
+        unsafe { std::str::from_utf8_unchecked(&self.bytes[..self.len]) }
+    }
+}
+
 /// A request waiting for its reply.
 struct Entry {
     /// Taken when the answer is given: its reply, or that its time ran out.
@@ -203,12 +221,16 @@ impl Direct {
     }
 
     /// The progress token that reports on request `id`.
-    pub(crate) fn progress_token(id: u64) -> String {
+    pub(crate) fn progress_token(id: u64) -> TokenText {
+        let mut token = TokenText {
+            bytes: [0; TokenText::MAX],
+            len: TOKEN_PREFIX.len(),
+        };
+        token.bytes[..TOKEN_PREFIX.len()].copy_from_slice(TOKEN_PREFIX.as_bytes());
         let mut digits = itoa::Buffer::new();
-        let digits = digits.format(id);
-        let mut token = String::with_capacity(TOKEN_PREFIX.len() + digits.len());
-        token.push_str(TOKEN_PREFIX);
-        token.push_str(digits);
+        let digits = digits.format(id).as_bytes();
+        token.bytes[token.len..token.len + digits.len()].copy_from_slice(digits);
+        token.len += digits.len();
         token
     }
 
@@ -681,7 +703,18 @@ impl Drop for DirectCall {
 
 #[cfg(test)]
 mod tests {
-    use super::{Kind, classify};
+    use super::{Direct, Kind, classify};
+
+    #[test]
+    fn progress_tokens_name_their_request_whatever_its_id() {
+        for id in [0, 1, 9, 10, 4_294_967_296, u64::MAX] {
+            let token = Direct::progress_token(id);
+            assert_eq!(token.as_str(), format!("mcpmux-{id}"));
+            let parsed = serde_json::to_value(token.as_str()).unwrap();
+            let raw = serde_json::value::to_raw_value(&parsed).unwrap();
+            assert_eq!(super::direct_id(&raw), Some(id), "{}", token.as_str());
+        }
+    }
 
     #[test]
     fn replies_to_direct_requests_are_recognised_in_any_field_order() {
