@@ -304,20 +304,7 @@ async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
 
     add_test_server(&pool, "t", &[]).await;
     // Without progress the call timeout holds, and the connection stays usable after it.
-    let started = Instant::now();
-    let err = pool
-        .call_tool(
-            "mcp__t__hang",
-            json!({"ms": 5_000}),
-            CallOptions {
-                timeout: Some(Duration::from_millis(500)),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
-    assert!(started.elapsed() < Duration::from_secs(2));
+    times_out(&pool, "mcp__t__hang", json!({"ms": 5_000}), 500).await;
     let r = call_ok(&pool, "mcp__t__echo", json!({"text": "alive"})).await;
     assert_eq!(text(&r), "alive");
     let short = CallOptions {
@@ -351,31 +338,20 @@ async fn a_short_timeout_runs_out_while_a_longer_call_waits() {
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;
     pool.connect("t").await.unwrap();
-    let limit = |ms| CallOptions {
-        timeout: Some(Duration::from_millis(ms)),
-        ..Default::default()
-    };
     let long = {
         let pool = pool.clone();
-        let call = async move {
-            pool.call_tool("mcp__t__hang", json!({"ms": 2_000}), limit(60_000))
-                .await
+        let minute = CallOptions {
+            timeout: Some(Duration::from_secs(60)),
+            ..Default::default()
         };
-        tokio::spawn(call)
+        tokio::spawn(async move {
+            pool.call_tool("mcp__t__hang", json!({"ms": 2_000}), minute)
+                .await
+        })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let started = Instant::now();
-    let err = pool
-        // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
-        .call_tool("mcp__t__sleep", json!({"ms": 10_000}), limit(50))
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
+    times_out(&pool, "mcp__t__sleep", json!({"ms": 10_000}), 50).await;
     // The server heard that the call was given up on; the longer one is still answered.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
@@ -411,26 +387,25 @@ async fn time_limits_hold_after_the_runtime_of_the_first_call_shuts_down() {
     })
     .join()
     .unwrap();
+    // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
+    times_out(&pool, "mcp__t__sleep", json!({"ms": 10_000}), 50).await;
+    pool.close().await;
+}
+
+/// Calls `tool` with a timeout of `limit_ms` and checks that it times out, well within 2 s.
+async fn times_out(pool: &mcpmux::Pool, tool: &str, args: serde_json::Value, limit_ms: u64) {
     let started = Instant::now();
-    let err = pool
-        .call_tool(
-            // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
-            "mcp__t__sleep",
-            json!({"ms": 10_000}),
-            CallOptions {
-                timeout: Some(Duration::from_millis(50)),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    let limit = CallOptions {
+        timeout: Some(Duration::from_millis(limit_ms)),
+        ..Default::default()
+    };
+    let err = pool.call_tool(tool, args, limit).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{tool}: {err}");
     assert!(
         started.elapsed() < Duration::from_secs(2),
-        "{:?}",
+        "{tool} timed out after {:?}",
         started.elapsed()
     );
-    pool.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
