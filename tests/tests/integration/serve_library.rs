@@ -349,6 +349,10 @@ async fn a_client_that_does_not_read_is_held_back_and_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_with_too_many_calls_in_flight_is_held_back() {
     const SLEEPS: usize = 1100;
+    // About 350 KB of pings: well past what the pipe and the lane's read buffer hold together
+    // (64 KB each). With 2,000 (88 KB) the test failed now and then on a busy machine: the
+    // buffer, filled whole while the writer ran ahead, took in the rest.
+    const PINGS: usize = 8000;
     let served = served_pool().await;
     let (serving, client_side) = serve_bytes(&served, ServeOptions::default());
     let (mut lines, writing) = handshake(client_side).await;
@@ -358,7 +362,7 @@ async fn a_client_with_too_many_calls_in_flight_is_held_back() {
         .map(|id| call(id, "upstream__sleep", json!({"ms": 4000})))
         .collect();
     messages.extend(
-        (SLEEPS..SLEEPS + 2000).map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"})),
+        (SLEEPS..SLEEPS + PINGS).map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"})),
     );
     let sending = send_all(writing, messages);
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -366,7 +370,7 @@ async fn a_client_with_too_many_calls_in_flight_is_held_back() {
         !sending.is_finished(),
         "every message was taken in while {SLEEPS} calls were in flight"
     );
-    read_answers(&mut lines, 0..SLEEPS + 2000, |answer| {
+    read_answers(&mut lines, 0..SLEEPS + PINGS, |answer| {
         assert!(answer.get("error").is_none(), "{answer}");
     })
     .await;
