@@ -60,33 +60,48 @@ pub(crate) struct Connection {
     last_request: Stamp,
 }
 
-/// A moment kept in an atomic, as nanoseconds since `base`: every call reads and writes the
-/// connection's two, so without a lock.
-struct Stamp {
-    base: Instant,
-    nanos: AtomicU64,
+/// A moment, as nanoseconds since the first one the process took: what a connection's stamps
+/// hold, compared as integers. Every call reads and writes two stamps, and `Instant`
+/// arithmetic normalizes seconds and nanoseconds (and divides) at each step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Moment(u64);
+
+impl Moment {
+    pub fn now() -> Moment {
+        static FIRST: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+        Moment(u64::try_from(FIRST.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// How long after `earlier` this is (zero if it is not after).
+    fn since(self, earlier: Moment) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+
+    /// Whether this comes less than `limit` after `earlier`.
+    fn within(self, earlier: Moment, limit: Duration) -> bool {
+        u128::from(self.0.saturating_sub(earlier.0)) < limit.as_nanos()
+    }
 }
+
+/// A moment kept in an atomic: every call reads and writes the connection's two, so without
+/// a lock.
+struct Stamp(AtomicU64);
 
 impl Stamp {
     fn new() -> Stamp {
-        Stamp {
-            base: Instant::now(),
-            nanos: AtomicU64::new(0),
-        }
+        Stamp(AtomicU64::new(Moment::now().0))
     }
 
-    fn set(&self, at: Instant) {
-        let nanos = at.saturating_duration_since(self.base).as_nanos();
-        self.nanos
-            .store(u64::try_from(nanos).unwrap_or(u64::MAX), Ordering::Relaxed);
+    fn set(&self, at: Moment) {
+        self.0.store(at.0, Ordering::Relaxed);
     }
 
-    fn get(&self) -> Instant {
-        self.base + Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    fn get(&self) -> Moment {
+        Moment(self.0.load(Ordering::Relaxed))
     }
 
     fn elapsed(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.get())
+        Moment::now().since(self.get())
     }
 }
 
@@ -606,13 +621,13 @@ impl Connection {
     }
 
     pub fn touch(&self) {
-        self.last_used.set(Instant::now());
+        self.last_used.set(Moment::now());
     }
 
     /// Marks the connection used at `now` if it was used within `limit` (no lock: this runs
     /// on every call; two callers at once both write about the same moment).
-    pub fn touch_if_fresh(&self, now: Instant, limit: Duration) -> bool {
-        let fresh = now.saturating_duration_since(self.last_used.get()) < limit;
+    pub fn touch_if_fresh(&self, now: Moment, limit: Duration) -> bool {
+        let fresh = now.within(self.last_used.get(), limit);
         if fresh {
             self.last_used.set(now);
         }
@@ -621,18 +636,18 @@ impl Connection {
 
     /// A request takes the connection now.
     pub fn requested(&self) {
-        self.requested_at(Instant::now());
+        self.requested_at(Moment::now());
     }
 
     /// A request takes the connection at `now`.
-    pub fn requested_at(&self, now: Instant) {
+    pub fn requested_at(&self, now: Moment) {
         self.last_request.set(now);
     }
 
     /// A request's answer came now: the connection was used, and its idle time counts from
     /// here, not from the request's start (one clock read: this runs on every call).
     pub fn answered(&self) {
-        let now = Instant::now();
+        let now = Moment::now();
         self.last_used.set(now);
         self.last_request.set(now);
     }
@@ -696,5 +711,29 @@ fn handshake_error(e: &ClientInitializeError) -> String {
             "the server closed the connection before it answered the handshake".into()
         }
         e => format!("handshake failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_measure_as_instants_do() {
+        let (at, before) = (Moment(5_000), Moment(2_000));
+        assert_eq!(at.since(before), Duration::from_nanos(3_000));
+        // Taken on two threads, a later stamp may be read first: never a negative age.
+        assert_eq!(before.since(at), Duration::ZERO);
+        assert!(at.within(before, Duration::from_nanos(3_001)));
+        assert!(!at.within(before, Duration::from_nanos(3_000)));
+        assert!(Moment(u64::MAX).within(Moment(0), Duration::MAX));
+
+        let stamp = Stamp::new();
+        let first = stamp.get();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(stamp.elapsed() >= Duration::from_millis(20));
+        stamp.set(Moment::now());
+        assert!(stamp.get() > first);
+        assert!(stamp.elapsed() < Duration::from_millis(20));
     }
 }

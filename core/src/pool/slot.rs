@@ -380,7 +380,7 @@ impl Slot {
         let (conn, now) = {
             // Taken and marked under the lock `stop_if_idle` decides under.
             let live = self.live.lock().unwrap();
-            let now = Instant::now();
+            let now = super::connection::Moment::now();
             let conn = live.conn.clone();
             if let Some(c) = &conn {
                 c.requested_at(now);
