@@ -1,12 +1,15 @@
 //! A stdio server's stdout, read by whichever thread is woken first.
 //!
-//! rmcp's session task reads it (through `StdioTransport::receive`), and so may a thread that
-//! runs an event loop of its own: Python's asyncio or Node's libuv. Such a loop, once it has
-//! written a direct request to the server, watches the same pipe and reads it itself, so a
-//! reply reaches its caller without first waking a runtime thread that then wakes the loop:
-//! one wake-up per call, as a client written for that loop pays. Whoever reads takes the lock,
-//! reads what the pipe holds without blocking, hands replies to direct requests to their
-//! callers at once and queues every other message for rmcp's session task.
+//! A task of its own reads it on the runtime, and so may a thread that runs an event loop of
+//! its own: Python's asyncio or Node's libuv. rmcp's session task only takes what they queue
+//! for it (through `StdioTransport::receive`), so a reply to a direct request reaches its
+//! caller without waking that task, whose every wake-up polls all of its channels.
+//!
+//! Such a loop, once it has written a direct request to the server, watches the same pipe and
+//! reads it itself, so a reply reaches its caller without first waking a runtime thread that
+//! then wakes the loop: one wake-up per call, as a client written for that loop pays. Whoever
+//! reads takes the lock, reads what the pipe holds without blocking, hands replies to direct
+//! requests to their callers at once and queues every other message for rmcp's session task.
 //!
 //! While a loop reads the replies its calls wait for, the pipe is taken out of tokio's reactor:
 //! otherwise every write of the server would also wake a runtime thread (tokio registers the
@@ -47,8 +50,8 @@ const CHUNK: usize = 64 * 1024;
 /// it would with rmcp reading). At most one more chunk's worth is queued.
 const QUEUE_MAX: usize = 1024;
 
-/// One stdio session's stdout, shared by rmcp's session task and at most one foreign event
-/// loop watching it.
+/// One stdio session's stdout, read by a task on the runtime and at most one foreign event
+/// loop watching it, for rmcp's session task and direct requests' callers.
 pub struct StdoutReader {
     /// The pipe in tokio's reactor, while the runtime watches it (see `LeftToLoop`). Declared
     /// before `fd`, so it leaves the reactor before the descriptor closes.
@@ -56,16 +59,19 @@ pub struct StdoutReader {
     fd: OwnedFd,
     /// Set while the pipe is out of the reactor, left to the watching loop.
     left: Mutex<Option<LeftToLoop>>,
-    /// `left` is set: a caller the loop does not serve must wake rmcp's side to take the pipe
-    /// back.
+    /// `left` is set: a caller the loop does not serve must wake the runtime's reader to take
+    /// the pipe back.
     with_loop: AtomicBool,
     /// How many reads found bytes, by anyone: tells a loop that reads from one that is gone.
     reads: AtomicU64,
     state: Mutex<ReadState>,
     /// What rmcp's side has yet to take, in the order it came.
     for_rmcp: Mutex<ForRmcp>,
-    /// Wakes rmcp's session task when another thread queued a message.
+    /// Wakes rmcp's session task when a message was queued for it.
     queued: Notify,
+    /// Wakes the task that reads the pipe on the runtime (`read_on_runtime`): the pipe is
+    /// wanted back from a loop, rmcp's side made room in a full queue, or the stream ended.
+    runtime_wanted: Notify,
     ended: AtomicBool,
     /// The foreign event loop watching the pipe (0: none), so that only one does.
     watcher: AtomicU64,
@@ -147,7 +153,8 @@ pub enum Pumped {
 }
 
 impl StdoutReader {
-    /// Takes over `stdout`; inside a tokio runtime (the pipe registers with its reactor).
+    /// Takes over `stdout`, and starts reading it on the runtime; inside a tokio runtime (the
+    /// pipe registers with its reactor).
     pub(crate) fn new(
         stdout: OwnedFd,
         limit: Arc<MessageLimit>,
@@ -158,7 +165,7 @@ impl StdoutReader {
         noise: Arc<LineTail>,
     ) -> std::io::Result<Arc<StdoutReader>> {
         set_nonblocking(stdout.as_raw_fd())?;
-        Ok(Arc::new(StdoutReader {
+        let reader = Arc::new(StdoutReader {
             registration: Mutex::new(Some(register(&stdout)?)),
             fd: stdout,
             left: Mutex::new(None),
@@ -171,6 +178,7 @@ impl StdoutReader {
             }),
             for_rmcp: Mutex::new(ForRmcp::default()),
             queued: Notify::new(),
+            runtime_wanted: Notify::new(),
             ended: AtomicBool::new(false),
             watcher: AtomicU64::new(0),
             limit,
@@ -179,7 +187,9 @@ impl StdoutReader {
             direct,
             secrets,
             noise,
-        }))
+        });
+        tokio::spawn(reader.clone().read_on_runtime());
+        Ok(reader)
     }
 
     /// The pipe's file descriptor, for an event loop to watch; open while `self` lives.
@@ -208,12 +218,12 @@ impl StdoutReader {
     }
 
     /// Someone the watching loop does not serve waits for the pipe: if it is left to the
-    /// loop, rmcp's side wakes and takes it back.
+    /// loop, the runtime's reader wakes and takes it back.
     pub(crate) fn wanted(&self) {
         // Against `leave`'s store: one of the two sees the other's change.
         std::sync::atomic::fence(Ordering::SeqCst);
         if self.with_loop.load(Ordering::Acquire) {
-            self.queued.notify_one();
+            self.runtime_wanted.notify_one();
         }
     }
 
@@ -348,17 +358,15 @@ impl StdoutReader {
     pub(crate) async fn next_message(&self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let notified = self.queued.notified();
         tokio::pin!(notified);
-        let mut look = None;
         // Polled by hand: as nested `async` blocks, the future is too deep for rustc to lay out
         // inside rmcp's service loop and `mcpmux serve`.
-        std::future::poll_fn(|cx| self.poll_next(cx, notified.as_mut(), &mut look)).await
+        std::future::poll_fn(|cx| self.poll_next(cx, notified.as_mut())).await
     }
 
     fn poll_next<'a>(
         &'a self,
         cx: &mut Context<'_>,
         mut notified: Pin<&mut Notified<'a>>,
-        look: &mut Option<Pin<Box<tokio::time::Sleep>>>,
     ) -> Poll<Option<RxJsonRpcMessage<RoleClient>>> {
         loop {
             // Listening before looking, so a message queued in between still wakes us.
@@ -369,6 +377,34 @@ impl StdoutReader {
             if self.ended.load(Ordering::Acquire) {
                 return Poll::Ready(None);
             }
+            match notified.as_mut().poll(cx) {
+                Poll::Ready(()) => notified.set(self.queued.notified()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Reads the pipe on the runtime until the stream ends: whenever it is readable and no
+    /// event loop watches it, or when a loop that does stops reading.
+    async fn read_on_runtime(self: Arc<Self>) {
+        let notified = self.runtime_wanted.notified();
+        tokio::pin!(notified);
+        let mut look = None;
+        std::future::poll_fn(|cx| self.poll_runtime(cx, notified.as_mut(), &mut look)).await
+    }
+
+    fn poll_runtime<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+        mut notified: Pin<&mut Notified<'a>>,
+        look: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    ) -> Poll<()> {
+        loop {
+            // Listening before looking, so a wish that comes in between still wakes us.
+            notified.as_mut().enable();
+            if self.ended.load(Ordering::Acquire) {
+                return Poll::Ready(());
+            }
             let watched = match self.poll_left(cx, look) {
                 Some(Poll::Ready(())) => continue,
                 Some(Poll::Pending) => false,
@@ -378,7 +414,7 @@ impl StdoutReader {
                 continue;
             }
             match notified.as_mut().poll(cx) {
-                Poll::Ready(()) => notified.set(self.queued.notified()),
+                Poll::Ready(()) => notified.set(self.runtime_wanted.notified()),
                 Poll::Pending => return Poll::Pending,
             }
         }
@@ -440,13 +476,15 @@ impl StdoutReader {
                 self.leave();
                 true
             }
-            Poll::Ready(Ok(mut guard)) => {
-                // Full: rmcp's side takes what waits first; the pipe is read again after.
-                if self.pump() == Pumped::Drained {
+            Poll::Ready(Ok(mut guard)) => match self.pump() {
+                Pumped::Drained => {
                     guard.clear_ready();
+                    true
                 }
-                true
-            }
+                // rmcp's side takes what waits first, and wakes us when there is room.
+                Pumped::Full => false,
+                Pumped::Ended => true,
+            },
             Poll::Ready(Err(e)) => {
                 drop(registration);
                 self.report(format!("watching the server's stdout failed: {e}"));
@@ -504,6 +542,10 @@ impl StdoutReader {
             let mut for_rmcp = self.lock_queue();
             for_rmcp.handed = false;
             let next = for_rmcp.queue.pop_front()?;
+            if for_rmcp.queue.len() + 1 == QUEUE_MAX {
+                // The reader stopped at a full queue: there is room now.
+                self.runtime_wanted.notify_one();
+            }
             match next {
                 Queued::End => return Some(None),
                 Queued::Message(msg) => {
@@ -533,6 +575,8 @@ impl StdoutReader {
         if !self.ended.swap(true, Ordering::AcqRel) {
             self.direct.close();
             self.lock_queue().queue.push_back(Queued::End);
+            // The runtime's reader stops, and lets go of the reader.
+            self.runtime_wanted.notify_one();
         }
         Pumped::Ended
     }
@@ -734,7 +778,7 @@ mod tests {
     #[tokio::test]
     async fn rmcp_gets_what_a_watching_loop_read() {
         let (reader, mut pipe) = reader(1024);
-        // A loop watches the pipe: rmcp's side leaves the bytes to it for a moment.
+        // A loop watches the pipe: the runtime leaves the bytes to it for a moment.
         assert!(reader.claim(7));
         assert!(!reader.claim(8), "one loop watches a pipe");
         let waiting = takes_one(&reader);
@@ -829,7 +873,7 @@ mod tests {
             "nothing more is read while full"
         );
         assert_eq!(reader.lock_queue().queue.len(), waiting);
-        // rmcp's side takes every message, and the runtime reads the rest at its pace.
+        // rmcp's side takes every message, and the runtime reads the rest as room is made.
         let counting = counts_all(&reader);
         let got = tokio::time::timeout(std::time::Duration::from_secs(10), counting).await;
         assert_eq!(got.expect("rmcp read to the end").unwrap(), total);
