@@ -801,11 +801,10 @@ impl Inner {
         on_progress: &Option<ProgressFn>,
     ) -> Result<std::result::Result<Answer, ServiceError>> {
         let id = direct.reserve();
-        if let Some(meta) = &call.conn.request_meta {
+        let session = call.conn.request_meta.as_ref();
+        if let Some(session) = session {
             let mine = params.meta.get_or_insert_default();
-            for (k, v) in meta.iter() {
-                mine.insert(k.clone(), v.clone());
-            }
+            session.take_over(mine);
             super::logs::stamp(mine, &call.slot.shared);
             if let Some(capabilities) = call.capabilities {
                 mine.insert(CLIENT_CAPABILITIES.into(), call.offered(capabilities));
@@ -821,7 +820,7 @@ impl Inner {
         });
         let mut pending = direct
             .request(id, "tools/call", call.timeout, |line| {
-                super::call_params::write(params, Some(token.as_str()), line)
+                super::call_params::write(params, Some(token.as_str()), session, line)
             })
             .await
             .map_err(|e| {

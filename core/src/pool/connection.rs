@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::record::{ServerRecord, TransportType};
 use crate::error::{Error, Result, with_causes};
+use crate::pool::call_params::SessionMeta;
 use crate::pool::client_side::{ClientSide, ServerShared};
 use crate::pool::listen::{self, Listener};
 use crate::pool::logs;
@@ -36,8 +37,8 @@ pub(crate) struct Connection {
     /// The fast request path of a stdio session (see `transport::direct`).
     pub direct: Option<Arc<Direct>>,
     /// What a 2026-07-28 session requires in every request's `_meta` (rmcp adds it to its own
-    /// requests; direct ones carry this copy).
-    pub request_meta: Option<RequestMetaObject>,
+    /// requests; direct ones carry this copy, written as JSON once).
+    pub request_meta: Option<SessionMeta>,
     /// The `subscriptions/listen` stream of a 2026-07-28 session.
     pub listener: Option<Listener>,
     /// Opened with OAuth tokens: who it acts for is the tokens' principal, not its config
@@ -498,12 +499,15 @@ impl Connection {
             .filter(|i| !i.protocol_version.has_initialize())
             .map(|i| {
                 let info = opening.handler(false).get_info();
-                RequestMetaObject::with_client_context(
+                let meta = RequestMetaObject::with_client_context(
                     i.protocol_version.clone(),
                     info.client_info,
                     info.capabilities,
-                )
-            });
+                );
+                SessionMeta::new(&meta)
+            })
+            .transpose()
+            .map_err(|e| Error::connection(&record.name, format!("client info as JSON: {e}")))?;
         let ended = CancellationToken::new();
         let intentional = Arc::new(AtomicBool::new(false));
         let cancel = service.cancellation_token();
