@@ -914,10 +914,7 @@ impl Inner {
         call.conn.answered();
         match response.map(Answer::of) {
             Ok(Some(answer)) => Ok(Ok(answer)),
-            Ok(None) => Err(Error::Protocol {
-                server: call.name.to_string(),
-                message: "tools/call: unexpected response type".into(),
-            }),
+            Ok(None) => Err(unexpected(call.slot, "tools/call")),
             Err(e) => Ok(Err(e)),
         }
     }
