@@ -15,12 +15,12 @@ use std::task::{Context, Poll};
 
 use memchr::memmem::Finder;
 use rmcp::ErrorData;
-use rmcp::Service;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientNotification, ClientRequest, ProtocolVersion,
-    RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientNotification, ClientRequest,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, ServiceRole};
+use rmcp::{ServerHandler, Service};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
@@ -77,7 +77,10 @@ impl Service<RoleServer> for Opening {
         let initialize = matches!(request, ClientRequest::InitializeRequest(_));
         let peer = context.peer.clone();
         let result = Service::handle_request(&self.gateway, request, context).await;
-        if initialize && result.is_ok() {
+        // Only a session that `initialize` opened: rmcp stores the client's info before it
+        // answers one, and never in a session opened without it (whose every request must
+        // carry its metadata, checked by rmcp's loop, not by the lane).
+        if initialize && result.is_ok() && peer.peer_info().is_some() {
             self.open(peer);
         }
         result
@@ -223,7 +226,6 @@ impl Lane {
         context.ct = request_ct.child_token();
         // Where rmcp's parse of the request puts `_meta`, and its loop then takes it from.
         context.meta = params.meta.take().unwrap_or_default();
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         self.calls
             .lock()
             .unwrap()
@@ -234,9 +236,9 @@ impl Lane {
             self.calls.clone(),
         );
         tokio::spawn(async move {
-            // Boxed: the request's future is some 7 KB, and a task's own future is copied
+            // Boxed: a call's future is some kilobytes, and a task's own future is copied
             // whole as it is spawned and again as it ends, where a box moves as a pointer.
-            let handled = Box::pin(Service::handle_request(&gateway, request, context));
+            let handled = Box::pin(handle_call(&gateway, params, context));
             let answer = match handled.await {
                 Ok(result) => ServerJsonRpcMessage::response(result, id.clone()),
                 Err(error) => ServerJsonRpcMessage::error(error, Some(id.clone())),
@@ -249,6 +251,76 @@ impl Lane {
             output.room.notify_one();
         });
     }
+}
+
+/// A call as rmcp's dispatch of a request (`Service::handle_request`) handles one in a session
+/// opened by `initialize`: the protocol version the request names, if it names one, checked as
+/// rmcp checks it; the gateway's `call_tool`, whose task rmcp refuses to a client that did not
+/// declare tasks; the result shaped for the client's version as rmcp shapes it. rmcp's
+/// dispatch future is as large as its largest request's (some 7 KB, copied into its box on
+/// every call); this one is as large as a call's. The tests compare the two.
+async fn handle_call(
+    gateway: &Gateway,
+    params: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<ServerResult, ErrorData> {
+    admitted(gateway, &context)?;
+    let modern = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    // `context.client_capabilities()` without its copy of the session's capabilities.
+    let declared_tasks = match context.meta.client_capabilities() {
+        Some(declared) => declared.supports_tasks(),
+        None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
+    };
+    let response = ServerHandler::call_tool(gateway, params, context).await?;
+    if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
+        return Err(ErrorData::missing_required_client_capability(
+            ClientCapabilities::builder().enable_tasks().build(),
+        ));
+    }
+    let mut result = ServerResult::from(response);
+    if modern {
+        result.fill_missing_cache_hints();
+    } else if matches!(result, ServerResult::InputRequiredResult(_)) {
+        return Err(ErrorData::invalid_request(
+            "InputRequiredResult requires negotiated protocol version 2026-07-28 or newer",
+            None,
+        ));
+    } else {
+        result.strip_result_type_for_legacy_peer();
+        result.strip_non_object_output_for_legacy_peer();
+    }
+    Ok(result)
+}
+
+/// rmcp's checks of the protocol version a request names in its `_meta`: one the gateway
+/// speaks, and from 2026-07-28 on with the rest of the metadata that version requires.
+fn admitted(gateway: &Gateway, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    let Some(requested) = context.meta.protocol_version() else {
+        return Ok(());
+    };
+    let supported = Service::supported_protocol_versions(gateway);
+    if !supported.contains(&requested) {
+        return Err(ErrorData::unsupported_protocol_version(
+            requested, &supported,
+        ));
+    }
+    if requested.as_str() >= ProtocolVersion::V_2026_07_28.as_str() {
+        let missing = context
+            .meta
+            .missing_required_keys(&ProtocolVersion::V_2026_07_28);
+        if !missing.is_empty() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "request _meta is missing or has malformed required fields: {}",
+                    missing.join(", ")
+                ),
+                None,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A client's JSON-RPC message, read only as far as the lane needs, in one pass: rmcp's own
@@ -449,7 +521,7 @@ impl Output {
             return;
         }
         let start = state.bytes.len();
-        if let Err(e) = serde_json::to_writer(&mut state.bytes, message) {
+        if let Err(e) = super::answer_line::write(message, &mut state.bytes) {
             state.bytes.truncate(start);
             drop(state);
             tracing::error!("a served call's answer could not be written: {e}");
@@ -631,6 +703,144 @@ mod tests {
         );
         drop(writing);
         let _ = serving.await.unwrap().unwrap().waiting().await;
+        pool.close().await;
+    }
+
+    /// A pool with one host tool, `shape`, whose result carries what rmcp shapes by the
+    /// client's version: a `resultType` and structured content that is not an object.
+    async fn pool_with_a_shaped_tool(dir: &std::path::Path) -> crate::pool::Pool {
+        let pool = crate::pool::Pool::open(crate::pool::PoolOptions {
+            config_path: Some(dir.join("servers.json")),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        pool.register_tool(crate::tools::host_tools::HostTool {
+            name: "shape".into(),
+            description: "A result rmcp shapes by version".into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            handler: Arc::new(|_| {
+                Box::pin(async {
+                    let mut result = rmcp::model::CallToolResult::success(vec![
+                        rmcp::model::ContentBlock::text("a list"),
+                    ]);
+                    result.structured_content = Some(serde_json::json!([1, 2]));
+                    Ok(result)
+                })
+            }),
+        })
+        .unwrap();
+        pool
+    }
+
+    /// A session of `opening`'s gateway over a pipe, opened by an `initialize` asking for
+    /// `version`; its peer, and what ends it.
+    async fn session_at(
+        opening: Opening,
+        version: &str,
+    ) -> (
+        Peer<RoleServer>,
+        impl FnOnce() -> tokio::task::JoinHandle<()>,
+    ) {
+        use rmcp::ServiceExt;
+        let session = opening.session.clone();
+        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
+        let serving = tokio::spawn(opening.serve(server_side));
+        let (reading, mut writing) = tokio::io::split(client_side);
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {},
+                "clientInfo": {"name": "dispatch-check", "version": "1"}}});
+        writing
+            .write_all(format!("{initialize}\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = BufReader::new(reading).lines().next_line().await.unwrap();
+        assert!(
+            answer.as_ref().is_some_and(|a| a.contains("serverInfo")),
+            "{answer:?}"
+        );
+        let peer = session.get().expect("the session opened").peer.clone();
+        let end = move || {
+            drop(writing);
+            tokio::spawn(async move {
+                let _ = serving.await.unwrap().unwrap().waiting().await;
+            })
+        };
+        (peer, end)
+    }
+
+    /// The lane answers a call as rmcp's dispatch of the same request does: the same result
+    /// (shaped for the client's version) or the same error, for clients before and after
+    /// 2026-07-28, whatever protocol version the request's `_meta` names or lacks.
+    #[tokio::test]
+    async fn the_lane_answers_a_call_as_rmcps_dispatch_does() {
+        use rmcp::model::{CallToolRequest, Implementation, RequestMetaObject};
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool_with_a_shaped_tool(dir.path()).await;
+        let seal = Arc::new(super::super::seal::Seal::new(None).unwrap());
+        let gateway = Gateway::new(pool.clone(), Default::default(), seal);
+        let metas = {
+            let version = |v: &str| {
+                let mut meta = RequestMetaObject::default();
+                meta.insert("io.modelcontextprotocol/protocolVersion".into(), v.into());
+                meta
+            };
+            let mut whole = version("2026-07-28");
+            whole.set_client_info(Implementation::new("dispatch-check", "1"));
+            whole.set_client_capabilities(Default::default());
+            [
+                RequestMetaObject::default(),
+                version("1999-01-01"),
+                version("2025-11-25"),
+                version("2026-07-28"),
+                whole,
+            ]
+        };
+        let mut compared = 0;
+        // An `initialize` asking for 2026-07-28 opens a session of the latest version before it.
+        for session_version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+            let opening = Opening {
+                gateway: gateway.clone(),
+                session: Arc::new(OnceLock::new()),
+                ended: CancellationToken::new(),
+            };
+            let (peer, end) = session_at(opening, session_version).await;
+            let listed = ServerHandler::list_tools(
+                &gateway,
+                None,
+                RequestContext::new(RequestId::Number(2), peer.clone()),
+            )
+            .await
+            .unwrap();
+            let shape = listed.tools.iter().find(|t| t.name.ends_with("shape"));
+            let shape = shape.expect("the host tool is served").name.to_string();
+            for name in [shape.as_str(), "no_such_tool"] {
+                for meta in &metas {
+                    let context = || {
+                        let mut context = RequestContext::new(RequestId::Number(3), peer.clone());
+                        context.meta = meta.clone();
+                        context
+                    };
+                    let params = CallToolRequestParams::new(name.to_string());
+                    let ours = handle_call(&gateway, params.clone(), context()).await;
+                    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                    let rmcps = Service::handle_request(&gateway, request, context()).await;
+                    let as_json = |r: &Result<ServerResult, ErrorData>| match r {
+                        Ok(result) => serde_json::to_value(result).unwrap(),
+                        Err(error) => serde_json::json!({"error": error}),
+                    };
+                    assert_eq!(
+                        as_json(&ours),
+                        as_json(&rmcps),
+                        "{session_version} session, {name}, _meta {meta:?}"
+                    );
+                    compared += usize::from(ours.is_ok());
+                }
+            }
+            end().await.unwrap();
+        }
+        // The tool answered for each session (not only errors were compared).
+        assert!(compared >= 4, "{compared}");
         pool.close().await;
     }
 

@@ -4,6 +4,7 @@
 //! reconnects); this module is the server face: [`Gateway`] answers MCP requests with the
 //! pool's verbs under stable names ([`names`]), over stdio or Streamable HTTP ([`http`]).
 
+mod answer_line;
 pub mod audit;
 mod call_lane;
 mod changes;
