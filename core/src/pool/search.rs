@@ -90,13 +90,16 @@ impl Pool {
     /// The server id a pool tool id belongs to, if the pool has seen that id (`local` for
     /// the host's tools).
     pub fn tool_server(&self, tool_id: &str) -> Option<String> {
+        self.tool_server_id(tool_id).map(|id| id.to_string())
+    }
+
+    /// [`Pool::tool_server`] as the tool index holds it, for a caller on every call.
+    pub(crate) fn tool_server_id(&self, tool_id: &str) -> Option<Arc<str>> {
         if self.inner.local.contains(tool_id) {
             return Some(HOST_TOOLS_SERVER.into());
         }
         let index = self.inner.tool_index.read().unwrap();
-        index
-            .get(tool_id)
-            .map(|(server_id, _)| server_id.to_string())
+        index.get(tool_id).map(|(server_id, _)| server_id.clone())
     }
 
     /// The server id and the server's own name of a tool, listing the tools of the server

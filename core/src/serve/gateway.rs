@@ -596,7 +596,7 @@ impl Gateway {
             options.tasks = super::tasks::mode(context, self.profile().pass_through);
             let _waiting = self
                 .pool
-                .tool_server(&tool.id)
+                .tool_server_id(&tool.id)
                 .map(|server| self.callers.enter(server, context.peer.clone()));
             let started = std::time::Instant::now();
             let logs = self.call_logs(context, &tool).await;
