@@ -389,7 +389,7 @@ impl Pool {
             None => Box::pin(self.inner.resolve_tool(tool_id)).await?,
         };
         // Under the lock rather than a copy of the whole record: this runs on every call.
-        let server_name = {
+        {
             let record = slot.record.read().unwrap();
             if record.disabled_tools.iter().any(|t| **t == *tool) {
                 return Err(Error::invalid(format!(
@@ -397,8 +397,8 @@ impl Pool {
                     record.name
                 )));
             }
-            record.name.clone()
-        };
+        }
+        let server_name = slot.shared_name();
         let span = tracing::info_span!("mcpmux.call_tool", server = %server_name, tool = %tool);
         let started = self.inner.events.listening().then(Instant::now);
         let validate = options.validate != Some(false);

@@ -64,6 +64,8 @@ pub(crate) struct Slot {
     pub record: RwLock<ServerRecord>,
     /// The record's `config_key`, computed once per change (it is asked on every answer).
     config_key: RwLock<String>,
+    /// The record's name, shared rather than copied (it is asked on every call).
+    name: RwLock<Arc<str>>,
     pub shared: Arc<ServerShared>,
     live: Mutex<Live>,
     /// Serializes connects so a server never has two (re)connects at once.
@@ -142,6 +144,7 @@ impl Slot {
                 inner.host.clone(),
             ),
             config_key: RwLock::new(record.config_key(inner.host.offers_key().as_deref())),
+            name: RwLock::new(record.name.as_str().into()),
             record: RwLock::new(record),
             live: Mutex::new(Live {
                 state: ConnectionState::Disconnected,
@@ -201,6 +204,7 @@ impl Slot {
     pub async fn set_record(&self, record: ServerRecord) {
         *self.config_key.write().unwrap() =
             record.config_key(self.shared.host.offers_key().as_deref());
+        *self.name.write().unwrap() = record.name.as_str().into();
         let level = self.log_level_for(record.log_level);
         *self.record.write().unwrap() = record;
         self.apply_log_level(level).await;
@@ -252,6 +256,11 @@ impl Slot {
 
     pub fn name(&self) -> String {
         self.record.read().unwrap().name.clone()
+    }
+
+    /// [`Slot::name`] without a copy.
+    pub fn shared_name(&self) -> Arc<str> {
+        self.name.read().unwrap().clone()
     }
 
     pub fn status(&self) -> ServerStatus {
