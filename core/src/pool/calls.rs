@@ -767,7 +767,7 @@ impl Inner {
                         return Ok(CallRound::InputRequired(asked));
                     }
                     Answer::InputRequired(asked) => {
-                        call.answer_input(&mut rounds, asked, &mut params).await?
+                        Box::pin(call.answer_input(&mut rounds, asked, &mut params)).await?
                     }
                     Answer::Task(task) if call.tasks == TaskMode::Return => {
                         return Ok(CallRound::Task(StartedTask {
