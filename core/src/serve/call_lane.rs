@@ -670,7 +670,6 @@ mod tests {
     /// Once a client reads its `initialize` answer, the calls it sends next take the lane.
     #[tokio::test]
     async fn the_session_opens_before_the_initialize_answer_is_written() {
-        use rmcp::ServiceExt;
         let dir = tempfile::tempdir().unwrap();
         let pool = crate::pool::Pool::open(crate::pool::PoolOptions {
             config_path: Some(dir.path().join("servers.json")),
@@ -679,30 +678,14 @@ mod tests {
         .await
         .unwrap();
         let seal = Arc::new(super::super::seal::Seal::new(None).unwrap());
-        let session = Arc::new(OnceLock::new());
         let opening = Opening {
             gateway: Gateway::new(pool.clone(), Default::default(), seal),
-            session: session.clone(),
+            session: Arc::new(OnceLock::new()),
             ended: CancellationToken::new(),
         };
-        let (server_side, client_side) = tokio::io::duplex(64 * 1024);
-        let serving = tokio::spawn(opening.serve(server_side));
-        let (reading, mut writing) = tokio::io::split(client_side);
-        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "prompt-caller", "version": "1"}}});
-        writing
-            .write_all(format!("{initialize}\n").as_bytes())
-            .await
-            .unwrap();
-        let answer = BufReader::new(reading).lines().next_line().await.unwrap();
-        assert!(answer.is_some_and(|a| a.contains("serverInfo")));
-        assert!(
-            session.get().is_some(),
-            "the session opened after its answer"
-        );
-        drop(writing);
-        let _ = serving.await.unwrap().unwrap().waiting().await;
+        // `session_at` finds the session open as soon as it has read the answer.
+        let (_, end) = session_at(opening, "2025-11-25").await;
+        end().await.unwrap();
         pool.close().await;
     }
 
@@ -734,7 +717,7 @@ mod tests {
     }
 
     /// A session of `opening`'s gateway over a pipe, opened by an `initialize` asking for
-    /// `version`; its peer, and what ends it.
+    /// `version`: open once the client has read the answer. Its peer, and what ends it.
     async fn session_at(
         opening: Opening,
         version: &str,
