@@ -4,8 +4,6 @@
 //! call did. Any other answer goes through serde. The bytes are serde's either way (the tests
 //! compare the two).
 
-use std::io::Write;
-
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonRpcMessage, RequestId, ResultType, ServerJsonRpcMessage,
     ServerResult,
@@ -46,9 +44,7 @@ fn plain_text(result: &CallToolResult) -> Option<&str> {
 fn write_plain_text(id: &RequestId, result: &CallToolResult, text: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     match id {
-        RequestId::Number(n) => {
-            let _ = write!(out, "{n}");
-        }
+        RequestId::Number(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
         RequestId::String(s) => write_str(s, out),
     }
     out.extend_from_slice(br#","result":{"#);

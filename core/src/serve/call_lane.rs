@@ -265,9 +265,7 @@ async fn handle_call(
     context: RequestContext<RoleServer>,
 ) -> Result<ServerResult, ErrorData> {
     admitted(gateway, &context)?;
-    let modern = context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    let modern = super::gateway::is_modern(&context);
     // `context.client_capabilities()` without its copy of the session's capabilities.
     let declared_tasks = match context.meta.client_capabilities() {
         Some(declared) => declared.supports_tasks(),

@@ -812,7 +812,7 @@ fn renders_views(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// Whether the request is of protocol 2026-07-28 or later (stateless, asked in rounds).
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
