@@ -318,7 +318,13 @@ impl Direct {
     /// Writes `line` after the requests held for the end of a loop's turn, so that it
     /// overtakes none of them (a cancellation comes after its request).
     async fn write(&self, line: &[u8]) -> Result<(), DirectError> {
-        let mut stdin = self.stdin.lock().await;
+        // The lock's future is boxed, made only when another writer has stdin: it would be a
+        // third of the write's future, which every call's future holds. (`try_lock` never
+        // overtakes a writer that waits: a freed lock goes to the first in the queue.)
+        let mut stdin = match self.stdin.try_lock() {
+            Ok(stdin) => stdin,
+            Err(_) => Box::pin(self.stdin.lock()).await,
+        };
         let mut held = std::mem::take(&mut *self.held.lock().unwrap());
         let Some(w) = stdin.as_mut() else {
             self.fail(&held.ids);
