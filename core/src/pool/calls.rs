@@ -382,8 +382,8 @@ impl Pool {
                 }
             };
             if self.inner.local.contains(tool_id) {
-                // Boxed, like every path but the common one below, so that a server tool call's
-                // future stays small: it is moved into its task or binding on every call.
+                // Boxed, like every rare path, so that a server tool call's future stays
+                // small: it is moved into its task or binding on every call.
                 return Box::pin(self.call_local(tool_id, arguments, options))
                     .await
                     .map(CallRound::Done);
