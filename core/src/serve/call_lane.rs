@@ -105,7 +105,9 @@ impl Service<RoleServer> for Opening {
 
 /// The lane's half of a served stream: the reader and what it shares with the writer.
 pub(super) struct Lane {
-    gateway: Gateway,
+    /// Shared with every call's task: one count to raise per call, where a copy of the
+    /// gateway raises one for each of its parts.
+    gateway: Arc<Gateway>,
     session: Arc<OnceLock<Session>>,
     output: Arc<Output>,
     /// Calls in the lane by request id: a client's `notifications/cancelled` cancels one, and
@@ -121,7 +123,7 @@ impl Lane {
         output: Arc<Output>,
     ) -> Lane {
         Lane {
-            gateway,
+            gateway: Arc::new(gateway),
             session,
             output,
             calls: Arc::default(),
@@ -136,14 +138,19 @@ impl Lane {
         W: AsyncWrite + Unpin,
     {
         let mut lines = LineReader::new(reader);
+        // One wait for the stop, polled again for every line: a wait made per line would
+        // join the token's waiters and leave them again each time.
+        let stopped = stop.cancelled();
+        tokio::pin!(stopped);
         loop {
-            tokio::select! {
-                _ = self.room() => {}
-                _ = stop.cancelled() => break,
-            }
+            // Both steps are cancel-safe: a partial line stays in the reader.
+            let next = async {
+                self.room().await;
+                lines.next().await
+            };
             let line = tokio::select! {
-                line = lines.next() => line,
-                _ = stop.cancelled() => break,
+                line = next => line,
+                _ = &mut stopped => break,
             };
             let line = match line {
                 Line::Whole(line) => line,
@@ -190,7 +197,12 @@ impl Lane {
         if !might_concern_lane(line) {
             return false;
         }
-        let Ok(head) = serde_json::from_slice::<Head>(line) else {
+        // Checked whole once: read from bytes, serde checks each string apart, which for
+        // the short strings of a call costs more than the one pass over the line.
+        let Ok(line) = std::str::from_utf8(line) else {
+            return false;
+        };
+        let Ok(head) = serde_json::from_str::<Head>(line) else {
             return false;
         };
         if head.version != "2.0" {
@@ -223,7 +235,10 @@ impl Lane {
     fn call(&self, session: &Session, id: RequestId, mut params: CallToolRequestParams) {
         let request_ct = session.ended.child_token();
         let mut context = RequestContext::new(id.clone(), session.peer.clone());
-        context.ct = request_ct.child_token();
+        // The request's own token, where rmcp's loop gives the handler a child of it: the
+        // gateway only watches its context's token, never cancels it, so a child would only
+        // add a node to the session's tree of tokens on every call.
+        context.ct = request_ct.clone();
         // Where rmcp's parse of the request puts `_meta`, and its loop then takes it from.
         context.meta = params.meta.take().unwrap_or_default();
         self.calls
@@ -266,11 +281,7 @@ async fn handle_call(
 ) -> Result<ServerResult, ErrorData> {
     admitted(gateway, &context)?;
     let modern = super::gateway::is_modern(&context);
-    // `context.client_capabilities()` without its copy of the session's capabilities.
-    let declared_tasks = match context.meta.client_capabilities() {
-        Some(declared) => declared.supports_tasks(),
-        None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
-    };
+    let declared_tasks = super::gateway::declares_tasks(&context);
     let response = ServerHandler::call_tool(gateway, params, context).await?;
     if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
         return Err(ErrorData::missing_required_client_capability(

@@ -30,7 +30,7 @@ use super::exposure::{
     CALL_TOOL, CallArgs, DESCRIBE_TOOLS, DescribeArgs, Exposure, SCHEMAS_IN_SEARCH, SEARCH_TOOLS,
     SearchArgs, answer, arguments, search_surface,
 };
-use super::host_requests::{Callers, forward};
+use super::host_requests::{Caller, Callers, forward};
 use super::input_rounds::ClientRound;
 use super::logging::{ClientLevel, ServerFilter};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
@@ -53,8 +53,9 @@ const PROGRESS_FLUSH: Duration = Duration::from_secs(5);
 pub struct Gateway {
     pool: Pool,
     options: Arc<ServeOptions>,
-    /// Served tool name → the pool's tool id, as of the last listing.
-    tools: Arc<Mutex<crate::fast_map::FastMap<String, ServedTool>>>,
+    /// Served tool name → the pool's tool id, as of the last listing. Shared, as every call
+    /// takes its tool out: a copy would be two strings' allocations a call.
+    tools: Arc<Mutex<crate::fast_map::FastMap<String, Arc<ServedTool>>>>,
     /// The clients with a call in flight, for the upstreams' requests of them.
     callers: Arc<Callers>,
     /// Every client's resource subscriptions (shared by the pool's gateways).
@@ -235,7 +236,7 @@ impl Gateway {
                     schema: Arc::new(t.input_schema.parse().unwrap_or_default()),
                     for_model: t.for_model(),
                 };
-                (name.clone(), tool)
+                (name.clone(), Arc::new(tool))
             })
             .collect();
         Ok(served)
@@ -298,7 +299,11 @@ impl Gateway {
     /// The pool id of the served tool `name`, listing again when it is not known yet (a client
     /// may call without listing: a 2026-07-28 client on another replica listed, or a client
     /// that remembers names across restarts).
-    async fn pool_tool(&self, name: &str, fresh: bool) -> Result<Option<ServedTool>, ErrorData> {
+    async fn pool_tool(
+        &self,
+        name: &str,
+        fresh: bool,
+    ) -> Result<Option<Arc<ServedTool>>, ErrorData> {
         if !fresh && let Some(tool) = self.tools.lock().unwrap().get(name) {
             return Ok(Some(tool.clone()));
         }
@@ -330,12 +335,8 @@ impl Gateway {
     /// knows its tools by those, and its host passes the call on as it is): for a client that
     /// renders views and a name that is not served, the one tool for apps of that name. Two
     /// servers' views with a tool of the name are told apart only by the served names.
-    async fn view_tool(
-        &self,
-        name: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Option<String>, ErrorData> {
-        if !renders_views(context) || self.tools.lock().unwrap().contains_key(name) {
+    async fn view_tool(&self, name: &str, views: bool) -> Result<Option<String>, ErrorData> {
+        if !views || self.tools.lock().unwrap().contains_key(name) {
             return Ok(None);
         }
         // One listing answers both questions: is `name` served after all (a client may call
@@ -572,53 +573,41 @@ impl Gateway {
         {
             return self.call_meta(name, arguments, context, round).await;
         }
+        // Asked on every call, and again on a retry or an error: read once.
+        let views = renders_views(context);
         let own_name;
-        let name = match self.view_tool(name, context).await? {
+        let name = match self.view_tool(name, views).await? {
             Some(served) => {
                 own_name = served;
                 own_name.as_str()
             }
             None => name,
         };
-        let arguments = arguments
-            .map(serde_json::Value::Object)
-            .unwrap_or(serde_json::Value::Null);
+        let mut arguments = arguments;
         let mut fresh = false;
         loop {
             let Some(tool) = self
                 .pool_tool(name, fresh)
                 .await?
-                .filter(|t| t.for_model || renders_views(context))
+                .filter(|t| t.for_model || views)
             else {
-                return Err(self.unknown_tool(name, renders_views(context)));
+                return Err(self.unknown_tool(name, views));
             };
-            let (mut options, relay) = call_options(context);
+            let caller = Arc::new(context.peer.clone());
+            let (mut options, relay) = call_options(context, &caller);
             options.tasks = super::tasks::mode(context, self.profile().pass_through);
             let _waiting = self
                 .pool
                 .tool_server_id(&tool.id)
-                .map(|server| self.callers.enter(server, context.peer.clone()));
-            let started = std::time::Instant::now();
+                .map(|server| self.callers.enter(server, caller.clone()));
+            // Only the audit log reads the time a call took.
+            let started = self.options.audit.is_some().then(std::time::Instant::now);
             let logs = self.call_logs(context, &tool).await;
             let pool = self.pool_for(context);
-            let call = async {
-                match &round {
-                    Some(round) => {
-                        let call = pool.call_tool_round(
-                            &tool.id,
-                            arguments.clone(),
-                            options,
-                            round.input.clone(),
-                        );
-                        call.await
-                    }
-                    None => {
-                        pool.call_tool_or_task(&tool.id, arguments.clone(), options)
-                            .await
-                    }
-                }
-            };
-            let result = Callers::as_caller(context.peer.clone(), call).await;
+            let mut input = round.as_ref().map(|r| r.input.clone());
+            // Lent: a tool the pool no longer knows leaves them for the call once more below.
+            let call = pool.call_tool_lent(&tool.id, &mut arguments, &mut options, &mut input);
+            let result = Callers::as_caller(caller, call).await;
             if let Some(relay) = relay {
                 relay.flush().await;
             }
@@ -628,7 +617,7 @@ impl Gateway {
             }
             let retried = matches!(result, Err(Error::NotFound { kind: "tool", .. })) && !fresh;
             if !retried {
-                self.audit(context, name, &tool, &result, started.elapsed());
+                self.audit(context, name, &tool, &result, started);
             }
             return match result {
                 Ok(CallRound::Done(result)) => Ok(result.into()),
@@ -648,9 +637,7 @@ impl Gateway {
                 // Still gone after listing again: named as this client knows it, and offered
                 // only what it is shown (the pool's offer names pool ids, perhaps of tools this
                 // profile hides).
-                Err(Error::NotFound { kind: "tool", .. }) => {
-                    Err(self.unknown_tool(name, renders_views(context)))
-                }
+                Err(Error::NotFound { kind: "tool", .. }) => Err(self.unknown_tool(name, views)),
                 Err(Error::Cancelled) => Err(ErrorData::internal_error("cancelled", None)),
                 Err(e @ Error::InvalidArgument(_)) => Err(to_error_data(e)),
                 // The upstream refused the call (unknown arguments, a capability the client
@@ -733,9 +720,9 @@ impl Gateway {
         name: &str,
         tool: &ServedTool,
         result: &crate::error::Result<CallRound>,
-        took: std::time::Duration,
+        started: Option<std::time::Instant>,
     ) {
-        let Some(log) = &self.options.audit else {
+        let (Some(log), Some(started)) = (&self.options.audit, started) else {
             return;
         };
         let (outcome, error) = match result {
@@ -771,7 +758,7 @@ impl Gateway {
             outcome,
             error,
         };
-        log.record(entry, took);
+        log.record(entry, started.elapsed());
     }
 }
 
@@ -788,11 +775,20 @@ fn owner(context: &RequestContext<RoleServer>) -> Option<String> {
 /// at its `initialize`. An upstream is told these, not the pool's, so it asks only what this
 /// client can give.
 fn client_capabilities(context: &RequestContext<RoleServer>) -> Option<serde_json::Value> {
-    let declared = match context.meta.client_capabilities() {
-        Some(capabilities) => capabilities,
-        None => context.peer.peer_info()?.capabilities.clone(),
-    };
-    serde_json::to_value(declared).ok()
+    match context.meta.client_capabilities() {
+        Some(declared) => serde_json::to_value(declared).ok(),
+        None => serde_json::to_value(&context.peer.peer_info()?.capabilities).ok(),
+    }
+}
+
+/// Whether the calling client takes tasks, by what it declared where `client_capabilities`
+/// reads it, without a copy of its session's capabilities (rmcp's
+/// `RequestContext::client_capabilities` makes one): asked on every call.
+pub(super) fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
+    match context.meta.client_capabilities() {
+        Some(declared) => declared.supports_tasks(),
+        None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
+    }
 }
 
 /// Whether the calling client renders MCP Apps views (declares `io.modelcontextprotocol/ui`),
@@ -831,7 +827,10 @@ fn text_of(result: &CallToolResult) -> String {
 /// The pool's options for a call made by `context`: its cancellation, and its progress sent
 /// on to the client in order through a [`ProgressRelay`] (a task started by the first update:
 /// most calls report none).
-fn call_options(context: &RequestContext<RoleServer>) -> (CallOptions, Option<Arc<ProgressRelay>>) {
+fn call_options(
+    context: &RequestContext<RoleServer>,
+    caller: &Caller,
+) -> (CallOptions, Option<Arc<ProgressRelay>>) {
     let mut options = CallOptions {
         cancel: Some(context.ct.clone()),
         client_capabilities: client_capabilities(context),
@@ -842,7 +841,7 @@ fn call_options(context: &RequestContext<RoleServer>) -> (CallOptions, Option<Ar
     };
     let relay = Arc::new(ProgressRelay {
         token,
-        peer: context.peer.clone(),
+        peer: caller.clone(),
         state: Mutex::default(),
     });
     let sender = relay.clone();
@@ -854,7 +853,7 @@ fn call_options(context: &RequestContext<RoleServer>) -> (CallOptions, Option<Ar
 /// reports any.
 struct ProgressRelay {
     token: rmcp::model::ProgressToken,
-    peer: rmcp::Peer<RoleServer>,
+    peer: Caller,
     state: Mutex<
         Option<(
             tokio::sync::mpsc::UnboundedSender<Progress>,

@@ -20,13 +20,18 @@ use rmcp::{Peer, RoleServer};
 use crate::host::{ElicitationHandler, HostRequest, RootsHandler, SamplingHandler};
 use crate::pool::Pool;
 
+/// A client's handle, shared by the parts of its call that may reach it: a copy of a `Peer`
+/// raises some ten reference counts, and is dropped again, on every call.
+pub type Caller = Arc<Peer<RoleServer>>;
+
 tokio::task_local! {
     /// The client whose call this task is making.
-    static CALLER: Peer<RoleServer>;
+    static CALLER: Caller;
 }
 
-/// Calls in flight on one upstream: (call number, the client), oldest first.
-type Queue = Vec<(u64, Peer<RoleServer>)>;
+/// Calls in flight on one upstream: (call number, the client), oldest first, so in order of
+/// number.
+type Queue = Vec<(u64, Caller)>;
 
 /// The served clients with a call in flight, by the upstream server's id. A server's queue
 /// stays when it empties (a few bytes for each server ever called): made and dropped with
@@ -47,17 +52,20 @@ pub struct Waiting {
 impl Drop for Waiting {
     fn drop(&mut self) {
         let mut waiting = self.callers.waiting.lock().unwrap();
-        if let Some(list) = waiting.get_mut(&self.server_id) {
-            list.retain(|(id, _)| *id != self.id);
+        if let Some(list) = waiting.get_mut(&self.server_id)
+            && let Ok(at) = list.binary_search_by_key(&self.id, |(id, _)| *id)
+        {
+            list.remove(at);
         }
     }
 }
 
 impl Callers {
     /// Notes that `peer` is calling a tool of `server_id` until the guard drops.
-    pub fn enter(self: &Arc<Self>, server_id: Arc<str>, peer: Peer<RoleServer>) -> Waiting {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
+    pub fn enter(self: &Arc<Self>, server_id: Arc<str>, peer: Caller) -> Waiting {
         let mut waiting = self.waiting.lock().unwrap();
+        // Numbered under the lock, so that each queue stays in order of number.
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
         waiting
             .entry(server_id.clone())
             .or_default()
@@ -71,18 +79,15 @@ impl Callers {
     }
 
     /// The client a request of `server_id` goes to.
-    fn caller(&self, server_id: &str) -> Option<Peer<RoleServer>> {
-        CALLER.try_with(Peer::clone).ok().or_else(|| {
+    fn caller(&self, server_id: &str) -> Option<Caller> {
+        CALLER.try_with(Caller::clone).ok().or_else(|| {
             let waiting = self.waiting.lock().unwrap();
             waiting.get(server_id)?.first().map(|(_, p)| p.clone())
         })
     }
 
     /// Runs `call` as `peer`'s, so that what the pool asks within it goes to `peer`.
-    pub fn as_caller<F: Future>(
-        peer: Peer<RoleServer>,
-        call: F,
-    ) -> impl Future<Output = F::Output> {
+    pub fn as_caller<F: Future>(peer: Caller, call: F) -> impl Future<Output = F::Output> {
         CALLER.scope(peer, call)
     }
 }

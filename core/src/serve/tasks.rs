@@ -35,10 +35,7 @@ pub(super) struct Carried {
 /// How a call of a client treats a task its upstream starts: returned when the client takes
 /// tasks, else followed to its result, or (`pass_through`) not offered upstream at all.
 pub(super) fn mode(context: &RequestContext<rmcp::RoleServer>, pass_through: bool) -> TaskMode {
-    let takes_tasks = context
-        .client_capabilities()
-        .is_some_and(|c| c.supports_tasks());
-    match (takes_tasks, pass_through) {
+    match (super::gateway::declares_tasks(context), pass_through) {
         (true, _) => TaskMode::Return,
         (false, true) => TaskMode::Withhold,
         (false, false) => TaskMode::Follow,
