@@ -1,10 +1,12 @@
 //! Requests through the pool: tools, resources, prompts (the tool index they use is in
 //! `tool_index.rs`).
 
+use std::borrow::BorrowMut;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
+use futures::future::Either;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
     GetPromptResult, InputRequests, InputRequiredResult, InputResponses, JsonObject,
@@ -359,40 +361,30 @@ impl Pool {
     }
 
     /// `call_tool`, whose server's questions the pool answers (`round` none) or returns.
-    #[allow(
-        clippy::manual_async_fn,
-        reason = "an `async fn` would keep a second copy of its arguments in every call's future"
-    )]
     fn call_tool_rounds(
         &self,
         tool_id: &str,
         arguments: serde_json::Value,
-        mut options: CallOptions,
-        mut round: Option<InputRound>,
+        options: CallOptions,
+        round: Option<InputRound>,
     ) -> impl Future<Output = Result<CallRound>> {
-        async move {
-            let mut arguments: Option<JsonObject> = match arguments {
-                serde_json::Value::Null => None,
-                serde_json::Value::Object(m) => Some(m),
-                other => {
-                    return Err(Error::invalid(format!(
-                        "tool arguments must be a JSON object, not {other}"
-                    )));
-                }
-            };
-            self.call_tool_lent(tool_id, &mut arguments, &mut options, &mut round)
-                .await
-        }
+        // Read before the call's future is made, which then holds the object alone, not the
+        // value it came in too.
+        let arguments: Option<JsonObject> = match arguments {
+            serde_json::Value::Null => None,
+            serde_json::Value::Object(m) => Some(m),
+            other => {
+                let refused = format!("tool arguments must be a JSON object, not {other}");
+                return Either::Left(std::future::ready(Err(Error::invalid(refused))));
+            }
+        };
+        Either::Right(self.call_tool_with(tool_id, arguments, options, round))
     }
 
     /// `call_tool_or_task` (with a `round`, `call_tool_round`) with the arguments lent: a call
     /// the pool refuses because it does not know `tool_id` (`Error::NotFound` of a tool)
     /// leaves them as they were, for a caller that lists again and calls once more by name
     /// (`mcpmux serve`'s gateway), which would otherwise copy them for every call.
-    #[allow(
-        clippy::manual_async_fn,
-        reason = "an `async fn` would keep a second copy of its arguments in every call's future"
-    )]
     pub(crate) fn call_tool_lent(
         &self,
         tool_id: &str,
@@ -400,15 +392,42 @@ impl Pool {
         options: &mut CallOptions,
         round: &mut Option<InputRound>,
     ) -> impl Future<Output = Result<CallRound>> {
+        self.call_tool_with(tool_id, arguments, options, round)
+    }
+
+    /// A tool call with its arguments, options and round given (`call_tool_rounds`) or lent
+    /// (`call_tool_lent`): one body, and either way one future that holds them once. A
+    /// future that owned them around one that borrowed them would be the size of both
+    /// borrows larger, and at about a kilobyte a call's future in its caller's task passes
+    /// what glibc's malloc serves from its per-thread cache.
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an `async fn` would keep a second copy of its arguments in every call's future"
+    )]
+    fn call_tool_with<A, O, R>(
+        &self,
+        tool_id: &str,
+        mut arguments: A,
+        mut options: O,
+        mut round: R,
+    ) -> impl Future<Output = Result<CallRound>>
+    where
+        A: BorrowMut<Option<JsonObject>>,
+        O: BorrowMut<CallOptions>,
+        R: BorrowMut<Option<InputRound>>,
+    {
         async move {
             let _flight = self.inner.begin()?;
             if self.inner.local.contains(tool_id) {
                 // Boxed, like every rare path, so that a server tool call's future stays
                 // small: it is moved into its task or binding on every call. A copy of the
                 // arguments: a host tool's handler takes them whole, and one removed
-                // meanwhile is refused as unknown, which must leave them to the caller.
-                let call = self.call_local(tool_id, arguments.clone(), std::mem::take(options));
-                return Box::pin(call).await.map(CallRound::Done);
+                // meanwhile is refused as unknown, which must leave lent ones to the caller.
+                let arguments = arguments.borrow().clone();
+                let options = std::mem::take(options.borrow_mut());
+                return Box::pin(self.call_local(tool_id, arguments, options))
+                    .await
+                    .map(CallRound::Done);
             }
             let (slot, tool) = match self.inner.find_tool(tool_id) {
                 Some(hit) => hit,
@@ -427,8 +446,8 @@ impl Pool {
             let server_name = slot.shared_name();
             let span = tracing::info_span!("mcpmux.call_tool", server = %server_name, tool = %tool);
             let started = self.inner.events.listening().then(Instant::now);
-            let validate = options.validate != Some(false);
-            let max_total = options.max_total;
+            let validate = options.borrow().validate != Some(false);
+            let max_total = options.borrow().max_total;
             // A `perClient` server's call goes to this view's client's own connection; the
             // tool's output schema is the server's, checked on the shared slot below.
             let own;
@@ -439,11 +458,18 @@ impl Pool {
                     &own
                 }
             };
-            // Lent on, not moved: a call's future then holds them once, in its caller's
-            // future, and not again in the future of `call_on`.
+            // Lent, not moved: a call's future then holds them once, here (or in the
+            // caller's), and not again in the future of `call_on`.
             let call = self
                 .inner
-                .call_on(target, &server_name, &tool, arguments, options, round)
+                .call_on(
+                    target,
+                    &server_name,
+                    &tool,
+                    arguments.borrow_mut(),
+                    options.borrow_mut(),
+                    round.borrow_mut(),
+                )
                 .instrument(span);
             let result = match max_total {
                 None => call.await,
