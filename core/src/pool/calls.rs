@@ -1068,19 +1068,13 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::PoolOptions;
 
     /// `mcpmux serve` lists again and calls once more with the same arguments when the pool
     /// no longer knows a tool: the refusal must hand them back untouched.
     #[tokio::test]
     async fn a_call_of_a_tool_the_pool_does_not_know_leaves_the_lent_arguments() {
         let dir = tempfile::tempdir().unwrap();
-        let pool = Pool::open(PoolOptions {
-            config_path: Some(dir.path().join("servers.json")),
-            ..PoolOptions::default()
-        })
-        .await
-        .unwrap();
+        let pool = crate::pool::empty_pool(dir.path()).await;
         let given: JsonObject = serde_json::from_str(r#"{"text":"hello","n":[1,2]}"#).unwrap();
         let mut arguments = Some(given.clone());
         let (mut options, mut round) = (CallOptions::default(), None);

@@ -397,3 +397,14 @@ async fn health_loop(pool: std::sync::Weak<Inner>, every: Duration, shutdown: Ca
         }
     }
 }
+
+/// A pool over an empty config in `dir`, for the core's own tests.
+#[cfg(test)]
+pub(crate) async fn empty_pool(dir: &std::path::Path) -> Pool {
+    Pool::open(PoolOptions {
+        config_path: Some(dir.join("servers.json")),
+        ..PoolOptions::default()
+    })
+    .await
+    .unwrap()
+}

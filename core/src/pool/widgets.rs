@@ -148,17 +148,11 @@ fn text_result(value: Value) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::PoolOptions;
 
     #[tokio::test]
     async fn the_widget_tool_does_not_keep_the_pool_alive() {
         let dir = tempfile::tempdir().unwrap();
-        let pool = Pool::open(PoolOptions {
-            config_path: Some(dir.path().join("servers.json")),
-            ..PoolOptions::default()
-        })
-        .await
-        .unwrap();
+        let pool = crate::pool::empty_pool(dir.path()).await;
         pool.register_recipe("---\nwidget: stat\ndescription: A figure\n---\nShow it.\n")
             .unwrap();
         let weak = Arc::downgrade(&pool.inner);

@@ -680,12 +680,7 @@ mod tests {
     #[tokio::test]
     async fn the_session_opens_before_the_initialize_answer_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        let pool = crate::pool::Pool::open(crate::pool::PoolOptions {
-            config_path: Some(dir.path().join("servers.json")),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        let pool = crate::pool::empty_pool(dir.path()).await;
         let seal = Arc::new(super::super::seal::Seal::new(None).unwrap());
         let opening = Opening {
             gateway: Gateway::new(pool.clone(), Default::default(), seal),
