@@ -106,8 +106,10 @@ pub(crate) async fn client(k: usize, conc: usize) -> Figures {
         .spawn()
         .unwrap_or_else(|e| fail(&format!("spawn {}: {e}", cli.display())));
     let transport = (front.stdout.take().unwrap(), front.stdin.take().unwrap());
-    // As `rmcp` does with the bench server, but the front speaks 2026-07-28 and rmcp prefers
-    // it: each request then carries its own `_meta`, as a current client's do.
+    // As `rmcp` does with the bench server. rmcp's client asks for 2026-07-28 in its
+    // `initialize`, which the front answers, as rmcp's server does, with 2025-11-25 (the last
+    // version that has `initialize`): the calls are a session's, their `_meta` the progress
+    // token alone.
     let figures = crate::clients::rmcp_calls(started, transport, "bench__echo", k, conc).await;
     let _ = front.wait().await;
     figures
