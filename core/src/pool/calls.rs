@@ -368,8 +368,8 @@ impl Pool {
         options: CallOptions,
         round: Option<InputRound>,
     ) -> impl Future<Output = Result<CallRound>> {
-        // Read before the call's future is made, which then holds the object alone, not the
-        // value it came in too.
+        // Read before the call's future is made, which then holds the object alone, not also
+        // the value it came in as.
         let arguments: Option<JsonObject> = match arguments {
             serde_json::Value::Null => None,
             serde_json::Value::Object(m) => Some(m),
