@@ -82,6 +82,9 @@ export interface ServerConfig {
   command?: string;
   args?: string[];
   env?: Record<string, string>;
+  /** For `stdio`: start the server with this process's whole environment (never mcpmux's own
+   * secrets) instead of only HOME, PATH, the locale and the like; `env` is added either way. */
+  inheritEnv?: boolean;
   cwd?: string;
   url?: string;
   headers?: Record<string, string>;

@@ -659,6 +659,7 @@ fn add_input(args: &AddArgs) -> Result<ServerInput> {
     let mut config = ServerConfig {
         command: args.command.clone(),
         args: args.args.clone(),
+        inherit_env: args.inherit_env,
         cwd: args.cwd.clone(),
         url: args.url.clone(),
         ..Default::default()

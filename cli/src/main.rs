@@ -166,6 +166,10 @@ pub struct AddArgs {
     /// An environment variable of the server, K=V (repeat for several).
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
+    /// Start it with this shell's whole environment (never mcpmux's own secrets) instead of
+    /// only HOME, PATH, the locale and the like; --env adds to either.
+    #[arg(long, requires = "command")]
+    pub inherit_env: bool,
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
     #[arg(long)]

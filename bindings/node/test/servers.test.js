@@ -311,3 +311,32 @@ for (const [era, args] of [['modern', []], ['legacy', ['--legacy']]]) {
     assert.equal((await logged).level, 'critical');
   });
 }
+
+test("a server gets none of this process's secrets unless asked, and never mcpmux's own", async (t) => {
+  const saved = { ...process.env };
+  t.after(() => {
+    for (const key of ['OPENAI_API_KEY', 'MCPMUX_SERVE_TOKEN', 'APP_SETTING']) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+  });
+  // The pool spawns from this process's environment as it is when a server starts.
+  process.env.OPENAI_API_KEY = 'sk-of-the-application';
+  process.env.MCPMUX_SERVE_TOKEN = 'the-gateways-own-token-0123';
+  process.env.APP_SETTING = 'only-when-inherited';
+  const pool = await open(t);
+  await pool.addServer({ name: 'plain', config: { command: testServer, env: { GIVEN: 'to-this-server' } } });
+  const inherits = await pool.addServer({ name: 'inherits', config: { command: testServer, inheritEnv: true } });
+  assert.equal(inherits.config.inheritEnv, true);
+  const env = async (server, name) => {
+    const r = await pool.callTool(`mcp__${server}__env`, { name });
+    return r.content.map((c) => c.text).join('');
+  };
+  assert.equal(await env('plain', 'OPENAI_API_KEY'), 'OPENAI_API_KEY is not set');
+  assert.equal(await env('plain', 'APP_SETTING'), 'APP_SETTING is not set');
+  assert.equal(await env('plain', 'GIVEN'), 'to-this-server');
+  assert.equal(await env('plain', 'PATH'), process.env.PATH);
+  assert.equal(await env('inherits', 'APP_SETTING'), 'only-when-inherited');
+  assert.equal(await env('inherits', 'OPENAI_API_KEY'), 'OPENAI_API_KEY is not set');
+  assert.equal(await env('inherits', 'MCPMUX_SERVE_TOKEN'), 'MCPMUX_SERVE_TOKEN is not set');
+});

@@ -195,3 +195,28 @@ async def test_pathlike_and_cwd(pool: mcpmux.Pool, test_server: str, tmp_path: P
     assert rec.config.cwd == os.fspath(tmp_path)
     r = await pool.call_tool("mcp__c__cwd")
     assert r.text == os.fspath(tmp_path)
+
+
+async def test_a_server_gets_none_of_this_process_secrets(
+    pool: mcpmux.Pool, test_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio server starts with HOME, PATH, the locale and the like of this process's
+    environment, and its own ``env``: not the application's model keys or its other
+    variables, unless ``inherit_env=True`` asks for them (and mcpmux's own secrets never)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-of-the-application")
+    monkeypatch.setenv("MCPMUX_SERVE_TOKEN", "the-gateways-own-token-0123")
+    monkeypatch.setenv("APP_SETTING", "only-when-inherited")
+    await pool.add_server("plain", command=test_server, env={"GIVEN": "to-this-server"})
+    await pool.add_server("inherits", command=test_server, inherit_env=True)
+    assert (await pool.get_server("inherits")).config.inherit_env is True
+
+    async def env(server: str, name: str) -> str:
+        return (await pool.call_tool(f"mcp__{server}__env", {"name": name})).text
+
+    assert await env("plain", "OPENAI_API_KEY") == "OPENAI_API_KEY is not set"
+    assert await env("plain", "APP_SETTING") == "APP_SETTING is not set"
+    assert await env("plain", "GIVEN") == "to-this-server"
+    assert await env("plain", "PATH") == os.environ["PATH"]
+    assert await env("inherits", "APP_SETTING") == "only-when-inherited"
+    assert await env("inherits", "OPENAI_API_KEY") == "OPENAI_API_KEY is not set"
+    assert await env("inherits", "MCPMUX_SERVE_TOKEN") == "MCPMUX_SERVE_TOKEN is not set"

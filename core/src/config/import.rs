@@ -58,6 +58,8 @@ fn entry(name: &str, cfg: Value) -> Result<ServerInput> {
         command: string(&mut cfg, "command")?,
         args: take_as(name, &mut cfg, "args")?,
         env: take_as(name, &mut cfg, "env")?,
+        // Another host's file has no such setting: an imported server inherits the least.
+        inherit_env: false,
         cwd: string(&mut cfg, "cwd")?,
         url,
         headers: take_as(name, &mut cfg, "headers")?,

@@ -86,6 +86,10 @@ pub struct ServerConfig {
     pub args: Vec<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// For stdio: start the server with the host's whole environment (less mcpmux's own
+    /// secrets) instead of the few variables every program needs; `env` is added either way.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inherit_env: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,6 +117,7 @@ impl fmt::Debug for ServerConfig {
             .field("command", &self.command)
             .field("args", &self.args)
             .field("env", &env)
+            .field("inherit_env", &self.inherit_env)
             .field("cwd", &self.cwd)
             .field("url", &self.url.as_deref().map(redact_url))
             .field("headers", &headers)

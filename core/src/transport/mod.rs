@@ -1,6 +1,7 @@
 //! Transports: how bytes reach a server. One file per transport; each yields something rmcp can
 //! serve a client over.
 
+pub(crate) mod child_env;
 pub(crate) mod deadlines;
 pub(crate) mod direct;
 pub(crate) mod env_secrets;

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::Mutex;
 
+use super::child_env::child_env;
 use super::direct::Direct;
 use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
@@ -46,7 +47,8 @@ pub(crate) struct ChildProcess {
     stdout_noise: Arc<LineTail>,
 }
 
-/// Spawns the server without a shell, in its own process group, env inherited then overlaid.
+/// Spawns the server without a shell, in its own process group, with the environment
+/// `child_env` gives it (the host's secrets withheld).
 pub(crate) fn spawn(
     record: &ServerRecord,
     events: EventBus,
@@ -54,8 +56,14 @@ pub(crate) fn spawn(
 ) -> Result<(StdioTransport, ChildProcess)> {
     let command = record.config.command.as_deref().unwrap_or_default();
     let mut cmd = Command::new(command);
+    let env = child_env(
+        &record.config.env,
+        record.config.inherit_env,
+        std::env::vars_os(),
+    );
     cmd.args(&record.config.args)
-        .envs(&record.config.env)
+        .env_clear()
+        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -236,13 +236,18 @@ def oauth_json(settings: Any) -> dict[str, Any]:
 
 
 def config_json(config: Any) -> dict[str, Any]:
-    """A server's ``config`` as the core's JSON: ``strict_transport`` and the ``oauth``
-    settings may be spelled in snake_case (``env`` and ``headers`` are left as they are)."""
+    """A server's ``config`` as the core's JSON: ``strict_transport``, ``inherit_env`` and the
+    ``oauth`` settings may be spelled in snake_case (``env`` and ``headers`` are left as they
+    are)."""
     out = dict(_plain(config))
-    if "strict_transport" in out:
-        if "strictTransport" in out:
-            raise InvalidArgumentError("strict_transport is given twice")
-        out["strictTransport"] = out.pop("strict_transport")
+    for snake_key, camel_key in (
+        ("strict_transport", "strictTransport"),
+        ("inherit_env", "inheritEnv"),
+    ):
+        if snake_key in out:
+            if camel_key in out:
+                raise InvalidArgumentError(f"{snake_key} is given twice")
+            out[camel_key] = out.pop(snake_key)
     if out.get("oauth") is not None:
         out["oauth"] = oauth_json(out["oauth"])
     return out

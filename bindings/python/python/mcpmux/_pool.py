@@ -156,6 +156,7 @@ def _server_fields(
     timeouts: Timeouts | Mapping[str, Any] | None,
     strict_transport: bool | None = None,
     oauth: OAuthSettings | Mapping[str, Any] | None = None,
+    inherit_env: bool | None = None,
     **rest: Any,
 ) -> dict[str, Any]:
     """The core's camelCase server JSON from keyword arguments (``None`` = not given)."""
@@ -164,6 +165,7 @@ def _server_fields(
         "command": command,
         "args": args,
         "env": env,
+        "inheritEnv": inherit_env,
         "cwd": os.fspath(cwd) if cwd is not None else None,
         "url": url,
         "headers": headers,
@@ -526,6 +528,7 @@ class Pool:
         command: str | None = None,
         args: list[str] | None = None,
         env: Mapping[str, str] | None = None,
+        inherit_env: bool | None = None,
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -545,7 +548,9 @@ class Pool:
         session_scope: str | None = None,
         max_clients: int | None = None,
     ) -> ServerRecord:
-        """Adds a server: ``command`` (+ ``args``, ``env``, ``cwd``) for stdio, or ``url``
+        """Adds a server: ``command`` (+ ``args``, ``env``, ``cwd``; a server gets HOME, PATH,
+        the locale and the like of this process's environment, and ``env``: ``inherit_env=True``
+        gives it the whole environment, never mcpmux's own secrets) for stdio, or ``url``
         (+ ``headers``, ``strict_transport``, ``oauth``: :class:`OAuthSettings`) for
         Streamable HTTP; or all that as ``config`` (a :class:`ServerConfig` or a dict). ``type``
         is inferred when not given. ``log_level`` (``"debug"`` … ``"emergency"``) asks this
@@ -559,7 +564,8 @@ class Pool:
         trusted the server); one that differs in what is given raises
         :class:`InvalidArgumentError` naming the fields that differ."""
         body = _server_fields(
-            config=config, command=command, args=args, env=env, cwd=cwd, url=url,
+            config=config, command=command, args=args, env=env, inherit_env=inherit_env,
+            cwd=cwd, url=url,
             headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
             type=type, scope=scope, is_active=is_active,
             is_trusted=is_trusted, disabled_tools=disabled_tools,
@@ -624,6 +630,7 @@ class Pool:
         command: str | None = None,
         args: list[str] | None = None,
         env: Mapping[str, str] | None = None,
+        inherit_env: bool | None = None,
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -635,7 +642,8 @@ class Pool:
     ) -> TestResult:
         """Like :meth:`test_server`, for a server that is not added."""
         body = _server_fields(
-            config=config, command=command, args=args, env=env, cwd=cwd, url=url,
+            config=config, command=command, args=args, env=env, inherit_env=inherit_env,
+            cwd=cwd, url=url,
             headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
             type=type,
         )  # fmt: skip

@@ -312,6 +312,7 @@ class Pool:
         command: str | None = None,
         args: list[str] | None = None,
         env: Mapping[str, str] | None = None,
+        inherit_env: bool | None = None,
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -334,7 +335,8 @@ class Pool:
         """Adds a server (see :meth:`mcpmux.Pool.add_server`)."""
         return self._call(
             self._pool.add_server(
-                name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
+                name, command=command, args=args, env=env, inherit_env=inherit_env, cwd=cwd,
+                url=url, headers=headers,
                 strict_transport=strict_transport, oauth=oauth, config=config, type=type,
                 scope=scope, is_active=is_active,
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
@@ -393,6 +395,7 @@ class Pool:
         command: str | None = None,
         args: list[str] | None = None,
         env: Mapping[str, str] | None = None,
+        inherit_env: bool | None = None,
         cwd: str | os.PathLike[str] | None = None,
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -405,7 +408,8 @@ class Pool:
         """Like :meth:`test_server`, for a server that is not added."""
         return self._call(
             self._pool.test_config(
-                name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers,
+                name, command=command, args=args, env=env, inherit_env=inherit_env, cwd=cwd,
+                url=url, headers=headers,
                 strict_transport=strict_transport, oauth=oauth, config=config, type=type,
                 timeouts=timeouts,
             )

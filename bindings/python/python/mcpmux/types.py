@@ -189,6 +189,9 @@ class ServerConfig(Model):
     command: str | None = None
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    #: Start the server with this process's whole environment (never mcpmux's own secrets)
+    #: instead of only HOME, PATH, the locale and the like; ``env`` is added either way.
+    inherit_env: bool = False
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
