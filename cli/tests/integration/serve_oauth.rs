@@ -210,6 +210,19 @@ fn the_metadata_and_the_challenge_lead_a_client_to_the_issuer() {
     assert_eq!(status, 401, "{response}");
     assert!(response.contains("error=\"invalid_token\""), "{response}");
     assert!(response.contains("not for this server"), "{response}");
+    // Nor one issued for another server on this machine, whatever port the client writes in
+    // `Host`: the audience is the address this server listens on, not what a request says.
+    let other = "http://127.0.0.1:8001/mcp";
+    let elsewhere = format!("Bearer {}", token(&issuer, "rs-client", other, "mcp:tools"));
+    let headers = [
+        ("Host", "127.0.0.1:8001"),
+        ("Authorization", elsewhere.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (status, response) = http_request(&url, "POST", "/mcp", &headers, INITIALIZE);
+    assert_eq!(status, 401, "{response}");
+    assert!(response.contains("not for this server"), "{response}");
     let narrow = token(&issuer, "rs-client", &url, "mcp:admin");
     let (status, response) = initialize(&url, Some(&format!("Bearer {narrow}")));
     assert_eq!(status, 403, "{response}");

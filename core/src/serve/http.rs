@@ -234,6 +234,7 @@ impl Pool {
             sessions,
             profiles: Arc::new(profiled),
             legacy,
+            port: addr.port(),
         });
         let profiles = site.profiles.clone();
         super::reload::follow_config(self.clone(), stop.clone(), move |changed| {
@@ -309,6 +310,8 @@ struct Site {
     sessions: SealedSessions,
     /// The HTTP+SSE front, when asked for.
     legacy: Option<Legacy>,
+    /// The port it listens on: part of its own address, as resource-server mode names it.
+    port: u16,
 }
 
 /// What the HTTP+SSE front needs: its sessions, the gateway they are of, and what Host and
@@ -407,7 +410,8 @@ fn own_origins(port: u16) -> impl Iterator<Item = String> {
         .map(move |host| format!("http://{host}:{port}"))
 }
 
-/// The `Host` of `request` when it is one of `hosts` (else a DNS rebinding attempt).
+/// The name in the `Host` of `request` (without its port) when it is one of `hosts` (else a
+/// DNS rebinding attempt).
 fn allowed_host<'a>(
     request: &'a hyper::Request<hyper::body::Incoming>,
     hosts: &[String],
@@ -423,7 +427,7 @@ fn allowed_host<'a>(
     hosts
         .iter()
         .any(|h| h.eq_ignore_ascii_case(name))
-        .then_some(host)
+        .then_some(name)
 }
 
 /// [`answer`], with CORS for the allowed browser origins.
@@ -592,7 +596,7 @@ async fn admit(
             "Forbidden: Host not allowed (DNS rebinding)\n",
         ));
     };
-    let resources = Resources::of(oauth, host, &site.hosts, site_port(host));
+    let resources = Resources::of(oauth, host, &site.hosts, site.port);
     let path = request.uri().path();
     let audiences = match &oauth.settings().audience {
         Some(audience) => vec![audience.clone()],
@@ -636,13 +640,6 @@ async fn admit(
     })
 }
 
-/// The port of a `Host` value (80 when it names none; `[::1]` has no port).
-fn site_port(host: &str) -> u16 {
-    host.rsplit_once(':')
-        .and_then(|(_, port)| port.parse().ok())
-        .unwrap_or(80)
-}
-
 /// Answers `/.well-known/oauth-protected-resource[PATH]`: the metadata of the resource PATH
 /// names (`/mcp`, or a profile's `/mcp/p/NAME`).
 fn resource_metadata(
@@ -655,7 +652,7 @@ fn resource_metadata(
             "Forbidden: Host not allowed (DNS rebinding)\n",
         );
     };
-    let resources = Resources::of(oauth, host, &site.hosts, site_port(host));
+    let resources = Resources::of(oauth, host, &site.hosts, site.port);
     let suffix = &request.uri().path()[METADATA_PATH.len()..];
     let named = resources.named_by(suffix).filter(|(_, profile)| {
         profile
@@ -678,8 +675,11 @@ fn resource_metadata(
     response
 }
 
-/// The resource identifiers of this server, as one request sees them: the root one (`/mcp`)
-/// and a profile's under it (`/mcp/p/NAME`).
+/// The resource identifiers of this server: the root one (`/mcp`) and a profile's under it
+/// (`/mcp/p/NAME`). They are what the server is configured as (`resource`), else its own
+/// address: the names it answers to at the port it listens on. A request picks which of its
+/// names is published, never the port: a token issued for another server on this machine
+/// names another port, and must not pass here because a client wrote that port in `Host`.
 struct Resources {
     /// The root resource, as published (no trailing slash).
     root: String,
@@ -689,7 +689,13 @@ struct Resources {
 }
 
 impl Resources {
-    fn of(oauth: &ResourceServer, host: &str, hosts: &[String], port: u16) -> Resources {
+    /// The resources of a server listening on `port`, as a request that reached it as
+    /// `name` (one of `names`) sees them.
+    fn of(oauth: &ResourceServer, name: &str, names: &[String], port: u16) -> Resources {
+        let at = |name: &str| match name.contains(':') {
+            true => format!("http://[{name}]:{port}{MCP_PATH}"),
+            false => format!("http://{name}:{port}{MCP_PATH}"),
+        };
         match &oauth.settings().resource {
             Some(resource) => {
                 let root = resource.trim_end_matches('/').to_string();
@@ -699,14 +705,8 @@ impl Resources {
                 }
             }
             None => Resources {
-                root: format!("http://{host}{MCP_PATH}"),
-                roots: hosts
-                    .iter()
-                    .map(|h| match h.contains(':') {
-                        true => format!("http://[{h}]:{port}{MCP_PATH}"),
-                        false => format!("http://{h}:{port}{MCP_PATH}"),
-                    })
-                    .collect(),
+                root: at(name),
+                roots: names.iter().map(|n| at(n)).collect(),
             },
         }
     }
