@@ -21,6 +21,12 @@ no tasks (so the gateway follows the task for it):
 
     python_sdk_client.py task-tool URL TOKEN
 
+or, as two sessions, checks that an upstream's question during B's call is never put to A,
+whose call on that server came first (SERVER is a server-everything; EXPECT is `placed` when
+its transport tells which call a question is for, `refused` when not):
+
+    python_sdk_client.py wrong-client URL TOKEN SERVER EXPECT
+
 or subscribes to the test server's test://hello, has the server announce an update, and
 waits for it under the served URI:
 
@@ -222,11 +228,74 @@ async def calls(url: str, token: str, count: int) -> None:
 
 
 async def task_tool(url: str, token: str) -> None:
-    """A tool whose upstream runs it as a task, called by a client that takes no tasks."""
+    """A tool whose upstream runs it as a task, called by a client that takes no tasks: the
+    result comes as a plain result, and what the task reports while it runs (its status
+    messages) as the call's progress."""
+    reported: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        reported.append((value, message))
+
     async with session(["http", url, token]) as s:
         await s.initialize()
-        crunched = await s.call_tool("tasks__crunch", {"n": 3})
+        crunched = await s.call_tool("tasks__crunch", {"n": 3}, progress_callback=on_progress)
         check(text_of(crunched) == "crunched 3", "the task's result, as a plain result", crunched)
+    messages = [m for _, m in reported if m]
+    check(bool(messages), "the task's progress reaches the caller", reported)
+    check(
+        all(m.startswith("step ") and m.endswith(" of 3") for m in messages),
+        "the progress is the task's own messages",
+        reported,
+    )
+    values = [v for v, _ in reported]
+    check(values == sorted(values), "progress grows", reported)
+    print("python sdk client: ok")
+
+
+async def wrong_client(url: str, token: str, server: str, expect: str) -> None:
+    """Two sessions: A holds a long call on `server` while B calls a tool of it that asks its
+    client for a sample. The question is B's, never A's: placed with B's call where the
+    upstream's transport tells (`expect` "placed"), else refused, as mcpmux cannot tell whose
+    it is ("refused"). Alone, B is asked."""
+    asked: dict[str, int] = {"A": 0, "B": 0}
+
+    def sampler(who: str) -> Any:
+        async def on_sampling(
+            context: Any, params: types.CreateMessageRequestParams
+        ) -> types.CreateMessageResult:
+            asked[who] += 1
+            return types.CreateMessageResult(
+                role="assistant",
+                content=types.TextContent(type="text", text=f"sampled by {who}"),
+                model="a-model",
+                stop_reason="endTurn",
+            )
+
+        return on_sampling
+
+    sample = {"prompt": "hi", "maxTokens": 5}
+    async with session(["http", url, token], sampling_callback=sampler("A")) as a, session(
+        ["http", url, token], sampling_callback=sampler("B")
+    ) as b:
+        await a.initialize()
+        await b.initialize()
+        long = asyncio.create_task(
+            a.call_tool(f"{server}__trigger-long-running-operation", {"duration": 3, "steps": 3})
+        )
+        await asyncio.sleep(1.0)
+        check(not long.done(), "A's call is still running", long)
+        answered = await b.call_tool(f"{server}__trigger-sampling-request", sample)
+        await long
+        check(asked["A"] == 0, "A, whose call came first, is not asked B's question", asked)
+        if expect == "placed":
+            check("sampled by B" in text_of(answered), "B is asked its own question", answered)
+            check(asked["B"] == 1, "B is asked once", asked)
+        else:
+            check(answered.is_error is True, "the question goes to nobody", answered)
+            check("cannot tell" in text_of(answered), "mcpmux says why", answered)
+            check(asked["B"] == 0, "B is not asked either", asked)
+        alone = await b.call_tool(f"{server}__trigger-sampling-request", sample)
+        check("sampled by B" in text_of(alone), "alone, B is asked", alone)
     print("python sdk client: ok")
 
 
@@ -361,6 +430,8 @@ if __name__ == "__main__":
         asyncio.run(calls(sys.argv[2], sys.argv[3], int(sys.argv[4])))
     elif sys.argv[1] == "task-tool":
         asyncio.run(task_tool(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "wrong-client":
+        asyncio.run(wrong_client(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]))
     elif sys.argv[1] == "search":
         asyncio.run(search(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "subscribe":

@@ -7,6 +7,7 @@
 mod cli;
 mod serve;
 mod serve_browser;
+mod serve_host_requests;
 mod serve_oauth;
 mod serve_profiles;
 mod serve_replicas;

@@ -6,6 +6,7 @@
 )]
 
 pub mod answers;
+pub(crate) mod forward;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -130,6 +131,8 @@ pub struct Host {
     server_roots: RwLock<HashMap<String, Vec<Root>>>,
     /// The view types the host renders, when it opted in to MCP Apps.
     apps: RwLock<Option<crate::pool::AppsOptions>>,
+    /// Asks other clients instead of the handlers (a served pool's upstreams' requests).
+    forwarder: RwLock<Option<Arc<dyn forward::Forwarder>>>,
 }
 
 impl Default for Host {
@@ -144,6 +147,7 @@ impl Default for Host {
             roots: RwLock::default(),
             server_roots: RwLock::default(),
             apps: RwLock::default(),
+            forwarder: RwLock::default(),
         }
     }
 }
@@ -209,6 +213,15 @@ impl Host {
         *self.elicitation.write().unwrap() = handler;
     }
 
+    /// Who answers servers' requests in place of the handlers, if anyone.
+    pub(crate) fn forwarder(&self) -> Option<Arc<dyn forward::Forwarder>> {
+        self.forwarder.read().unwrap().clone()
+    }
+
+    pub(crate) fn set_forwarder(&self, forwarder: Option<Arc<dyn forward::Forwarder>>) {
+        *self.forwarder.write().unwrap() = forwarder;
+    }
+
     /// Drops every callback of the host (handlers, OAuth, token store): a closed pool keeps
     /// none, so what a binding attached to them (a C finalizer, a Python or JS function) is
     /// let go once no call of them is left.
@@ -216,6 +229,7 @@ impl Host {
         self.set_sampling(None, SamplingSupport::default());
         self.set_elicitation(None);
         self.set_roots_handler(None);
+        self.set_forwarder(None);
         self.set_oauth_handler(None);
         self.set_id_token_provider(None);
         self.set_token_store(Arc::new(crate::auth::MemoryTokenStore::default()));
@@ -255,8 +269,8 @@ impl Host {
     }
 
     /// What the client declares in the handshake: roots always (the list may be empty),
-    /// sampling and elicitation only when a handler is there to answer them, sampling with
-    /// tools only when its handler takes them, the tasks extension (the pool drives a
+    /// sampling and elicitation only when a handler (or a forwarder) is there to answer them,
+    /// sampling with tools only when its handler takes them, the tasks extension (the pool drives a
     /// server's tasks itself, see `pool/tasks.rs`), the skills extension (`pool/skills.rs`)
     /// and MCP Apps when the host renders them (`pool/apps.rs`).
     pub(crate) fn capabilities(&self) -> rmcp::model::ClientCapabilities {
@@ -267,14 +281,16 @@ impl Host {
                 rmcp::model::SKILLS_EXTENSION_ID: {},
             },
         });
+        let forwards = self.forwarder().is_some();
         match self.sampling_support() {
             Some(SamplingSupport { tools: true }) => {
                 caps["sampling"] = serde_json::json!({"tools": {}});
             }
             Some(_) => caps["sampling"] = serde_json::json!({}),
+            None if forwards => caps["sampling"] = serde_json::json!({}),
             None => {}
         }
-        if self.elicitation().is_some() {
+        if self.elicitation().is_some() || forwards {
             caps["elicitation"] = serde_json::json!({"form": {}, "url": {}});
         }
         if let Some(apps) = self.apps.read().unwrap().as_ref() {

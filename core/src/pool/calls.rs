@@ -31,6 +31,7 @@ use crate::pool::input_rounds::{InputRounds, Retry, Round, RoundsError};
 use crate::pool::listen::RefilterError;
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
 use crate::transport::direct::{Direct, DirectError};
+use crate::transport::related_call::RELATED_CALL_META;
 
 /// Per-call settings of [`Pool::call_tool`].
 #[derive(Clone, Default)]
@@ -961,9 +962,16 @@ impl Inner {
         if let Some(capabilities) = call.capabilities
             && call.conn.modern
         {
-            let mut meta = rmcp::model::RequestMetaObject::default();
+            let meta = options.meta.get_or_insert_default();
             meta.insert(CLIENT_CAPABILITIES.into(), call.offered(capabilities));
-            options.meta = Some(meta);
+        }
+        // The caller's number for this call, which the transport takes off before it leaves
+        // and puts on the server's requests on the call's stream.
+        if call.conn.relates_calls
+            && let Some(number) = super::call_mark::current()
+        {
+            let meta = options.meta.get_or_insert_default();
+            meta.insert(RELATED_CALL_META.into(), number.into());
         }
         let handle = call
             .conn

@@ -20,6 +20,7 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 
 use crate::events::{Event, EventBus, LogLevel};
 use crate::host::{Host, HostRequest};
+use crate::transport::related_call;
 
 /// One progress update of a call, as given to a per-call callback.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -287,7 +288,11 @@ impl ClientSide {
     async fn sample(
         &self,
         params: CreateMessageRequestParams,
+        call: Option<u64>,
     ) -> Result<CreateMessageResult, ErrorData> {
+        if let Some(forwarder) = self.shared.host.forwarder() {
+            return forwarder.sampling(self.request(params), call).await;
+        }
         let Some(handler) = self.shared.host.sampling() else {
             return Err(ErrorData::new(
                 USER_REJECTED,
@@ -300,7 +305,14 @@ impl ClientSide {
             .map_err(|reason| ErrorData::new(USER_REJECTED, reason, None))
     }
 
-    async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
+    async fn elicit(
+        &self,
+        params: ElicitRequestParams,
+        call: Option<u64>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let Some(forwarder) = self.shared.host.forwarder() {
+            return forwarder.elicitation(self.request(params), call).await;
+        }
         // No handler means nobody can answer: decline, as the spec asks of such clients.
         let Some(handler) = self.shared.host.elicitation() else {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
@@ -310,7 +322,12 @@ impl ClientSide {
             .map_err(|reason| ErrorData::internal_error(reason, None))
     }
 
-    async fn roots(&self) -> Result<ListRootsResult, ErrorData> {
+    async fn roots(&self, call: Option<u64>) -> Result<ListRootsResult, ErrorData> {
+        if let Some(forwarder) = self.shared.host.forwarder()
+            && let Some(roots) = forwarder.roots(self.request(()), call).await?
+        {
+            return Ok(ListRootsResult::new(roots));
+        }
         match self.shared.host.roots_handler() {
             Some(handler) => handler(self.request(()))
                 .await
@@ -340,9 +357,14 @@ impl ClientSide {
         request: InputRequest,
     ) -> Result<(String, serde_json::Value), ErrorData> {
         let value = match request {
-            InputRequest::CreateMessage(r) => serde_json::to_value(self.sample(r.params).await?),
-            InputRequest::Elicitation(r) => serde_json::to_value(self.elicit(r.params).await?),
-            InputRequest::ListRoots(_) => serde_json::to_value(self.roots().await?),
+            // Asked within the call's own task: its caller is known there.
+            InputRequest::CreateMessage(r) => {
+                serde_json::to_value(self.sample(r.params, None).await?)
+            }
+            InputRequest::Elicitation(r) => {
+                serde_json::to_value(self.elicit(r.params, None).await?)
+            }
+            InputRequest::ListRoots(_) => serde_json::to_value(self.roots(None).await?),
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(
@@ -372,25 +394,28 @@ impl ClientHandler for ClientSide {
 
     async fn create_message(
         &self,
-        params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        mut params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.sample(params).await
+        let call = call_of(&context, Some(&mut params.meta));
+        self.sample(params, call).await
     }
 
     async fn create_elicitation(
         &self,
-        params: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        mut params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.elicit(params).await
+        let call = call_of(&context, elicit_meta(&mut params));
+        self.elicit(params, call).await
     }
 
     async fn list_roots(
         &self,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        self.roots().await
+        let call = related_call::of(&context.meta);
+        self.roots(call).await
     }
 
     async fn on_progress(
@@ -457,6 +482,35 @@ impl ClientHandler for ClientSide {
             method: notification.method,
             params: notification.params,
         });
+    }
+}
+
+/// The number of the call a server's request came on (see `transport::related_call`), taken
+/// out of the request's `_meta` so that no client it is passed on to sees it.
+fn call_of(
+    context: &RequestContext<RoleClient>,
+    params_meta: Option<&mut Option<rmcp::model::RequestMetaObject>>,
+) -> Option<u64> {
+    let mut in_params = None;
+    if let Some(params_meta) = params_meta {
+        in_params = (params_meta.as_mut())
+            .and_then(|meta| meta.remove(related_call::RELATED_CALL_META))
+            .and_then(|n| n.as_u64());
+        if params_meta.as_ref().is_some_and(|meta| meta.is_empty()) {
+            *params_meta = None;
+        }
+    }
+    in_params.or_else(|| related_call::of(&context.meta))
+}
+
+/// The `_meta` of an elicitation of a kind rmcp knows.
+fn elicit_meta(
+    params: &mut ElicitRequestParams,
+) -> Option<&mut Option<rmcp::model::RequestMetaObject>> {
+    match params {
+        ElicitRequestParams::FormElicitationParams { meta, .. } => Some(meta),
+        ElicitRequestParams::UrlElicitationParams { meta, .. } => Some(meta),
+        _ => None,
     }
 }
 

@@ -44,6 +44,9 @@ pub(crate) struct Connection {
     /// Opened with OAuth tokens: who it acts for is the tokens' principal, not its config
     /// alone (a list the server marks private is kept for this pool only).
     pub authorized: bool,
+    /// Streamable HTTP: a call marked with its caller's number gets it back on the server's
+    /// requests during the call (see `transport::related_call`).
+    pub relates_calls: bool,
     /// The record's config key when this connection opened: lists it fetches are saved
     /// under it, even if the record changes meanwhile.
     pub config_key: String,
@@ -183,6 +186,8 @@ struct Session {
     limit: Arc<MessageLimit>,
     /// Its transport carries OAuth tokens.
     authorized: bool,
+    /// Streamable HTTP: a call's requests from the server come on the call's own stream.
+    streamable: bool,
 }
 
 /// One `Connection::open`: the record, the server's shared state, and the steps that open a
@@ -284,6 +289,7 @@ impl Opening<'_> {
         let direct = Some(transport.direct());
         Ok(match self.handshake(transport, lifecycle).await {
             Ok(service) => Ok(Session {
+                streamable: false,
                 service,
                 child: Some(child),
                 direct,
@@ -361,8 +367,10 @@ impl Opening<'_> {
             }
         };
         let e = match first {
-            Ok(service) if with_tokens => return Ok(Session::remote(service, limit).authorized()),
-            Ok(service) => return Ok(Session::remote(service, limit)),
+            Ok(service) if with_tokens => {
+                return Ok(Session::remote(service, limit).authorized().streamable());
+            }
+            Ok(service) => return Ok(Session::remote(service, limit).streamable()),
             Err(e) => e,
         };
         if let Some(lifecycle) = retry_after(&e) {
@@ -371,7 +379,7 @@ impl Opening<'_> {
                 .handshake(http::open(record, &limit)?, lifecycle)
                 .await
                 .map_err(|retry| retry_failed(&e, lifecycle, self.failed(&limit, retry)))?;
-            return Ok(Session::remote(service, limit));
+            return Ok(Session::remote(service, limit).streamable());
         }
         if e.is_authorization_required() {
             // A token the user wrote into the config is what was refused: say so, rather than
@@ -403,7 +411,11 @@ impl Opening<'_> {
             let limit = self.new_limit();
             let grantor = grantor(redirect_uri, oauth);
             let transport = http::open_authorized(record, &limit, manager, grantor)?;
-            return Ok(self.session(transport, limit).await?.authorized());
+            return Ok(self
+                .session(transport, limit)
+                .await?
+                .authorized()
+                .streamable());
         }
         if record.config.strict_transport || limit.is_exceeded() {
             return Err(self.failed(&limit, e));
@@ -437,6 +449,15 @@ impl Session {
             direct: None,
             limit,
             authorized: false,
+            streamable: false,
+        }
+    }
+
+    /// The same, over Streamable HTTP.
+    fn streamable(self) -> Self {
+        Session {
+            streamable: true,
+            ..self
         }
     }
 
@@ -471,6 +492,7 @@ impl Connection {
             direct,
             limit,
             authorized,
+            streamable,
         } = match record.transport {
             TransportType::Stdio => opening.stdio().await?,
             TransportType::Http => opening.http().await?,
@@ -552,6 +574,7 @@ impl Connection {
         Ok(Arc::new(Connection {
             listener,
             authorized,
+            relates_calls: streamable,
             child_pid,
             direct,
             request_meta,

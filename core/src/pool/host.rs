@@ -39,6 +39,15 @@ impl Pool {
         self.inner.host.set_roots_handler(handler);
     }
 
+    /// Answers servers' requests through `forwarder` instead of the handlers (`serve`'s,
+    /// which asks the client whose call each request belongs to). Set it before connecting.
+    pub(crate) fn set_forwarder(
+        &self,
+        forwarder: Option<std::sync::Arc<dyn crate::host::forward::Forwarder>>,
+    ) {
+        self.inner.host.set_forwarder(forwarder);
+    }
+
     /// Tells every connected server that the roots changed (they ask again).
     pub async fn notify_roots_changed(&self) {
         for slot in self.inner.slots() {

@@ -2,6 +2,7 @@
 
 mod app_bridge;
 mod apps;
+pub(crate) mod call_mark;
 mod call_params;
 mod calls;
 mod client_scope;

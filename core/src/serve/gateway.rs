@@ -30,7 +30,7 @@ use super::exposure::{
     CALL_TOOL, CallArgs, DESCRIBE_TOOLS, DescribeArgs, Exposure, SCHEMAS_IN_SEARCH, SEARCH_TOOLS,
     SearchArgs, answer, arguments, search_surface,
 };
-use super::host_requests::{Caller, Callers, forward};
+use super::host_requests::{Caller, Callers, ClientKey, Waiting, forward};
 use super::input_rounds::ClientRound;
 use super::logging::{ClientLevel, ServerFilter};
 use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
@@ -39,6 +39,7 @@ use super::seal::Seal;
 use super::subscriptions::{Subscriber, Subscriptions};
 use crate::error::Error;
 use crate::pool::APPS_EXTENSION_ID;
+use crate::pool::call_mark;
 use crate::pool::{CallOptions, CallRound, Pool, Progress, PromptInfo};
 use crate::tools::ToolInfo;
 
@@ -132,7 +133,7 @@ impl Gateway {
     }
 
     /// The same gateway showing `profile` (one pool's gateways share their callers: the
-    /// pool's sampling and elicitation handlers look callers up there).
+    /// pool's forwarder looks callers up there).
     pub fn for_profile(&self, profile: Profile) -> Gateway {
         let mut options = (*self.options).clone();
         options.profile = profile.clone();
@@ -163,6 +164,21 @@ impl Gateway {
         self.session_pool
             .get_or_init(|| self.pool.for_client(format!("session:{}", self.client)))
             .clone()
+    }
+
+    /// Who the client of `context` is, as the upstreams' requests are placed: its session
+    /// (a 2026-07-28 client has none), the user its token names, the profile it is served.
+    fn client_key(&self, context: &RequestContext<RoleServer>) -> ClientKey {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (!is_modern(context))
+            .then_some(self.client)
+            .hash(&mut hasher);
+        principal(context)
+            .map(|p| (&p.subject, &p.client_id))
+            .hash(&mut hasher);
+        self.profile().name.hash(&mut hasher);
+        hasher.finish()
     }
 
     fn max_name_len(&self) -> usize {
@@ -596,10 +612,10 @@ impl Gateway {
             let caller = Arc::new(context.peer.clone());
             let (mut options, relay) = call_options(context, &caller);
             options.tasks = super::tasks::mode(context, self.profile().pass_through);
-            let _waiting = self
-                .pool
-                .tool_server_id(&tool.id)
-                .map(|server| self.callers.enter(server, caller.clone()));
+            let waiting = (self.pool.tool_server_id(&tool.id)).map(|server| {
+                self.callers
+                    .enter(server, self.client_key(context), caller.clone())
+            });
             // Only the audit log reads the time a call took.
             let started = self.options.audit.is_some().then(std::time::Instant::now);
             let logs = self.call_logs(context, &tool).await;
@@ -607,7 +623,10 @@ impl Gateway {
             let mut input = round.as_ref().map(|r| r.input.clone());
             // Lent: a tool the pool no longer knows leaves them for the call once more below.
             let call = pool.call_tool_lent(&tool.id, &mut arguments, &mut options, &mut input);
-            let result = Callers::as_caller(caller, call).await;
+            // Numbered, so that what the upstream asks on the call's own stream comes back
+            // to this client.
+            let number = waiting.as_ref().map_or(0, Waiting::number);
+            let result = call_mark::marked(number, Callers::as_caller(caller, call)).await;
             if let Some(relay) = relay {
                 relay.flush().await;
             }
@@ -760,6 +779,26 @@ impl Gateway {
         };
         log.record(entry, started.elapsed());
     }
+}
+
+/// The name the calling client gives itself: a 2026-07-28 client in each request's `_meta`
+/// (it has no session), an older one once, at `initialize`.
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .meta
+        .get(CLIENT_INFO_META)
+        .and_then(|info| info.get("name"))
+        .and_then(|name| name.as_str())
+        .map(str::to_string)
+        .or_else(|| context.peer.peer_info().map(|i| i.client_info.name.clone()))
+}
+
+/// Behind OAuth, whom the request's access token was issued to.
+fn principal(context: &RequestContext<RoleServer>) -> Option<&super::resource_server::Principal> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<super::resource_server::Principal>())
 }
 
 /// Behind OAuth, the user the request's access token names.

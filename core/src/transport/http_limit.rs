@@ -16,6 +16,7 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use super::limit::MessageLimit;
+use super::related_call;
 
 type SseStream = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
 
@@ -45,9 +46,12 @@ impl<C: StreamableHttpClient> Limited<C> {
             .boxed()
     }
 
+    /// `response`, watched for refused messages, its server requests marked with `call` (see
+    /// `related_call`) when the POST was a marked call.
     fn note(
         &self,
         response: Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>>,
+        call: Option<u64>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         match response {
             Err(e @ StreamableHttpError::ResponseBodyTooLarge { .. }) => {
@@ -55,7 +59,12 @@ impl<C: StreamableHttpClient> Limited<C> {
                 Err(e)
             }
             Ok(StreamableHttpPostResponse::Sse(stream, id)) => {
-                Ok(StreamableHttpPostResponse::Sse(self.watch(stream), id))
+                let stream = self.watch(stream);
+                let stream = match call {
+                    Some(call) => related_call::mark(stream, call),
+                    None => stream,
+                };
+                Ok(StreamableHttpPostResponse::Sse(stream, id))
             }
             other => other,
         }
@@ -68,27 +77,29 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Limited<C> {
     async fn post_message(
         &self,
         uri: Arc<str>,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let call = related_call::take(&mut message);
         let response = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
-        self.note(response)
+        self.note(response, call)
     }
 
     async fn post_message_with_max_sse_event_size(
         &self,
         uri: Arc<str>,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let call = related_call::take(&mut message);
         let response = self
             .inner
             .post_message_with_max_sse_event_size(
@@ -100,18 +111,19 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Limited<C> {
                 max_sse_event_size,
             )
             .await;
-        self.note(response)
+        self.note(response, call)
     }
 
     async fn post_message_with_response_limits(
         &self,
         uri: Arc<str>,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let call = related_call::take(&mut message);
         let response = self
             .inner
             .post_message_with_response_limits(
@@ -123,7 +135,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Limited<C> {
                 limits,
             )
             .await;
-        self.note(response)
+        self.note(response, call)
     }
 
     async fn delete_session(
