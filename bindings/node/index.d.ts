@@ -1226,6 +1226,11 @@ export interface HttpServeSettings {
    * (with `token` or `noAuth` it is an error). `serveHttp` reads the issuer's metadata and
    * keys before it resolves: an issuer it cannot reach rejects with a `ConnectionError`. */
   oauth?: OAuthResourceSettings;
+  /** The most connections served at once (default 512); past it, a request is answered 503. */
+  maxConnections?: number;
+  /** The most connections served at once from one address (default 256; on loopback every
+   * local client has the same address). */
+  maxConnectionsPerPeer?: number;
 }
 
 /** OAuth resource-server mode of `serveHttp` (core's `OAuthResourceSettings`): clients find

@@ -84,6 +84,13 @@ pub struct ServeArgs {
     /// for clients that predate Streamable HTTP
     #[arg(long, requires = "http")]
     sse: bool,
+    /// The most HTTP connections served at once (default 512); past it, 503.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections: Option<usize>,
+    /// The most HTTP connections served at once from one address (default 256; on loopback
+    /// every local client has the same address).
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections_per_peer: Option<usize>,
     /// The most tools `--mode auto` lists before it shows the search tools instead.
     #[arg(long, value_name = "N", default_value_t = mcpmux::serve::exposure::AUTO_LIMIT)]
     auto_limit: usize,
@@ -142,6 +149,8 @@ pub async fn run(args: &ServeArgs, pool: &Pool) -> Result<()> {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned()),
         legacy_sse: args.sse,
+        max_connections: args.max_connections,
+        max_connections_per_peer: args.max_connections_per_peer,
         oauth: args
             .oauth_issuer
             .as_ref()

@@ -16,6 +16,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::connections::{
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER, HEADER_TIMEOUT, Limits,
+};
 use super::cors::Cors;
 use super::legacy_sse::{LegacySessions, MESSAGES_PATH, SSE_PATH};
 use super::metrics::Metrics;
@@ -98,6 +101,10 @@ pub struct HttpOptions {
     /// /messages`), for clients that predate Streamable HTTP. Its sessions live in this
     /// process (no replicas).
     pub legacy_sse: bool,
+    /// The most connections served at once; past it, a connection is answered 503.
+    pub max_connections: usize,
+    /// The most connections served at once from one peer address.
+    pub max_connections_per_peer: usize,
 }
 
 impl HttpOptions {
@@ -110,6 +117,8 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             session_key: None,
             legacy_sse: false,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
         }
     }
 }
@@ -235,6 +244,7 @@ impl Pool {
             profiles: Arc::new(profiled),
             legacy,
             port: addr.port(),
+            limits: Limits::new(options.max_connections, options.max_connections_per_peer),
         });
         let profiles = site.profiles.clone();
         super::reload::follow_config(self.clone(), stop.clone(), move |changed| {
@@ -312,6 +322,8 @@ struct Site {
     legacy: Option<Legacy>,
     /// The port it listens on: part of its own address, as resource-server mode names it.
     port: u16,
+    /// The connections open, and how many may be.
+    limits: Arc<Limits>,
 }
 
 /// What the HTTP+SSE front needs: its sessions, the gateway they are of, and what Host and
@@ -370,10 +382,10 @@ impl Legacy {
 
 async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: CancellationToken) {
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = stop.cancelled() => return,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 // Out of descriptors or the like: try again rather than stop serving.
                 Err(e) => {
                     tracing::warn!("serve: accept failed: {e}");
@@ -382,22 +394,61 @@ async fn accept_loop(listener: tokio::net::TcpListener, site: Arc<Site>, stop: C
                 }
             },
         };
+        // A streamed answer is written in several parts; with Nagle's algorithm the second
+        // waits for the client's delayed ACK (40 ms on Linux) before it leaves, on every call.
+        let _ = stream.set_nodelay(true);
+        let admitted = site.limits.admit(peer.ip());
         let site = site.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT);
+            let Some(admitted) = admitted else {
+                // Past a cap: answered and closed, without reaching the gateway.
+                builder.keep_alive(false);
+                let handler = service_fn(|request: hyper::Request<hyper::body::Incoming>| {
+                    std::future::ready(Ok::<_, Infallible>(over_capacity(&request)))
+                });
+                let _ = builder
+                    .serve_connection(TokioIo::new(stream), handler)
+                    .await;
+                return;
+            };
             let handler = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
                 let site = site.clone();
                 async move { Ok::<_, Infallible>(route(&site, request).await) }
             });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), handler);
+            let connection = builder.serve_connection(TokioIo::new(stream), handler);
             tokio::pin!(connection);
             tokio::select! {
                 // A client hanging up mid-stream is normal here; nothing to report.
                 _ = connection.as_mut() => {}
                 _ = stop.cancelled() => connection.as_mut().graceful_shutdown(),
             }
+            drop(admitted);
         });
+    }
+}
+
+/// The answer to a connection past a cap: the probes as usual, else 503.
+fn over_capacity(request: &hyper::Request<hyper::body::Incoming>) -> hyper::Response<Body> {
+    match request.uri().path() {
+        "/healthz" => plain(hyper::StatusCode::OK, "ok\n"),
+        "/readyz" => plain(hyper::StatusCode::OK, "ready\n"),
+        _ => {
+            let mut response = plain(
+                hyper::StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many open connections (from this address, or in \
+                 all); try again shortly\n",
+            );
+            response.headers_mut().insert(
+                hyper::header::RETRY_AFTER,
+                hyper::header::HeaderValue::from_static("1"),
+            );
+            response
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod answer_line;
 pub mod audit;
 mod call_lane;
 mod changes;
+pub mod connections;
 mod cors;
 pub mod exposure;
 mod gateway;

@@ -7,14 +7,16 @@ use std::net::SocketAddr;
 use serde::Deserialize;
 
 use super::ServeOptions;
+use super::connections::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER};
 use super::exposure::{AUTO_LIMIT, Exposure};
 use super::http::{HttpAuth, HttpOptions};
 use crate::error::{Error, Result};
 
 /// `{"addr": "127.0.0.1:0", "token": null, "noAuth": false, "allowedOrigins": [],
 /// "allowedHosts": [], "mode": "auto", "autoLimit": 40, "nameBudget": 0, "serverName":
-/// "mcpmux", "sessionKey": null, "auditLog": null, "legacySse": false, "oauth": null}`, every
-/// field optional; an unknown one is refused.
+/// "mcpmux", "sessionKey": null, "auditLog": null, "legacySse": false, "oauth": null,
+/// "maxConnections": 512, "maxConnectionsPerPeer": 256}`, every field optional; an unknown
+/// one is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpServeSettings {
@@ -62,6 +64,13 @@ pub struct HttpServeSettings {
     /// URL}` (only `issuer` is required).
     #[serde(default)]
     pub oauth: Option<super::OAuthResourceSettings>,
+    /// The most connections served at once (default 512); past it, 503.
+    #[serde(default)]
+    pub max_connections: Option<usize>,
+    /// The most connections served at once from one address (default 256; on loopback every
+    /// local client has the same address).
+    #[serde(default)]
+    pub max_connections_per_peer: Option<usize>,
 }
 
 impl HttpServeSettings {
@@ -107,6 +116,16 @@ impl HttpServeSettings {
         if let Some(key) = &self.session_key {
             super::seal::check_key(key)?;
         }
+        for (name, cap) in [
+            ("maxConnections", self.max_connections),
+            ("maxConnectionsPerPeer", self.max_connections_per_peer),
+        ] {
+            if cap == Some(0) {
+                return Err(Error::invalid(format!(
+                    "{name} is 0: no client could connect; give 1 or more"
+                )));
+            }
+        }
         // Last, once everything else is known good: it may create the audit log's file.
         let serve = self.serve_options()?;
         let http = HttpOptions {
@@ -116,6 +135,9 @@ impl HttpServeSettings {
             allowed_hosts: self.allowed_hosts,
             session_key: self.session_key,
             legacy_sse: self.legacy_sse,
+            max_connections: self.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            max_connections_per_peer: (self.max_connections_per_peer)
+                .unwrap_or(DEFAULT_MAX_CONNECTIONS_PER_PEER),
         };
         Ok((serve, http))
     }
@@ -205,6 +227,7 @@ mod tests {
         assert!(bad(r#"{"addr": "0.0.0.0:0", "noAuth": true}"#).contains("127.0.0.1"));
         assert!(bad(r#"{"token": "t", "noAuth": true}"#).contains("not both"));
         assert!(bad(r#"{"token": " "}"#).contains("empty"));
+        assert!(bad(r#"{"maxConnections": 0}"#).contains("give 1 or more"));
         assert!(bad(r#"{"mode": "all"}"#).contains("direct, search or auto"));
         assert!(bad(r#"{"port": 1}"#).contains("unknown field `port`"));
         assert!(bad(r#"{"sessionKey": "short"}"#).contains("openssl rand -hex 32"));

@@ -1156,6 +1156,8 @@ class Pool:
         audit_log: str | os.PathLike[str] | None = None,
         legacy_sse: bool = False,
         oauth: OAuthResourceSettings | Mapping[str, Any] | None = None,
+        max_connections: int | None = None,
+        max_connections_per_peer: int | None = None,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP, for MCP clients that
         want a single server in front of the fleet (Claude Desktop, Cursor, an agent in
@@ -1181,8 +1183,10 @@ class Pool:
         "https://auth.example.com", "scopes": ["mcp"]}``) replaces the token: clients bring
         access tokens that issuer gave them for this server, and find it in the server's
         ``/.well-known/oauth-protected-resource/mcp``; the issuer's metadata and keys are read
-        first (an issuer that cannot be reached raises :class:`ConnectionError`). A setting
-        the core refuses raises :class:`InvalidArgumentError` saying what to change.
+        first (an issuer that cannot be reached raises :class:`ConnectionError`).
+        ``max_connections`` (512) and ``max_connections_per_peer`` (256) cap the connections
+        served at once, in all and from one address; past a cap a request is answered 503.
+        A setting the core refuses raises :class:`InvalidArgumentError` saying what to change.
         """
         settings: dict[str, Any] = {
             "addr": addr,
@@ -1199,6 +1203,8 @@ class Pool:
             "audit_log": None if audit_log is None else os.fspath(audit_log),
             "legacy_sse": legacy_sse,
             "oauth": None if oauth is None else oauth_resource_json(oauth),
+            "max_connections": max_connections,
+            "max_connections_per_peer": max_connections_per_peer,
         }
         body = {camel(k): v for k, v in settings.items() if v is not None}
         return HttpServer(await self._native.serve_http(json.dumps(body)))

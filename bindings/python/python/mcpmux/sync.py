@@ -724,6 +724,8 @@ class Pool:
         audit_log: str | os.PathLike[str] | None = None,
         legacy_sse: bool = False,
         oauth: Mapping[str, Any] | None = None,
+        max_connections: int | None = None,
+        max_connections_per_peer: int | None = None,
     ) -> HttpServer:
         """Serves this pool as one MCP server over Streamable HTTP (see
         :meth:`mcpmux.Pool.serve_http`); it serves from the background loop until stopped or
@@ -734,7 +736,8 @@ class Pool:
                 allowed_hosts=allowed_hosts, mode=mode, auto_limit=auto_limit,
                 name_budget=name_budget, server_name=server_name,
                 session_key=session_key, audit_log=audit_log, legacy_sse=legacy_sse,
-                oauth=oauth,
+                oauth=oauth, max_connections=max_connections,
+                max_connections_per_peer=max_connections_per_peer,
             )
         )  # fmt: skip
         return HttpServer(self, inner)
