@@ -1515,8 +1515,10 @@ mcpmux_status mcpmux_conversation_call_async(mcpmux_conversation conversation,
  * transport at /sse and /messages), oauth (accept access tokens an OAuth authorization server
  * issued instead of one shared token: `{"issuer": URL, "resource": URL, "audience": "...",
  * "scopes": [...], "jwksUri": URL}`, only issuer required; the issuer's metadata and keys
- * are read before this returns); an unknown field is an error, and noAuth is refused off
- * loopback). mcpmux_http_server_info() gives the URL and token (null behind oauth).
+ * are read before this returns), maxConnections and maxConnectionsPerPeer (the connections
+ * served at once, in all (512) and from one address (256); past either, 503); an unknown
+ * field is an error, a token of fewer than 16 characters is refused, and noAuth is refused
+ * off loopback). mcpmux_http_server_info() gives the URL and token (null behind oauth).
  */
 mcpmux_status mcpmux_pool_serve_http(mcpmux_pool pool,
                                      const char *settings_json,

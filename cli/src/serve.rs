@@ -26,7 +26,8 @@ pub struct ServeArgs {
         value_name = "TOKEN",
         requires = "http",
         conflicts_with = "no_auth",
-        env = "MCPMUX_SERVE_TOKEN"
+        env = "MCPMUX_SERVE_TOKEN",
+        hide_env_values = true
     )]
     token: Option<String>,
     /// Serve HTTP without a token: anyone who can reach the address may use every server.

@@ -62,9 +62,9 @@ test('another pool calls the served pool’s tools over HTTP with the bearer tok
 });
 
 test('settings reach core: serverName, search mode, a fixed token', async (t) => {
-  const { server } = await served(t, { mode: 'search', serverName: 'app', token: 'fixed-token' });
-  assert.equal(server.token, 'fixed-token');
-  const remote = await client(t, server.url, { Authorization: 'Bearer fixed-token' });
+  const { server } = await served(t, { mode: 'search', serverName: 'app', token: 'fixed-token-of-the-test' });
+  assert.equal(server.token, 'fixed-token-of-the-test');
+  const remote = await client(t, server.url, { Authorization: 'Bearer fixed-token-of-the-test' });
   const status = await remote.connect('served');
   assert.equal(status.state, 'connected');
   assert.equal(status.serverInfo?.name, 'app');
@@ -99,6 +99,7 @@ test('bad settings reject with InvalidArgumentError naming the fix', async (t) =
     [{ mode: 'all' }, /direct, search or auto/],
     [{ token: 't', noAuth: true }, /give a token or noAuth, not both/],
     [{ token: ' ' }, /empty/],
+    [{ token: 'sesame' }, /fewer than 16 characters/],
     [{ port: 8808 }, /unknown field `port`/],
     [{ sessionKey: 'short' }, /openssl rand -hex 32/],
     [{ oauth: { issuer: 'https://a.example' }, token: 't' }, /give oauth, or a token/],

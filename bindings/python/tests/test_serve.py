@@ -102,7 +102,7 @@ async def test_a_client_without_the_token_cannot_connect(
 async def test_every_setting_reaches_core(tpool: mcpmux.Pool, client: mcpmux.Pool) -> None:
     async with await tpool.serve_http(
         addr="127.0.0.1:0",
-        token="sesame",
+        token="sesame-open-up-please",
         allowed_origins=["http://localhost:5173"],
         allowed_hosts=("mcpmux.test",),
         mode="search",
@@ -110,8 +110,8 @@ async def test_every_setting_reaches_core(tpool: mcpmux.Pool, client: mcpmux.Poo
         name_budget=13,
         server_name="py-fleet",
     ) as server:
-        assert server.token == "sesame"
-        await client.add_server("fleet", url=server.url, headers=bearer("sesame"))
+        assert server.token == "sesame-open-up-please"
+        await client.add_server("fleet", url=server.url, headers=bearer("sesame-open-up-please"))
         ids = {t.id for t in await client.list_tools("fleet")}
         # The search surface instead of the tools themselves.
         assert "mcp__fleet__search_tools" in ids and "mcp__fleet__t__echo" not in ids, ids
@@ -137,6 +137,7 @@ async def test_no_auth_serves_on_loopback_without_a_token(
         ({"mode": "all"}, "direct, search or auto"),
         ({"token": "t", "no_auth": True}, "give a token or noAuth, not both"),
         ({"token": " "}, "the token is empty"),
+        ({"token": "sesame"}, "fewer than 16 characters"),
         ({"allowed_origins": "http://localhost:5173"}, "expected a sequence"),
         ({"session_key": "short"}, "openssl rand -hex 32"),
         ({"oauth": {"issuer": "https://a.example"}, "token": "t"}, "give oauth, or a token"),
@@ -144,7 +145,8 @@ async def test_no_auth_serves_on_loopback_without_a_token(
         ({"oauth": {"issuer": "https://a.example", "scope": "x"}}, "unknown field `scope`"),
     ],
     ids=["addr without port", "no_auth off loopback", "unknown mode", "token and no_auth",
-         "empty token", "origins as one string", "short session key", "oauth and token",
+         "empty token", "short token", "origins as one string", "short session key",
+         "oauth and token",
          "oauth issuer over http", "oauth unknown key"],
 )  # fmt: skip
 async def test_a_bad_setting_says_what_to_change(

@@ -35,8 +35,11 @@ fn the_python_sdk_client_uses_the_fleet_over_http() {
     let Some((_dir, config)) = fleet(true) else {
         return;
     };
-    let (_server, url) = serve_http(&config, &["--token", "sesame", "--mode", "direct"]);
-    run_python_client(&python, &["http", &url, "sesame"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "sesame-open-up-please", "--mode", "direct"],
+    );
+    run_python_client(&python, &["http", &url, "sesame-open-up-please"]);
 }
 
 /// Runs the TypeScript SDK client (`tests/clients/ts_sdk_client.js`) with the SDK that
@@ -83,15 +86,21 @@ fn the_typescript_sdk_client_uses_the_fleet_over_http() {
     let Some((_dir, config)) = fleet(true) else {
         return;
     };
-    let (_server, url) = serve_http(&config, &["--token", "sesame", "--mode", "direct"]);
-    run_ts_client(&["http", &url, "sesame"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "sesame-open-up-please", "--mode", "direct"],
+    );
+    run_ts_client(&["http", &url, "sesame-open-up-please"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let tools = pool.list_tools(Some("fleet")).await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for expected in ["demo__echo", "test__echo", "test__pid"] {
@@ -115,7 +124,7 @@ async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
     // Once the servers are known, a client is told each one's instructions under its name.
     let sub = dir.path().join("second");
     std::fs::create_dir(&sub).unwrap();
-    let second = client_pool(&sub, &url, "t0ken").await;
+    let second = client_pool(&sub, &url, "t0ken-of-the-tests").await;
     second.connect("fleet").await.unwrap();
     let instructions = second
         .server_info("fleet")
@@ -133,8 +142,8 @@ async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let (_server, url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let pid_of_test = |pool: Pool| async move {
         let r = pool
             .call_tool("mcp__fleet__test__pid", json!({}), CallOptions::default())
@@ -186,8 +195,8 @@ async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
     assert_ne!(first, second);
 
     // Whoever runs the server sees it: the restart in /status and /metrics, the calls too.
-    let auth = [("Authorization", "Bearer t0ken")];
-    let status_json = served_status(&url, "t0ken");
+    let auth = [("Authorization", "Bearer t0ken-of-the-tests")];
+    let status_json = served_status(&url, "t0ken-of-the-tests");
     let test = status_json["servers"]
         .as_array()
         .unwrap()
@@ -215,12 +224,12 @@ async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_clients_share_one_upstream_process() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
+    let (_server, url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
     let mut pools = Vec::new();
     for i in 0..20 {
         let sub = dir.path().join(format!("client{i}"));
         std::fs::create_dir(&sub).unwrap();
-        pools.push(client_pool(&sub, &url, "t0ken").await);
+        pools.push(client_pool(&sub, &url, "t0ken-of-the-tests").await);
     }
     let calls = pools.iter().map(|pool| async move {
         let r = pool
@@ -241,7 +250,12 @@ fn http_asks_for_the_token_and_refuses_other_origins() {
     let (_dir, config) = fleet(false).unwrap();
     let (_server, url) = serve_http(
         &config,
-        &["--token", "t0ken", "--cors", "http://localhost:5173"],
+        &[
+            "--token",
+            "t0ken-of-the-tests",
+            "--cors",
+            "http://localhost:5173",
+        ],
     );
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -269,7 +283,11 @@ fn http_asks_for_the_token_and_refuses_other_origins() {
     );
     assert_eq!(status, 401, "{body}");
 
-    let authorized = [mcp[0], mcp[1], ("Authorization", "Bearer t0ken")];
+    let authorized = [
+        mcp[0],
+        mcp[1],
+        ("Authorization", "Bearer t0ken-of-the-tests"),
+    ];
     let (status, body) = http_request(&url, "POST", "/mcp", &authorized, &initialize);
     assert_eq!(status, 200, "{body}");
 
@@ -449,18 +467,24 @@ fn search_fleet() -> (tempfile::TempDir, std::path::PathBuf) {
 #[test]
 fn the_sdk_clients_find_and_call_a_tool_among_hundreds_in_search_mode() {
     let (_dir, config) = search_fleet();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "search"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "search"],
+    );
     if let Some(python) = python_client() {
-        run_python_client(&python, &["search", &url, "t0ken"]);
+        run_python_client(&python, &["search", &url, "t0ken-of-the-tests"]);
     }
-    run_ts_client(&["search", &url, "t0ken"]);
+    run_ts_client(&["search", &url, "t0ken-of-the-tests"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_listing_them() {
     let (dir, config) = search_fleet();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "search"]);
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "search"],
+    );
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let listed: Vec<String> = pool
         .list_tools(Some("fleet"))
         .await
@@ -544,8 +568,11 @@ async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_hears_of_list_changes_on_its_listen_stream() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let fleet_id = pool.connect("fleet").await.unwrap().id;
     assert_eq!(
         pool.server_info("fleet").unwrap().unwrap().protocol_version,
@@ -587,8 +614,11 @@ async fn a_2026_client_hears_of_list_changes_on_its_listen_stream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_the_client_abandons_is_cancelled_upstream() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let cancel = tokio_util::sync::CancellationToken::new();
     let options = CallOptions {
         cancel: Some(cancel.clone()),
@@ -633,17 +663,20 @@ async fn a_call_the_client_abandons_is_cancelled_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resource_updates_reach_the_clients_that_subscribed() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
     if let Some(python) = python_client() {
         let (python, url) = (python.clone(), url.clone());
         tokio::task::spawn_blocking(move || {
-            run_python_client(&python, &["subscribe", &url, "t0ken"])
+            run_python_client(&python, &["subscribe", &url, "t0ken-of-the-tests"])
         })
         .await
         .unwrap();
     }
 
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let mut events = pool.events();
     pool.subscribe_resource("fleet", "mcpmux:test/test://hello")
         .await
@@ -675,15 +708,20 @@ async fn resource_updates_reach_the_clients_that_subscribed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_log_messages_reach_the_clients_that_ask() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
     if let Some(python) = python_client() {
         let (python, url) = (python.clone(), url.clone());
-        tokio::task::spawn_blocking(move || run_python_client(&python, &["logs", &url, "t0ken"]))
-            .await
-            .unwrap();
+        tokio::task::spawn_blocking(move || {
+            run_python_client(&python, &["logs", &url, "t0ken-of-the-tests"])
+        })
+        .await
+        .unwrap();
     }
 
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let mut events = pool.events();
     let log = |level: &str| {
         let args = json!({"message": format!("a {level} line"), "level": level});
@@ -724,8 +762,11 @@ async fn upstream_log_messages_reach_the_clients_that_ask() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn servers_added_and_removed_while_serving_reach_connected_clients() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let lists_extra = || {
         let pool = pool.clone();
         async move {
@@ -781,14 +822,14 @@ async fn every_call_is_a_line_of_the_audit_log() {
         &config,
         &[
             "--token",
-            "t0ken",
+            "t0ken-of-the-tests",
             "--mode",
             "direct",
             "--audit-log",
             &log_arg,
         ],
     );
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let call = |tool: &'static str, args: serde_json::Value| {
         let pool = pool.clone();
         async move {
@@ -826,9 +867,12 @@ async fn every_call_is_a_line_of_the_audit_log() {
 #[test]
 fn an_upstreams_input_round_asks_the_calling_client_for_its_roots_and_a_sample() {
     let (_dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
     if let Some(python) = python_client() {
-        run_python_client(&python, &["ask", &url, "t0ken"]);
+        run_python_client(&python, &["ask", &url, "t0ken-of-the-tests"]);
     }
 }
 
@@ -837,7 +881,7 @@ fn an_upstreams_input_round_asks_the_calling_client_for_its_roots_and_a_sample()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_configured_token_is_said_plainly() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken"]);
+    let (_server, url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
     let pool = client_pool(dir.path(), &url, "not-the-token").await;
     let error = pool.connect("fleet").await.unwrap_err().to_string();
     assert!(
@@ -877,17 +921,27 @@ async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
     let (dir, config) = fleet(false).unwrap();
     let (_server, url) = serve_http(
         &config,
-        &["--token", "t0ken", "--mode", "direct", "--idle-stop", "1"],
+        &[
+            "--token",
+            "t0ken-of-the-tests",
+            "--mode",
+            "direct",
+            "--idle-stop",
+            "1",
+        ],
     );
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let call = || {
         let args = json!({"text": "warm"});
         pool.call_tool("mcp__fleet__demo__echo", args, CallOptions::default())
     };
     assert_eq!(text(&call().await.unwrap()), "warm");
-    assert_eq!(served_state(&url, "t0ken", "demo"), "connected");
+    assert_eq!(
+        served_state(&url, "t0ken-of-the-tests", "demo"),
+        "connected"
+    );
     let deadline = Instant::now() + Duration::from_secs(15);
-    while served_state(&url, "t0ken", "demo") != "disconnected" {
+    while served_state(&url, "t0ken-of-the-tests", "demo") != "disconnected" {
         assert!(
             Instant::now() < deadline,
             "the idle upstream was never stopped"
@@ -899,9 +953,15 @@ async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
         .await
         .unwrap();
     assert!(listed.iter().any(|t| t.name == "demo__echo"), "{listed:?}");
-    assert_eq!(served_state(&url, "t0ken", "demo"), "disconnected");
+    assert_eq!(
+        served_state(&url, "t0ken-of-the-tests", "demo"),
+        "disconnected"
+    );
     assert_eq!(text(&call().await.unwrap()), "warm");
-    assert_eq!(served_state(&url, "t0ken", "demo"), "connected");
+    assert_eq!(
+        served_state(&url, "t0ken-of-the-tests", "demo"),
+        "connected"
+    );
     pool.close().await;
 }
 
@@ -912,18 +972,30 @@ async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_sse_clients_use_the_fleet_when_asked_for() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct", "--sse"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct", "--sse"],
+    );
     let sse = url.replace("/mcp", "/sse");
     if let Some(python) = python_client() {
         let (python, sse) = (python.clone(), sse.clone());
-        tokio::task::spawn_blocking(move || run_python_client(&python, &["sse", &sse, "t0ken"]))
-            .await
-            .unwrap();
+        tokio::task::spawn_blocking(move || {
+            run_python_client(&python, &["sse", &sse, "t0ken-of-the-tests"])
+        })
+        .await
+        .unwrap();
     }
 
     let sse_transport = Some(mcpmux::TransportType::Sse);
     let options = mcpmux::PoolOptions::default();
-    let client = client_pool_with(dir.path(), &sse, "t0ken", sse_transport, options).await;
+    let client = client_pool_with(
+        dir.path(),
+        &sse,
+        "t0ken-of-the-tests",
+        sse_transport,
+        options,
+    )
+    .await;
     let echoed = client
         .call_tool(
             "mcp__fleet__demo__echo",
@@ -937,14 +1009,17 @@ async fn legacy_sse_clients_use_the_fleet_when_asked_for() {
 
     let (status, body) = http_request(&url, "GET", "/sse", &[], "");
     assert_eq!(status, 401, "{body}");
-    let auth = [("Authorization", "Bearer t0ken"), ("Host", "evil.example")];
+    let auth = [
+        ("Authorization", "Bearer t0ken-of-the-tests"),
+        ("Host", "evil.example"),
+    ];
     let (status, body) = http_request(&url, "GET", "/sse", &auth, "");
     assert_eq!(status, 403, "{body}");
-    let posted = [("Authorization", "Bearer t0ken")];
+    let posted = [("Authorization", "Bearer t0ken-of-the-tests")];
     let (status, body) = http_request(&url, "POST", "/messages?sessionId=nope", &posted, "{}");
     assert_eq!(status, 404, "{body}");
 
-    let (_plain, plain_url) = serve_http(&config, &["--token", "t0ken"]);
+    let (_plain, plain_url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
     let (status, body) = http_request(&plain_url, "GET", "/sse", &posted, "");
     assert_eq!(status, 404, "{body}");
 }
@@ -968,10 +1043,11 @@ async fn a_2026_client_answers_an_upstreams_round_through_serve() {
             json!({"name": "test__ask", "arguments": {}}),
         ),
     ] {
-        let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", mode]);
+        let (_server, url) =
+            serve_http(&config, &["--token", "t0ken-of-the-tests", "--mode", mode]);
         let client_dir = dir.path().join(mode);
         std::fs::create_dir(&client_dir).unwrap();
-        let pool = client_pool(&client_dir, &url, "t0ken").await;
+        let pool = client_pool(&client_dir, &url, "t0ken-of-the-tests").await;
         pool.set_sampling_handler(Some(std::sync::Arc::new(|_req| {
             Box::pin(async {
                 Ok(serde_json::from_value(json!({
@@ -1042,11 +1118,14 @@ async fn a_per_client_server_gives_each_session_its_own_process() {
     );
     let saved = std::fs::read_to_string(&config).unwrap();
     assert!(saved.contains(r#""sessionScope": "perClient""#), "{saved}");
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
 
-    run_python_client(&python, &["per-client", &url, "t0ken"]);
+    run_python_client(&python, &["per-client", &url, "t0ken-of-the-tests"]);
 
-    let pool = client_pool(dir.path(), &url, "t0ken").await;
+    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let pid = || async {
         let result = pool
             .call_tool("mcp__fleet__test__pid", json!({}), CallOptions::default())
@@ -1071,7 +1150,10 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("servers.json");
     add_stdio(&config, "app", &test_server_bin(), &["--apps".into()]);
-    let (_server, url) = serve_http(&config, &["--token", "t0ken", "--mode", "direct"]);
+    let (_server, url) = serve_http(
+        &config,
+        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
+    );
 
     let host_dir = dir.path().join("host");
     std::fs::create_dir(&host_dir).unwrap();
@@ -1079,7 +1161,7 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
         apps: Some(mcpmux::AppsOptions::default()),
         ..mcpmux::PoolOptions::default()
     };
-    let host = client_pool_with(&host_dir, &url, "t0ken", None, renders_views).await;
+    let host = client_pool_with(&host_dir, &url, "t0ken-of-the-tests", None, renders_views).await;
     let tools = host.list_tools(Some("fleet")).await.unwrap();
     let dashboard = tools.iter().find(|t| t.name == "app__dashboard").unwrap();
     assert_eq!(
@@ -1091,7 +1173,7 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
     assert!(view.html.contains("test dashboard"), "{}", view.html);
     host.close().await;
 
-    let plain = client_pool(dir.path(), &url, "t0ken").await;
+    let plain = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
     let tools = plain.list_tools(Some("fleet")).await.unwrap();
     assert!(tools.iter().all(|t| t.name != "app__refresh"), "{tools:?}");
     assert!(tools.iter().all(|t| t.view_uri().is_none()), "{tools:?}");

@@ -12,7 +12,7 @@ use std::process::Command;
 #[allow(dead_code)]
 use crate::support::*;
 
-const TOKEN: &str = "br0wser";
+const TOKEN: &str = "br0wser-test-token";
 
 /// Serves `page.html` to every request on a free loopback port, for as long as the test
 /// runs; its origin.

@@ -12,7 +12,7 @@ use serde_json::json;
 #[allow(dead_code)]
 use crate::support::*;
 
-const TOKEN: &str = "pr0files";
+const TOKEN: &str = "pr0files-test-token";
 
 /// Adds `profiles` to the config file, beside what `mcpmux servers add` wrote.
 fn write_profiles(config: &Path, profiles: serde_json::Value) {

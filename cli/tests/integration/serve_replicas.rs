@@ -15,7 +15,7 @@ use serde_json::json;
 #[allow(dead_code)]
 use crate::support::*;
 
-const TOKEN: &str = "replica-t0ken";
+const TOKEN: &str = "replica-t0ken-of-the-tests";
 const SESSION_KEY: &str = "one secret the three replicas share";
 const CALLS: usize = 50;
 

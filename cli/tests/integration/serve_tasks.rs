@@ -29,14 +29,21 @@ fn serve_tasks(dir: &Path) -> Option<(mcpmux_tests::ChildGuard, String)> {
     let config = dir.join("servers.json");
     add_stdio(&config, "tasks", &python, &args);
     let log = dir.join("audit.jsonl").to_string_lossy().into_owned();
-    let flags = ["--token", "t0ken", "--mode", "direct", "--audit-log", &log];
+    let flags = [
+        "--token",
+        "t0ken-of-the-tests",
+        "--mode",
+        "direct",
+        "--audit-log",
+        &log,
+    ];
     Some(serve_http(&config, &flags))
 }
 
 /// `serve_tasks`, and a client pool (mcpmux's own, which takes tasks) connected to it.
 async fn client_of_serve_tasks(dir: &Path) -> Option<(mcpmux_tests::ChildGuard, mcpmux::Pool)> {
     let (server, url) = serve_tasks(dir)?;
-    Some((server, client_pool(dir, &url, "t0ken").await))
+    Some((server, client_pool(dir, &url, "t0ken-of-the-tests").await))
 }
 
 /// The audit log's outcome of each call, in order.
@@ -258,7 +265,7 @@ fn a_client_that_takes_no_tasks_gets_the_result_of_the_upstreams_task() {
     let Some((_server, url)) = serve_tasks(dir.path()) else {
         return;
     };
-    run_python_client(&python, &["task-tool", &url, "t0ken"]);
+    run_python_client(&python, &["task-tool", &url, "t0ken-of-the-tests"]);
     assert_eq!(
         outcomes(dir.path()),
         [("tasks__crunch".to_string(), "ok".to_string())],

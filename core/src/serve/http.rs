@@ -67,6 +67,21 @@ impl HttpAuth {
     }
 }
 
+/// The fewest characters a shared bearer token may have: as for the session key, a token
+/// short enough to guess is no lock (a generated one has 64).
+pub const MIN_TOKEN_LEN: usize = 16;
+
+/// Refuses a bearer token short enough to guess, saying what to give instead.
+pub fn check_token(token: &str) -> Result<()> {
+    if token.chars().count() < MIN_TOKEN_LEN {
+        return Err(Error::invalid(format!(
+            "the token has fewer than {MIN_TOKEN_LEN} characters: give a long random one \
+             (e.g. the output of `openssl rand -hex 32`), or none for a generated one"
+        )));
+    }
+    Ok(())
+}
+
 /// Whether `request` carries the shared bearer `token`.
 fn has_token(request: &hyper::Request<hyper::body::Incoming>, token: &str) -> bool {
     let given = request
@@ -191,6 +206,9 @@ impl Pool {
     ) -> Result<HttpServer> {
         // Closing the pool stops what serves it (and a closed pool is not served at all).
         let stop = self.closed()?;
+        if let HttpAuth::Bearer(token) = &options.auth {
+            check_token(token)?;
+        }
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
             .map_err(|e| Error::io(format!("listening on {}", options.addr), e))?;

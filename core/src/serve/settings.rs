@@ -103,7 +103,10 @@ impl HttpServeSettings {
             (Some(token), false) if token.trim().is_empty() => {
                 return Err(Error::invalid("the token is empty"));
             }
-            (Some(token), false) => HttpAuth::Bearer(token),
+            (Some(token), false) => {
+                super::http::check_token(&token)?;
+                HttpAuth::Bearer(token)
+            }
             (None, true) if !addr.ip().is_loopback() => {
                 return Err(Error::invalid(format!(
                     "serving without a token on {addr} would let anyone on the network use \
@@ -227,6 +230,7 @@ mod tests {
         assert!(bad(r#"{"addr": "0.0.0.0:0", "noAuth": true}"#).contains("127.0.0.1"));
         assert!(bad(r#"{"token": "t", "noAuth": true}"#).contains("not both"));
         assert!(bad(r#"{"token": " "}"#).contains("empty"));
+        assert!(bad(r#"{"token": "sesame"}"#).contains("fewer than 16 characters"));
         assert!(bad(r#"{"maxConnections": 0}"#).contains("give 1 or more"));
         assert!(bad(r#"{"mode": "all"}"#).contains("direct, search or auto"));
         assert!(bad(r#"{"port": 1}"#).contains("unknown field `port`"));
