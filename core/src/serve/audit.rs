@@ -69,9 +69,13 @@ impl AuditLog {
                 Error::io(format!("creating {} for the audit log", dir.display()), e)
             })?;
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        // Who called what, with what outcome, is for whoever runs the gateway alone: a new
+        // file is the owner's, as the config and the token files are.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options
             .open(path)
             .map_err(|e| Error::io(format!("opening the audit log {}", path.display()), e))?;
         Ok(AuditLog {

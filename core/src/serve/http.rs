@@ -543,6 +543,15 @@ async fn answer(
             );
         }
     }
+    // Every path that says something of the fleet is a DNS rebinding target, with a token
+    // or without (`--no-auth`): a page on another name must not read it through the
+    // browser. (rmcp checks `/mcp` again; the probes above tell nothing.)
+    if allowed_host(&request, &site.hosts).is_none() {
+        return plain(
+            hyper::StatusCode::FORBIDDEN,
+            "Forbidden: Host not allowed (DNS rebinding)\n",
+        );
+    }
     if let Err(refused) = authorize(site, &mut request).await {
         return refused;
     }
