@@ -9,8 +9,10 @@
 //! Behind OAuth (resource-server mode), `subject` and `oauthClient` name whom the call's
 //! access token was issued to.
 //!
-//! `outcome` is `ok`, `error` (the tool or its server failed: `error` says why) or
-//! `cancelled`.
+//! `outcome` is `ok`, `error` (the tool or its server failed: `error` says why),
+//! `cancelled`, `task` (the client follows the task the server made of it) or `refused` (the
+//! client may not call it: an unknown name, or one its profile leaves out; `error` says which,
+//! and `server` is null).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -37,7 +39,8 @@ pub(crate) struct Entry<'a> {
     /// Whom the call's access token was issued to (resource-server mode).
     pub principal: Option<&'a super::resource_server::Principal>,
     pub profile: Option<&'a str>,
-    pub server: &'a str,
+    /// The server of the tool (none for a call refused before it had one).
+    pub server: Option<&'a str>,
     pub tool: &'a str,
     pub outcome: &'static str,
     pub error: Option<String>,
@@ -53,7 +56,7 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     oauth_client: Option<&'a str>,
     profile: Option<&'a str>,
-    server: &'a str,
+    server: Option<&'a str>,
     tool: &'a str,
     ms: f64,
     outcome: &'static str,

@@ -500,7 +500,7 @@ impl Gateway {
                     .await?
                     .is_some_and(|t| t.for_model)
                 {
-                    return Err(self.unknown_tool(&name, false));
+                    return Err(self.refuse(context, &name, false));
                 }
                 Box::pin(self.call_round(&name, a, context, round)).await
             }
@@ -607,7 +607,7 @@ impl Gateway {
                 .await?
                 .filter(|t| t.for_model || views)
             else {
-                return Err(self.unknown_tool(name, views));
+                return Err(self.refuse(context, name, views));
             };
             let caller = Arc::new(context.peer.clone());
             let (mut options, relay) = call_options(context, &caller);
@@ -732,6 +732,33 @@ impl Gateway {
         Some((done, tokio::spawn(relay)))
     }
 
+    /// The error of a call this client may not make (a name it is not shown, or one its
+    /// profile's allow and deny lists leave out), recorded in the audit log with the reason:
+    /// a refused attempt is what an audit is read for.
+    fn refuse(&self, context: &RequestContext<RoleServer>, name: &str, views: bool) -> ErrorData {
+        if let Some(log) = &self.options.audit {
+            let profile = self.profile();
+            let reason = match profile.shows(name) {
+                true => "no tool of this name is served to this client".to_string(),
+                false => format!(
+                    "the allow and deny lists of profile '{}' leave it out",
+                    profile.name.as_deref().unwrap_or_default()
+                ),
+            };
+            let entry = super::audit::Entry {
+                client: &client_name(context).unwrap_or_else(|| "unknown".into()),
+                principal: principal(context),
+                profile: profile.name.as_deref(),
+                server: None,
+                tool: name,
+                outcome: "refused",
+                error: Some(reason),
+            };
+            log.record(entry, std::time::Duration::ZERO);
+        }
+        self.unknown_tool(name, views)
+    }
+
     /// Records a call in the audit log, if there is one.
     fn audit(
         &self,
@@ -754,25 +781,13 @@ impl Gateway {
             Err(Error::Cancelled) => ("cancelled", None),
             Err(e) => ("error", Some(e.to_string())),
         };
-        // A 2026-07-28 client names itself in each request's `_meta` (it has no session);
-        // an older one did so once, at `initialize`.
-        let client = context
-            .meta
-            .get(CLIENT_INFO_META)
-            .and_then(|info| info.get("name"))
-            .and_then(|name| name.as_str())
-            .map(str::to_string)
-            .or_else(|| context.peer.peer_info().map(|i| i.client_info.name.clone()));
+        let client = client_name(context);
         let profile = self.profile();
-        let principal = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<super::resource_server::Principal>());
         let entry = super::audit::Entry {
             client: client.as_deref().unwrap_or("unknown"),
-            principal,
+            principal: principal(context),
             profile: profile.name.as_deref(),
-            server: &tool.server,
+            server: Some(&tool.server),
             tool: name,
             outcome,
             error,
