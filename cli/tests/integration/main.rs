@@ -11,5 +11,6 @@ mod serve_host_requests;
 mod serve_oauth;
 mod serve_profiles;
 mod serve_replicas;
+mod serve_security;
 mod serve_tasks;
 mod support;

@@ -1,6 +1,10 @@
 //! What the tests of `mcpmux serve` share: running the command line on a config of their
 //! own, starting HTTP servers, and the clients that call them.
 
+mod raw_client;
+#[allow(unused_imports, reason = "what some test modules use")]
+pub use raw_client::{MODERN, RawClient};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -74,6 +78,11 @@ pub fn fleet(third_party: bool) -> Option<(tempfile::TempDir, PathBuf)> {
 
 /// `mcpmux serve --http 127.0.0.1:0` with `extra` flags; its URL (read from stdout).
 pub fn serve_http(config: &Path, extra: &[&str]) -> (ChildGuard, String) {
+    serve_http_env(config, extra, &[])
+}
+
+/// [`serve_http`] with `env` set in its environment.
+pub fn serve_http_env(config: &Path, extra: &[&str], env: &[(&str, &str)]) -> (ChildGuard, String) {
     let mut command = Command::new(MCPMUX);
     command
         .arg("--config")
@@ -82,6 +91,7 @@ pub fn serve_http(config: &Path, extra: &[&str]) -> (ChildGuard, String) {
         .args(extra)
         .env_remove("MCPMUX_CONFIG")
         .env_remove("MCPMUX_SERVE_TOKEN")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut server = ChildGuard::spawn(&mut command).expect("start mcpmux serve");
