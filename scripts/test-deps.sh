@@ -90,6 +90,29 @@ if [[ "$(installed_app_version)" != "$APP_SERVER_VERSION" ]]; then
 fi
 echo "server-basic-vanillajs $APP_SERVER_VERSION: $app_pkg"
 
+# --- @modelcontextprotocol/client (the TypeScript SDK v2's client) and Ajv --------------
+# What cli/tests/clients/ts_sdk_v2_client.mjs drives `mcpmux serve` with, in 2026-07-28, and
+# checks its answers against the specification's schema with. A prefix of its own, as above.
+TS_CLIENT_VERSION="2.4.0"
+AJV_VERSION="8.20.0"
+client_prefix="$deps_dir/npm-client"
+client_pkg="$client_prefix/node_modules/@modelcontextprotocol/client"
+installed_client_versions() {
+    [[ -f "$client_pkg/package.json" ]] || return 0
+    node -e 'process.stdout.write(process.argv.slice(1).map((p) => require(p).version).join(" "))' \
+        "$client_pkg/package.json" "$client_prefix/node_modules/ajv/package.json" 2>/dev/null || true
+}
+if [[ "$(installed_client_versions)" != "$TS_CLIENT_VERSION $AJV_VERSION" ]]; then
+    mkdir -p "$client_prefix"
+    npm install --prefix "$client_prefix" --no-save --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/client@$TS_CLIENT_VERSION" "ajv@$AJV_VERSION" >&2
+    if [[ "$(installed_client_versions)" != "$TS_CLIENT_VERSION $AJV_VERSION" ]]; then
+        echo "test-deps: @modelcontextprotocol/client $TS_CLIENT_VERSION did not install" >&2
+        exit 1
+    fi
+fi
+echo "@modelcontextprotocol/client $TS_CLIENT_VERSION (ajv $AJV_VERSION): $client_pkg"
+
 # --- mcp-server-time (Python) ------------------------------------------------
 venv="$deps_dir/venv"
 

@@ -11,6 +11,7 @@ mod serve_host_requests;
 mod serve_oauth;
 mod serve_profiles;
 mod serve_replicas;
+mod serve_schema;
 mod serve_security;
 mod serve_tasks;
 mod support;

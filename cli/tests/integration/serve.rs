@@ -93,6 +93,98 @@ fn the_typescript_sdk_client_uses_the_fleet_over_http() {
     run_ts_client(&["http", &url, "sesame-open-up-please"]);
 }
 
+/// The specification's schema of 2026-07-28, which the 2026 clients check answers against.
+fn schema_2026() -> String {
+    let path = mcpmux_tests::repo_root().join("tests/contract/mcp-schema/2026-07-28/schema.json");
+    path.to_string_lossy().into_owned()
+}
+
+/// Runs the Python SDK 2.3 `Client` in its default (2026-07-28) mode
+/// (`tests/clients/python_sdk_modern_client.py`) with `args`.
+fn run_python_modern_client(python: &Path, args: &[&str]) {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/python_sdk_modern_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(schema_2026())
+        .args(args)
+        .output()
+        .expect("run the Python SDK client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("python sdk modern client: ok"),
+        "{args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_python_sdk_client_in_2026_mode_uses_the_fleet_over_stdio() {
+    let (Some(python), Some((_dir, config))) = (python_client(), fleet(true)) else {
+        return;
+    };
+    run_python_modern_client(&python, &["stdio", MCPMUX, config.to_str().unwrap()]);
+}
+
+#[test]
+fn the_python_sdk_client_in_2026_mode_uses_the_fleet_over_http() {
+    let (Some(python), Some((_dir, config))) = (python_client(), fleet(true)) else {
+        return;
+    };
+    let token = "python-2026-client-token";
+    let (_server, url) = serve_http(&config, &["--token", token, "--mode", "direct"]);
+    run_python_modern_client(&python, &["http", &url, token]);
+}
+
+/// Runs the TypeScript SDK v2 client (`tests/clients/ts_sdk_v2_client.mjs`, in 2026-07-28
+/// mode) with `args`; it is installed by scripts/test-deps.sh into `.deps/npm-client`.
+fn run_ts_v2_client(args: &[&str]) {
+    let modules = deps_dir().join("npm-client/node_modules");
+    let Some(node) = mcpmux_tests::find_in_path("node") else {
+        mcpmux_tests::skip_or_fail("node");
+        return;
+    };
+    if !modules
+        .join("@modelcontextprotocol/client/package.json")
+        .is_file()
+    {
+        mcpmux_tests::skip_or_fail("@modelcontextprotocol/client (.deps/npm-client)");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/ts_sdk_v2_client.mjs");
+    let out = Command::new(node)
+        .arg(script)
+        .arg(&modules)
+        .arg(schema_2026())
+        .args(args)
+        .output()
+        .expect("run the TypeScript SDK v2 client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ts sdk v2 client: ok"),
+        "{args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_typescript_sdk_v2_client_uses_the_fleet_over_stdio() {
+    let Some((_dir, config)) = fleet(true) else {
+        return;
+    };
+    run_ts_v2_client(&["stdio", MCPMUX, config.to_str().unwrap()]);
+}
+
+#[test]
+fn the_typescript_sdk_v2_client_uses_the_fleet_over_http() {
+    let Some((_dir, config)) = fleet(true) else {
+        return;
+    };
+    let token = "typescript-2026-client-token";
+    let (_server, url) = serve_http(&config, &["--token", token, "--mode", "direct"]);
+    run_ts_v2_client(&["http", &url, token]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
     let (dir, config) = fleet(false).unwrap();

@@ -639,7 +639,10 @@ impl Gateway {
                 self.audit(context, name, &tool, &result, started);
             }
             return match result {
-                Ok(CallRound::Done(result)) => Ok(result.into()),
+                Ok(CallRound::Done(mut result)) => {
+                    completed(&mut result.result_type);
+                    Ok(result.into())
+                }
                 Ok(CallRound::Task(started)) => {
                     super::tasks::to_client(&self.seal, started, owner(context)).map(Into::into)
                 }
@@ -992,6 +995,13 @@ fn served_tool(name: String, tool: ToolInfo) -> Result<Tool, ErrorData> {
     convert(&value)
 }
 
+/// Marks an upstream's result `complete` where it says nothing: a server of a protocol before
+/// 2026-07-28 sends no `resultType`, which a 2026-07-28 client requires (its SDK refuses the
+/// answer without). rmcp takes a `complete` off again for a client of an older protocol.
+fn completed(result_type: &mut Option<rmcp::model::ResultType>) {
+    result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
+}
+
 /// A result whose contents name `uri` wherever the server's own URI stood.
 fn rewrap_contents(result: ReadResourceResult, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     let mut value = serde_json::to_value(&result)
@@ -1242,7 +1252,11 @@ impl ServerHandler for Gateway {
             None => pool.read_resource(&server, &uri).await.map(CallRound::Done),
         };
         match result.map_err(to_error_data)? {
-            CallRound::Done(result) => Ok(rewrap_contents(result, &request.uri)?.into()),
+            CallRound::Done(result) => {
+                let mut result = rewrap_contents(result, &request.uri)?;
+                completed(&mut result.result_type);
+                Ok(result.into())
+            }
             CallRound::InputRequired(asked) => {
                 super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
             }
@@ -1294,7 +1308,10 @@ impl ServerHandler for Gateway {
                 .map(CallRound::Done),
         };
         match result.map_err(to_error_data)? {
-            CallRound::Done(result) => Ok(result.into()),
+            CallRound::Done(mut result) => {
+                completed(&mut result.result_type);
+                Ok(result.into())
+            }
             CallRound::InputRequired(asked) => {
                 super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
             }
