@@ -251,7 +251,7 @@ pub(crate) async fn authorize(
                     record.name, prompt.authorization_url
                 );
             }
-            lb.wait(AUTHORIZE_TIMEOUT).await
+            lb.wait(AUTHORIZE_TIMEOUT, &prompt.authorization_url).await
         }
         (None, None) => unreachable!("a loopback listener is bound when there is no handler"),
     }

@@ -154,7 +154,7 @@ impl SessionClient {
                 if let Err(e) = open_browser(&prompt.authorization_url) {
                     tracing::warn!(server = %g.record.name, "{e}");
                 }
-                lb.wait(AUTHORIZE_TIMEOUT).await
+                lb.wait(AUTHORIZE_TIMEOUT, &prompt.authorization_url).await
             }
         }
         .map_err(|m| failed(format!("authorization was not completed: {m}")))?;
