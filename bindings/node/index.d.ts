@@ -187,6 +187,17 @@ export interface ServerRecord {
   sessionScope?: SessionScope;
   /** For `perClient`: the most clients with a connection of their own at once (default 8). */
   maxClients?: number;
+  /** The server's tools as they were when it was trusted, by name: a tool that changed since,
+   * or is new, is asked about again. */
+  trustedTools?: Record<string, TrustedTool>;
+}
+
+/** A tool as its server was trusted with it. */
+export interface TrustedTool {
+  /** `sha256:` and the hex SHA-256 of its definition. */
+  digest: string;
+  /** Its description then. */
+  description?: string;
 }
 
 /** What `addServer` takes: everything but `name` and `config` has a default. `type` is inferred

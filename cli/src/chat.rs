@@ -169,7 +169,14 @@ fn approval_question(req: &ApprovalRequest) -> String {
         "not_auto_approved" => "the server's record asks for it",
         "always" => "every tool is asked about",
         "sampling" => "a server asks the model",
+        "changed_since_trusted" => "it changed since you trusted its server",
+        "new_since_trusted" => "it is new since you trusted its server",
         _ => "its server is not trusted",
+    };
+    // What changed, in the server's own words: the user decides on that, not on the name.
+    let change = match &req.change {
+        Some(change) => format!("\n  {change}"),
+        None => String::new(),
     };
     let hints: Vec<String> = req
         .annotations
@@ -186,8 +193,8 @@ fn approval_question(req: &ApprovalRequest) -> String {
         format!("\n  hints: {}", hints.join(", "))
     };
     format!(
-        "Allow {what} on server '{}' ({trust}; asked because {why})?{hints}\n  arguments: {}\n\
-         [y]es / [a]lways / [N]o: ",
+        "Allow {what} on server '{}' ({trust}; asked because {why})?{change}{hints}\n  \
+         arguments: {}\n[y]es / [a]lways / [N]o: ",
         req.server_name, req.arguments
     )
 }
@@ -325,5 +332,22 @@ mod tests {
         assert!(q.starts_with("Allow Write File (mcp__files__write_file) on server 'files' (trusted; asked because it says it may destroy data)?"), "{q}");
         assert!(q.contains("hints: destructiveHint=true\n"), "{q}");
         assert!(q.contains(r#"arguments: {"path":"/tmp/x"}"#), "{q}");
+    }
+
+    #[test]
+    fn the_question_about_a_changed_tool_shows_the_change() {
+        let req = ApprovalRequest {
+            tool_id: "mcp__test__echo".into(),
+            server_name: "test".into(),
+            trusted: true,
+            reason: "changed_since_trusted".into(),
+            change: Some("its description changed: it was \"a\" and is now \"b\"".into()),
+            ..Default::default()
+        };
+        let q = approval_question(&req);
+        assert!(
+            q.contains("asked because it changed since you trusted its server)?\n  its description changed: it was \"a\" and is now \"b\""),
+            "{q}"
+        );
     }
 }

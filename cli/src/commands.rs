@@ -345,6 +345,21 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             let record = pool.update_server(&name, patch).await?;
             if json {
                 print_json(&record);
+            } else if record.is_trusted {
+                // What trust covers: the tools as they are now.
+                match &record.trusted_tools {
+                    Some(tools) => println!(
+                        "{verb} {}: its {} tools as they are now; a tool that changes or \
+                         appears later is asked about again",
+                        record.name,
+                        tools.len()
+                    ),
+                    None => println!(
+                        "{verb} {} (its tools could not be listed now: they are trusted as \
+                         first seen, and asked about again when they change)",
+                        record.name
+                    ),
+                }
             } else {
                 println!("{verb} {}", record.name);
             }

@@ -21,6 +21,7 @@ use crate::events::{Event, EventReceiver};
 use crate::host::BoxFuture;
 use crate::pool::{CallOptions, Conversation, Pool, ServerFilter, ToolDef};
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
+use crate::tools::pins::Standing;
 
 /// The host's answer to "may this tool run?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,12 +53,18 @@ pub struct ApprovalRequest {
     pub annotations: Option<Value>,
     /// Whether the user marked the tool's server trusted.
     pub trusted: bool,
-    /// Why the policy asks: `untrusted_server`, `not_auto_approved` (the server's
+    /// Why the policy asks: `untrusted_server`, `changed_since_trusted` (the tool's
+    /// definition is not what the user trusted: `change` says how), `new_since_trusted` (the
+    /// tool was not there when its server was trusted), `not_auto_approved` (the server's
     /// `disabledAutoApproveTools`), `destructive` (the tool says `destructiveHint`),
     /// `not_read_only` (the `read_only` policy), `always` (the `always` policy), or
     /// `sampling` for a server's sampling request.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// For a tool of a trusted server that changed or is new since it was trusted: what is
+    /// not as the user saw it (a description before and now).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
 }
 
 /// Which tools an agent asks the host about before running them. Annotations are hints from
@@ -515,8 +522,25 @@ impl Agent {
                 .and_then(|a| a.get(key))
                 .and_then(Value::as_bool)
         };
+        // A trusted server's tool is trusted as the user saw it: changed or new since, it is
+        // asked about (a tool that cannot be looked up counts as new).
+        let standing = match (record.is_trusted, &tool) {
+            (false, _) => Standing::AsTrusted,
+            (true, None) => Standing::New,
+            (true, Some(tool)) => match self.pool.pins_of(&record).await {
+                Some(pins) => crate::tools::pins::standing(&pins, tool),
+                None => Standing::New,
+            },
+        };
+        let mut change = None;
         let reason = if !record.is_trusted {
             "untrusted_server"
+        } else if let Standing::Changed(what) = standing {
+            change = Some(what);
+            "changed_since_trusted"
+        } else if standing == Standing::New {
+            change = Some("it was not among the server's tools when the server was trusted".into());
+            "new_since_trusted"
         } else if record.disabled_auto_approve_tools.contains(&name) {
             "not_auto_approved"
         } else {
@@ -544,6 +568,7 @@ impl Agent {
             annotations,
             trusted: record.is_trusted,
             reason: reason.into(),
+            change,
         })
     }
 

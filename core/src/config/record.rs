@@ -280,6 +280,11 @@ pub struct ServerPatch {
     pub log_level: Option<crate::events::LogLevel>,
     pub session_scope: Option<SessionScope>,
     pub max_clients: Option<u32>,
+    /// The server's tools as they were when it was trusted (`isTrusted`): a tool that changed
+    /// since, or is new, is asked about again. Set when the server is trusted; absent for a
+    /// server trusted as it was added, whose tools are pinned as first seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_tools: Option<crate::tools::pins::TrustedTools>,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -348,6 +353,7 @@ impl ServerInput {
             log_level: self.log_level,
             session_scope: self.session_scope.unwrap_or_default(),
             max_clients: self.max_clients,
+            trusted_tools: None,
         };
         record.validate()?;
         Ok(record)

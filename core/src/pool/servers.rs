@@ -197,6 +197,14 @@ impl Pool {
     /// enabling it does); deactivating disconnects it.
     pub async fn update_server(&self, server: &str, patch: ServerPatch) -> Result<ServerRecord> {
         let id = self.resolve_id(server).await?;
+        // Trusting a server trusts its tools as they are now: each is pinned, and one that
+        // changes later is asked about again. Pinned before the record is written, so no
+        // moment sees the trust without them. (A server that cannot be listed now has its
+        // tools pinned as they are first seen.)
+        let pins = match patch.is_trusted {
+            Some(true) => Some(self.current_pins(&id).await),
+            _ => None,
+        };
         let store = self.inner.store.clone();
         let (record, reconnect, enabled) = {
             let id = id.clone();
@@ -207,7 +215,13 @@ impl Pool {
                         .position(|r| r.id == id)
                         .ok_or_else(|| Error::not_found("server", &id))?;
                     let mut updated = records[idx].clone();
+                    let trust = patch.is_trusted;
                     let changed = updated.apply(patch)?;
+                    match trust {
+                        Some(true) => updated.trusted_tools = pins.clone().flatten(),
+                        Some(false) => updated.trusted_tools = None,
+                        None => {}
+                    }
                     let enabled = updated.is_active && !records[idx].is_active;
                     if let Some(other) = records.iter().find(|r| {
                         r.id != updated.id && r.name == updated.name && r.shares_view_with(&updated)
@@ -229,6 +243,57 @@ impl Pool {
             .await;
         self.inner.events.emit(Event::ServersChanged);
         Ok(record)
+    }
+
+    /// The pins of `server_id`'s tools as the pool knows them now (listing them if it must);
+    /// none when they cannot be listed.
+    async fn current_pins(&self, server_id: &str) -> Option<crate::tools::pins::TrustedTools> {
+        match self.list_tools(Some(server_id)).await {
+            Ok(tools) => Some(crate::tools::pins::pin(&tools)),
+            Err(e) => {
+                tracing::info!(server = %server_id, "trusted without pins, listing failed: {e}");
+                None
+            }
+        }
+    }
+
+    /// The pins of a trusted server whose record has none yet (trusted as it was added, or
+    /// before pins were kept): its tools as seen now, saved. What was trusted without being
+    /// seen is pinned at its first sight, so that what changes after it is asked about.
+    pub(crate) async fn pins_of(
+        &self,
+        record: &ServerRecord,
+    ) -> Option<crate::tools::pins::TrustedTools> {
+        if let Some(pins) = &record.trusted_tools {
+            return Some(pins.clone());
+        }
+        let pins = self.current_pins(&record.id).await?;
+        let (store, id, saved) = (self.inner.store.clone(), record.id.clone(), pins.clone());
+        let written = blocking(move || {
+            store.update(|records| {
+                if let Some(r) = records.iter_mut().find(|r| r.id == id)
+                    && r.is_trusted
+                    && r.trusted_tools.is_none()
+                {
+                    r.trusted_tools = Some(saved);
+                }
+                Ok(())
+            })
+        })
+        .await;
+        if let Err(e) = written {
+            tracing::warn!(server = %record.name, "the trusted tools were not saved: {e}");
+        }
+        // The pool's copy too, as the file has it now (its tools' cache stays: only what was
+        // trusted changed).
+        if let Ok(slot) = self.inner.slot(&record.id) {
+            let mut current = slot.record();
+            if current.is_trusted && current.trusted_tools.is_none() {
+                current.trusted_tools = Some(pins.clone());
+                slot.set_record(current).await;
+            }
+        }
+        Some(pins)
     }
 
     /// Removes a server and closes its connection.

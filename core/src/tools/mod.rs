@@ -6,6 +6,7 @@
 pub mod canonical;
 pub(crate) mod catalog;
 pub mod host_tools;
+pub mod pins;
 pub mod search;
 pub(crate) mod stored_tool;
 pub(crate) mod suggest;

@@ -234,6 +234,9 @@ class ServerRecord(Model):
     #: (each client its own, at most ``max_clients`` at once; default 8).
     session_scope: str = "shared"
     max_clients: int | None = None
+    #: The server's tools as they were when it was trusted, by name (``{"digest", "description"}``
+    #: each): a tool that changed since, or is new, is asked about again.
+    trusted_tools: dict[str, dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
