@@ -344,7 +344,7 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
         async move {
             let record = pool.update_server(&name, patch).await?;
             if json {
-                print_json(&record);
+                print_json(&record.redacted());
             } else if record.is_trusted {
                 // What trust covers: the tools as they are now.
                 match &record.trusted_tools {
@@ -367,10 +367,13 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
         }
     };
     match cmd {
-        ServersCommand::List => {
+        ServersCommand::List { show_secrets } => {
             let records = pool.list_servers().await?;
-            if json {
+            if json && *show_secrets {
                 print_json(&records);
+            } else if json {
+                let shown: Vec<ServerRecord> = records.iter().map(ServerRecord::redacted).collect();
+                print_json(&shown);
             } else if records.is_empty() {
                 println!("no servers{NO_SERVERS_HINT}");
             } else {
@@ -405,7 +408,11 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             let listed = first_listing(pool, std::slice::from_ref(record)).await;
             let listing = &listed[&record.id];
             if json {
-                print_json(&WithListing::new(&added, Some(listing)));
+                let shown = mcpmux::AddOutcome {
+                    record: added.record.redacted(),
+                    ..added.clone()
+                };
+                print_json(&WithListing::new(&shown, Some(listing)));
             } else if added.already_there {
                 println!("{} ({}) is already there{listing}", record.name, record.id);
             } else {
@@ -438,9 +445,14 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             let listing_of =
                 |r: &mcpmux::ImportResult| r.record.as_ref().and_then(|rec| listed.get(&rec.id));
             if json {
-                let outcomes: Vec<_> = results
-                    .iter()
-                    .map(|r| WithListing::new(r, listing_of(r)))
+                let shown: Vec<mcpmux::ImportResult> = (results.iter())
+                    .map(|r| mcpmux::ImportResult {
+                        record: r.record.as_ref().map(ServerRecord::redacted),
+                        ..r.clone()
+                    })
+                    .collect();
+                let outcomes: Vec<_> = (results.iter().zip(&shown))
+                    .map(|(r, shown)| WithListing::new(shown, listing_of(r)))
                     .collect();
                 print_json(&outcomes);
             } else {
@@ -467,7 +479,7 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
         ServersCommand::Remove { name } => {
             let record = pool.remove_server(name).await?;
             if json {
-                print_json(&record);
+                print_json(&record.redacted());
             } else {
                 println!("removed {}", record.name);
             }

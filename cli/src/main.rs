@@ -123,7 +123,12 @@ enum Command {
 #[derive(Subcommand)]
 enum ServersCommand {
     /// List saved servers and their state.
-    List,
+    List {
+        /// With --json: print env and header values, URL credentials and OAuth secrets as
+        /// they are (else `<redacted>`).
+        #[arg(long)]
+        show_secrets: bool,
+    },
     /// Add a stdio server (--command) or a remote one (--url).
     Add(AddArgs),
     /// Import servers from a Claude Desktop / Cursor / VS Code JSON file (`-` reads stdin).
@@ -215,12 +220,47 @@ fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     }
 }
 
+/// Where tracing writes: stderr, each event's lines with the credentials of the URLs in them
+/// taken out. Every crate's lines pass here (rmcp's and reqwest's name the server's URL,
+/// whose query often holds a key), so none of them leaks one.
+struct RedactedStderr;
+
+/// One event's text, written to stderr, redacted, when tracing is done with it.
+struct RedactedEvent(Vec<u8>);
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactedStderr {
+    type Writer = RedactedEvent;
+
+    fn make_writer(&'a self) -> RedactedEvent {
+        RedactedEvent(Vec::new())
+    }
+}
+
+impl std::io::Write for RedactedEvent {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RedactedEvent {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.0);
+        let shown = mcpmux::config::record::redact_urls_in(&text);
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), shown.as_bytes());
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if std::env::var_os("MCPMUX_LOG").is_some() {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_env("MCPMUX_LOG"))
-            .with_writer(std::io::stderr)
+            .with_writer(RedactedStderr)
             .init();
     }
     let runtime = match runtime_for(&cli.command) {

@@ -39,6 +39,68 @@ fn add_demo<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     add
 }
 
+/// What the command line prints of a server shows none of its secrets: `servers list --json`
+/// (unless `--show-secrets`), the record an add or a trust prints, and the tracing of every
+/// crate with `MCPMUX_LOG` (rmcp's own error line names the URL it could not reach).
+#[test]
+fn secrets_of_a_server_reach_neither_json_nor_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let secrets = ["ghp-env-secret-1", "url-secret-2", "header-secret-3"];
+    let add = [
+        "--json",
+        "servers",
+        "add",
+        "remote",
+        "--url",
+        "http://127.0.0.1:9/mcp?api_key=url-secret-2",
+        "--header",
+        "Authorization: Bearer header-secret-3",
+    ];
+    let added = mcpmux(&config, &add);
+    let add_env = [
+        "--json",
+        "servers",
+        "add",
+        "local",
+        "--command",
+        "/nonexistent/server",
+        "--env",
+        "GITHUB_TOKEN=ghp-env-secret-1",
+    ];
+    let added_env = mcpmux(&config, &add_env);
+    let listed = mcpmux(&config, &["--json", "servers", "list"]);
+    let trusted = mcpmux(&config, &["--json", "servers", "trust", "local"]);
+    for out in [&added, &added_env, &listed, &trusted] {
+        let shown = stdout(out);
+        assert!(shown.contains("<redacted>"), "{shown}");
+        for secret in secrets {
+            assert!(!shown.contains(secret), "{secret} shown: {shown}");
+        }
+    }
+    let all = mcpmux(&config, &["--json", "servers", "list", "--show-secrets"]);
+    for secret in secrets {
+        assert!(
+            stdout(&all).contains(secret),
+            "{secret} not shown when asked"
+        );
+    }
+    // Every crate's log lines, the transport's among them.
+    let logged = Command::new(env!("CARGO_BIN_EXE_mcpmux"))
+        .arg("--config")
+        .arg(&config)
+        .args(["servers", "test", "remote"])
+        .env("MCPMUX_LOG", "debug")
+        .env_remove("MCPMUX_CONFIG")
+        .output()
+        .unwrap();
+    let log = stderr(&logged);
+    assert!(log.contains("127.0.0.1:9/mcp?<redacted>"), "{log}");
+    for secret in secrets {
+        assert!(!log.contains(secret), "{secret} logged: {log}");
+    }
+}
+
 /// The repository's one version, which the wheel, the npm packages and `mcpmux_version()`
 /// also carry (each binding's tests check its own against the workspace's).
 #[test]

@@ -127,6 +127,40 @@ impl fmt::Debug for ServerConfig {
     }
 }
 
+/// What stands in for a secret in what mcpmux shows.
+pub const REDACTED: &str = "<redacted>";
+
+impl ServerConfig {
+    /// The same settings, as safe to show: env and header values, URL credentials and the
+    /// OAuth secrets (client secrets, private keys, assertions, ID tokens) replaced by
+    /// `<redacted>`; names, commands and arguments as they are.
+    pub fn redacted(&self) -> ServerConfig {
+        let hide = |map: &BTreeMap<String, String>| {
+            map.keys()
+                .map(|k| (k.clone(), REDACTED.to_string()))
+                .collect()
+        };
+        let hidden = |value: &Option<String>| value.as_ref().map(|_| REDACTED.to_string());
+        let oauth = self.oauth.clone().map(|mut oauth| {
+            oauth.client_secret = hidden(&oauth.client_secret);
+            oauth.private_key_pem = hidden(&oauth.private_key_pem);
+            oauth.assertion = hidden(&oauth.assertion);
+            if let Some(idp) = oauth.idp.as_mut() {
+                idp.client_secret = hidden(&idp.client_secret);
+                idp.id_token = hidden(&idp.id_token);
+            }
+            oauth
+        });
+        ServerConfig {
+            env: hide(&self.env),
+            headers: hide(&self.headers),
+            url: self.url.as_deref().map(redact_url),
+            oauth,
+            ..self.clone()
+        }
+    }
+}
+
 /// Drops user info and the query string of a URL: both commonly carry credentials.
 pub fn redact_url(url: &str) -> String {
     let (base, query) = match url.split_once('?') {
@@ -142,6 +176,72 @@ pub fn redact_url(url: &str) -> String {
         None => ("", authority),
     };
     format!("{scheme}://{user}{host}{path}{query}")
+}
+
+/// `text` (a log line, whoever wrote it) with the credentials of every URL in it taken out,
+/// as [`redact_url`] does, also where a URL is shown as `url::Url`'s `Debug` (`password:
+/// Some("…")`, `query: Some("…")`). A line without a URL is returned as it is.
+pub fn redact_urls_in(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("://") && !text.contains("query: Some(") && !text.contains("password: Some(")
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let scheme_len = rest[..at]
+            .bytes()
+            .rev()
+            .take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+            .count();
+        let start = at - scheme_len;
+        let end = at
+            + rest[at..]
+                .find(|c: char| c.is_whitespace() || "\"'<>`".contains(c))
+                .unwrap_or(rest.len() - at);
+        out.push_str(&rest[..start]);
+        match scheme_len {
+            0 => out.push_str(&rest[start..end]),
+            _ => out.push_str(&redact_url(&rest[start..end])),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    for field in ["query: Some(\"", "password: Some(\""] {
+        out = redact_debug_field(&out, field);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `text` with the string after each `field` (a `Debug` field's opening, ending in a quote)
+/// replaced by `<redacted>`.
+fn redact_debug_field(text: &str, field: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(field) {
+        let value = &rest[at + field.len()..];
+        // The closing quote: the first one that no backslash escapes.
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in value.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => {
+                    end = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        out.push_str(&rest[..at + field.len()]);
+        out.push_str("<redacted>");
+        rest = match end {
+            Some(end) => &value[end..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Per-server time limits; unset fields fall back to the pool's defaults.
@@ -222,6 +322,11 @@ pub struct ServerRecord {
     /// For `perClient`: the most clients with a connection of their own at once (default 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_clients: Option<u32>,
+    /// The server's tools as they were when it was trusted (`isTrusted`): a tool that changed
+    /// since, or is new, is asked about again. Set when the server is trusted; absent for a
+    /// server trusted as it was added, whose tools are pinned as first seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_tools: Option<crate::tools::pins::TrustedTools>,
 }
 
 fn is_shared(scope: &SessionScope) -> bool {
@@ -280,11 +385,6 @@ pub struct ServerPatch {
     pub log_level: Option<crate::events::LogLevel>,
     pub session_scope: Option<SessionScope>,
     pub max_clients: Option<u32>,
-    /// The server's tools as they were when it was trusted (`isTrusted`): a tool that changed
-    /// since, or is new, is asked about again. Set when the server is trusted; absent for a
-    /// server trusted as it was added, whose tools are pinned as first seen.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trusted_tools: Option<crate::tools::pins::TrustedTools>,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -390,6 +490,14 @@ pub(crate) fn infer_transport(config: &ServerConfig) -> Result<TransportType> {
 }
 
 impl ServerRecord {
+    /// The same record, as safe to show (see [`ServerConfig::redacted`]).
+    pub fn redacted(&self) -> ServerRecord {
+        ServerRecord {
+            config: self.config.redacted(),
+            ..self.clone()
+        }
+    }
+
     /// What the server's tool list depends on (its transport and connection settings, and
     /// what the host declares that changes a server's offer: `host_offers`, see
     /// `Host::offers_key`), as a stable hex hash: the catalog keeps it beside a list, so a list
@@ -565,6 +673,66 @@ impl ServerRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redacted_config_shows_names_but_no_secret() {
+        let config: ServerConfig = serde_json::from_value(serde_json::json!({
+            "command": "npx", "args": ["-y", "server"], "env": {"GITHUB_TOKEN": "ghp_secret"},
+            "url": "https://u:p@api.example/mcp?key=k", "headers": {"Authorization": "Bearer b"},
+            "oauth": {"clientId": "c", "clientSecret": "s", "privateKeyPem": "pem",
+                      "idp": {"issuer": "https://idp.example", "clientId": "i",
+                              "clientSecret": "is", "idToken": "t"}},
+        }))
+        .unwrap();
+        let shown = serde_json::to_string(&config.redacted()).unwrap();
+        for secret in [
+            "ghp_secret",
+            ":p@",
+            "key=k",
+            "Bearer b",
+            "\"s\"",
+            "pem",
+            "\"is\"",
+            "\"t\"",
+        ] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        for kept in [
+            "GITHUB_TOKEN",
+            "Authorization",
+            "npx",
+            "\"clientId\":\"c\"",
+            "api.example",
+        ] {
+            assert!(shown.contains(kept), "{kept} not in {shown}");
+        }
+    }
+
+    #[test]
+    fn urls_in_a_log_line_lose_their_credentials_in_either_form() {
+        let line = "connecting to https://user:pw@api.example/mcp?api_key=s3cret&x=1 (retry 2)";
+        assert_eq!(
+            redact_urls_in(line),
+            "connecting to https://<redacted>@api.example/mcp?<redacted> (retry 2)"
+        );
+        let quoted = r#"uri="http://127.0.0.1:9/mcp?token=abc" next"#;
+        assert_eq!(
+            redact_urls_in(quoted),
+            r#"uri="http://127.0.0.1:9/mcp?<redacted>" next"#
+        );
+        let debug = r#"Url { scheme: "http", password: Some("p\"w"), path: "/mcp", query: Some("key=abc"), fragment: None }"#;
+        let shown = redact_urls_in(debug);
+        assert!(
+            !shown.contains("abc") && !shown.contains("p\\\"w"),
+            "{shown}"
+        );
+        assert!(shown.contains(r#"query: Some("<redacted>")"#), "{shown}");
+        assert!(matches!(
+            redact_urls_in("no url here"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(redact_urls_in("a :// b"), "a :// b");
+    }
 
     fn stdio(name: &str) -> ServerInput {
         ServerInput {
