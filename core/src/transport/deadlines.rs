@@ -102,8 +102,19 @@ impl Drop for Running {
 
 /// The keeper: `look` tells the requests past their limits and gives the earliest limit left
 /// (`Some(None)`: none waits), or `None` once the session is gone.
-pub(crate) async fn keep(keeper: Arc<Keeper>, mut look: impl FnMut() -> Option<Option<Instant>>) {
-    let keeper = Running(keeper);
+///
+/// The guard that marks the keeper stopped is taken as the future is made, not when it is
+/// first polled: a runtime that shuts down before it ran the spawned keeper drops it unpolled,
+/// and a guard made inside it would never exist, leaving the keeper marked running with no one
+/// keeping the limits (seen with a call on a short-lived runtime on a loaded machine).
+pub(crate) fn keep(
+    keeper: Arc<Keeper>,
+    look: impl FnMut() -> Option<Option<Instant>>,
+) -> impl Future<Output = ()> {
+    keeping(Running(keeper), look)
+}
+
+async fn keeping(keeper: Running, mut look: impl FnMut() -> Option<Option<Instant>>) {
     loop {
         // Enabled before looking, so that a request noted during the look wakes it.
         let woken = keeper.0.wake.notified();
@@ -119,5 +130,33 @@ pub(crate) async fn keep(keeper: Arc<Keeper>, mut look: impl FnMut() -> Option<O
             }
             None => woken.await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_keeper_its_runtime_never_ran_lets_the_next_request_start_another() {
+        let deadlines = Deadlines::new();
+        let mut started = 0;
+        // Spawned on a runtime that shuts down before it polls the keeper.
+        deadlines.wake(|keeper| {
+            started += 1;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            drop(runtime.spawn(keep(keeper, || Some(None))));
+            drop(runtime);
+            true
+        });
+        // The next request finds no keeper running and starts one.
+        deadlines.wake(|_| {
+            started += 1;
+            true
+        });
+        assert_eq!(started, 2);
     }
 }
