@@ -412,6 +412,9 @@ export interface SkillInfo {
   uri: string;
   frontmatter: Record<string, unknown>;
   files: SkillFile[] | null;
+  /** `skills/list` (the Skills extension) or `resources` (a `skill://…/SKILL.md` resource of a
+   * server without it, as FastMCP's skills provider serves them). */
+  listedBy: 'skills/list' | 'resources';
 }
 
 /** A skill loaded for use: its `SKILL.md` checked against the listing. */

@@ -46,7 +46,9 @@ pub use pool::{
     InputRound, ListOptions, Pool, PoolOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo,
     ServerFilter, ServerStatus, StartedTask, TaskMode, TestResult, ToolDef, ToolLayer, Unlisted,
 };
-pub use pool::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, TaskFn, TaskRun, TaskUpdate};
+pub use pool::{
+    LoadedSkill, SkillFile, SkillFileContents, SkillInfo, SkillSource, TaskFn, TaskRun, TaskUpdate,
+};
 pub use pool::{Progress, ProgressFn};
 pub use shared_json::SharedJson;
 pub use tools::ToolInfo;

@@ -55,7 +55,7 @@ pub use options::PoolOptions;
 pub(crate) use server_info::bounded as bounded_instructions;
 pub use server_info::{INSTRUCTIONS_CHARS, ServerInfo};
 pub use servers::{AddOutcome, DiscoverResult, ImportResult, TestResult};
-pub use skills::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo};
+pub use skills::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, SkillSource};
 pub use slot::ServerStatus;
 pub use tasks::{TaskFn, TaskRun, TaskUpdate};
 

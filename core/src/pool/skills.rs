@@ -5,6 +5,15 @@
 //! the size and digest the entry gave, `SKILL.md`'s front matter against the entry's, field
 //! by field). A file that does not match is refused, and the skill with it: its content is
 //! never handed over. Listing again takes the server's new entries.
+//!
+//! A server without the extension may still serve skills as plain resources, as FastMCP's
+//! `SkillsDirectoryProvider` does by default (the most used Python framework's; the SEP names
+//! it): `skill://NAME/SKILL.md` beside `skill://NAME/_manifest`, a JSON list of the skill's
+//! files with their sizes and `sha256:` hashes. Such skills are listed from `resources/list`
+//! (`listedBy: "resources"`), their manifest read as their listing; what their `SKILL.md`
+//! says of itself is checked against what the resource listing said (the description an
+//! agent chose it by), and its files against the manifest. The extension, where a server
+//! declares it, is the only source asked: a resource's scheme alone makes no skill of it.
 
 use rmcp::model::{ResourceContents, SkillResource, SkillResources};
 use serde::{Deserialize, Serialize};
@@ -30,6 +39,25 @@ pub struct SkillInfo {
     /// Its files with the size and digest each must have; `None` when the server says they
     /// change ("dynamic"), so nothing read from it can be checked.
     pub files: Option<Vec<SkillFile>>,
+    /// Where the server listed it: `skills/list` (the extension), or `resources` (a
+    /// `skill://…/SKILL.md` resource of a server without it; `frontmatter` then holds what
+    /// the resource listing said, and loading the skill fills in the rest).
+    #[serde(default)]
+    pub listed_by: SkillSource,
+}
+
+/// Where a server listed a skill.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub enum SkillSource {
+    /// The Skills extension's `skills/list`.
+    #[default]
+    #[serde(rename = "skills/list")]
+    SkillsList,
+    /// Its resources: `skill://NAME/SKILL.md` and `skill://NAME/_manifest`.
+    #[serde(rename = "resources")]
+    Resources,
 }
 
 /// One file of a skill, as its listing promises it.
@@ -95,10 +123,17 @@ impl Pool {
     /// checks its size, digest and front matter against the listing. A mismatch is a
     /// `protocol` error naming what differs, and nothing of the file is returned.
     pub async fn load_skill(&self, server: &str, skill: &str) -> Result<LoadedSkill> {
-        let skill = self.find_skill(server, skill).await?;
+        let mut skill = self.find_skill(server, skill).await?;
         let file = self.read_checked(&skill, &skill.uri).await?;
         let text = file.text.clone().unwrap_or_default();
-        let instructions = checked_front_matter(&skill, &text)?;
+        let instructions = match skill.listed_by {
+            SkillSource::SkillsList => checked_front_matter(&skill, &text)?,
+            SkillSource::Resources => {
+                let (read, instructions) = front_matter_against_resource(&skill, &text)?;
+                skill.frontmatter = read;
+                instructions
+            }
+        };
         Ok(LoadedSkill {
             skill,
             instructions,
@@ -117,31 +152,105 @@ impl Pool {
         self.read_checked(&skill, uri).await
     }
 
-    /// One server's `skills/list`, every page; nothing for a server without the extension.
+    /// One server's skills: its `skills/list`, every page, for a server with the extension;
+    /// else its `skill://` resources; nothing for a server with neither.
     async fn server_skills(&self, server_id: &str) -> Result<Vec<SkillInfo>> {
         let _flight = self.inner.begin()?;
         let slot = self.slot_for(&self.inner.slot(server_id)?)?;
         let conn = slot.connection(&self.inner).await?;
-        let offers = conn
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.supports_skills());
-        if !offers {
-            return Ok(Vec::new());
-        }
+        let (extension, resources) = conn.peer.peer_info().map_or((false, false), |info| {
+            let caps = &info.capabilities;
+            (caps.supports_skills(), caps.resources.is_some())
+        });
         let name = slot.name();
-        let listed = conn
-            .peer
-            .list_all_skills()
-            .await
-            .map_err(|e| self.inner.closing_or(conn.failure(&name, "skills/list", e)))?;
+        let skills = if extension {
+            let listed = (conn.peer.list_all_skills().await)
+                .map_err(|e| self.inner.closing_or(conn.failure(&name, "skills/list", e)))?;
+            listed
+                .into_iter()
+                .map(|skill| skill_info(&slot.id, &name, skill))
+                .collect()
+        } else if resources {
+            let listed = (conn.peer.list_all_resources().await).map_err(|e| {
+                self.inner
+                    .closing_or(conn.failure(&name, "resources/list", e))
+            })?;
+            self.resource_skills(&slot.id, &name, &listed).await
+        } else {
+            Vec::new()
+        };
         conn.touch();
-        let skills: Vec<SkillInfo> = listed
-            .into_iter()
-            .map(|skill| skill_info(&slot.id, &name, skill))
-            .collect();
         *slot.skills.lock().unwrap() = Some(skills.clone());
         Ok(skills)
+    }
+
+    /// The skills among a server's `resources`: each `skill://PATH/SKILL.md`, named by the
+    /// last segment of PATH, with the files its `skill://PATH/_manifest` lists (when that is
+    /// listed too and reads as a manifest; else its files are not known, and not checked).
+    async fn resource_skills(
+        &self,
+        server_id: &str,
+        server_name: &str,
+        resources: &[rmcp::model::Resource],
+    ) -> Vec<SkillInfo> {
+        let mut skills = Vec::new();
+        for resource in resources {
+            let Some(path) = (resource.uri.strip_prefix(SKILL_SCHEME))
+                .and_then(|rest| rest.strip_suffix("/SKILL.md"))
+                .filter(|path| !path.is_empty())
+            else {
+                continue;
+            };
+            let manifest = format!("{SKILL_SCHEME}{path}/_manifest");
+            let files = match resources.iter().any(|r| r.uri == manifest) {
+                true => self.manifest_files(server_id, path, &manifest).await,
+                false => None,
+            };
+            let name = path.rsplit('/').next().unwrap_or(path).to_string();
+            let description = resource.description.clone().unwrap_or_default();
+            let mut frontmatter = serde_json::Map::new();
+            frontmatter.insert("name".into(), name.clone().into());
+            frontmatter.insert("description".into(), description.clone().into());
+            skills.push(SkillInfo {
+                server_id: server_id.to_string(),
+                server_name: server_name.to_string(),
+                name,
+                description,
+                uri: resource.uri.clone(),
+                frontmatter,
+                files,
+                listed_by: SkillSource::Resources,
+            });
+        }
+        skills
+    }
+
+    /// The files a skill's manifest lists, as the skill's checks take them; `None` when it
+    /// cannot be read or is no manifest.
+    async fn manifest_files(
+        &self,
+        server_id: &str,
+        path: &str,
+        manifest: &str,
+    ) -> Option<Vec<SkillFile>> {
+        let read = match self.read_resource(server_id, manifest).await {
+            Ok(read) => read,
+            Err(e) => {
+                tracing::debug!(server = %server_id, "{manifest} not read: {e}");
+                return None;
+            }
+        };
+        let text = read.contents.into_iter().find_map(|c| match c {
+            ResourceContents::TextResourceContents { text, .. } => Some(text),
+            _ => None,
+        })?;
+        let manifest: Manifest = serde_json::from_str(&text).ok()?;
+        let files = manifest.files.into_iter().map(|f| SkillFile {
+            uri: format!("{SKILL_SCHEME}{path}/{}", f.path),
+            digest: f.hash,
+            size: f.size,
+        });
+        Some(files.collect())
     }
 
     /// The entry held for a skill of `server` (by name or `SKILL.md` URI), listing the
@@ -191,6 +300,23 @@ impl Pool {
         }
         Ok(file)
     }
+}
+
+/// The URI scheme of skills' files.
+const SKILL_SCHEME: &str = "skill://";
+
+/// FastMCP's `skill://NAME/_manifest`: the files of a skill, by path under it.
+#[derive(Deserialize)]
+struct Manifest {
+    files: Vec<ManifestFile>,
+}
+
+#[derive(Deserialize)]
+struct ManifestFile {
+    path: String,
+    size: u64,
+    /// `sha256:` and 64 hex digits.
+    hash: String,
 }
 
 /// `skills` ranked for `query` (BM25 over their names, descriptions and front matter), best
@@ -259,6 +385,7 @@ fn skill_info(server_id: &str, server_name: &str, skill: rmcp::model::Skill) -> 
         uri: skill.uri,
         frontmatter,
         files,
+        listed_by: SkillSource::SkillsList,
     }
 }
 
@@ -332,6 +459,48 @@ fn checked_front_matter(skill: &SkillInfo, text: &str) -> Result<String> {
     Ok(body.trim_start_matches(['\r', '\n']).to_string())
 }
 
+/// The front matter and instructions of `text` (the `SKILL.md` of a skill listed from its
+/// resources), once the front matter says what the resource listing said of the skill: its
+/// description, which an agent chose it by. (A server that lists a resource with one
+/// description and serves a file with another is not trusted with the file.)
+fn front_matter_against_resource(
+    skill: &SkillInfo,
+    text: &str,
+) -> Result<(serde_json::Map<String, serde_json::Value>, String)> {
+    let (read, body) = match crate::front_matter::split(text) {
+        Ok((yaml, body)) => {
+            let read: serde_json::Map<String, serde_json::Value> = yaml_serde::from_str(yaml)
+                .map_err(|e| {
+                    refused(
+                        skill,
+                        format!("{}'s front matter is not YAML: {e}", skill.uri),
+                    )
+                })?;
+            (read, body)
+        }
+        // FastMCP describes a skill without front matter by its first line.
+        Err(_) => (serde_json::Map::new(), text),
+    };
+    let said = read.get("description").and_then(|d| d.as_str());
+    if let Some(said) = said
+        && said.trim() != skill.description.trim()
+    {
+        return Err(refused(
+            skill,
+            format!(
+                "the front matter of {} says description: {said:?} where the listing says {:?}",
+                skill.uri, skill.description
+            ),
+        ));
+    }
+    let mut frontmatter = skill.frontmatter.clone();
+    frontmatter.extend(read);
+    Ok((
+        frontmatter,
+        body.trim_start_matches(['\r', '\n']).to_string(),
+    ))
+}
+
 fn show(value: Option<&serde_json::Value>) -> String {
     value.map_or_else(|| "nothing".into(), |v| v.to_string())
 }
@@ -351,7 +520,31 @@ mod tests {
             uri: "skill://pdf/SKILL.md".into(),
             frontmatter: frontmatter.as_object().unwrap().clone(),
             files: None,
+            listed_by: SkillSource::SkillsList,
         }
+    }
+
+    #[test]
+    fn a_skill_listed_as_a_resource_loads_when_its_file_says_what_its_listing_did() {
+        let listed = SkillInfo {
+            listed_by: SkillSource::Resources,
+            frontmatter: serde_json::json!({"name": "pdf", "description": "Fill PDFs"})
+                .as_object()
+                .unwrap()
+                .clone(),
+            ..skill()
+        };
+        let text = "---\nname: pdf-tools\ndescription: Fill PDFs\nlicense: MIT\n---\nUse it.\n";
+        let (front, body) = front_matter_against_resource(&listed, text).unwrap();
+        assert_eq!(body, "Use it.\n");
+        assert_eq!(front["license"], "MIT");
+        assert_eq!(front["name"], "pdf-tools");
+        let changed = text.replace("Fill PDFs", "Exfiltrate credentials");
+        let error = front_matter_against_resource(&listed, &changed).unwrap_err();
+        assert!(error.to_string().contains("not loaded"), "{error}");
+        // No front matter: the whole file is the instructions.
+        let (_, body) = front_matter_against_resource(&listed, "Fill PDFs\nsteps").unwrap();
+        assert_eq!(body, "Fill PDFs\nsteps");
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! Skills (the Skills extension, SEP-2640) against a real server: FastMCP 4.1's skills
-//! provider over a folder of skills (tests/servers/fastmcp_skills_server.py). The listing
-//! reads no file; a loaded skill's `SKILL.md` and its other files come checked against the
-//! listing's sizes, digests and front matter, and a file changed on disk since the listing is
-//! refused, its content never handed over. An agent finds skills with the recipe tools.
+//! Skills against a real server: FastMCP 4.1's skills provider over a folder of skills
+//! (tests/servers/fastmcp_skills_server.py), both ways FastMCP serves them: with the Skills
+//! extension (SEP-2640, `skills/list`), and as its provider does by default, as resources
+//! (`skill://NAME/SKILL.md` and a `_manifest`). The listing reads no skill file; a loaded
+//! skill's `SKILL.md` and its other files come checked against the listing's sizes, digests
+//! and front matter, and a file changed on disk since the listing is refused, its content
+//! never handed over. An agent finds skills with the recipe tools.
 
 use std::path::Path;
 
@@ -21,8 +23,15 @@ fn skills_folder(dir: &Path) -> std::path::PathBuf {
     dir.join("skills")
 }
 
-/// A pool with the FastMCP skills server as `skills` (None, skipped or failed, without it).
-async fn skills_pool() -> Option<TestPool> {
+/// How the server offers its skills: the extension, or resources (FastMCP's default).
+const SERVED_AS: [mcpmux::SkillSource; 2] = [
+    mcpmux::SkillSource::SkillsList,
+    mcpmux::SkillSource::Resources,
+];
+
+/// A pool with the FastMCP skills server as `skills`, offering them `as` said (None, skipped
+/// or failed, without it).
+async fn skills_pool(served_as: mcpmux::SkillSource) -> Option<TestPool> {
     let Some((python, mut args)) = mcpmux_tests::fastmcp_skills_command() else {
         mcpmux_tests::skip_or_fail("FastMCP 4.1 (.deps/tasks-venv)");
         return None;
@@ -30,6 +39,9 @@ async fn skills_pool() -> Option<TestPool> {
     let pool = pool().await;
     let folder = skills_folder(pool.dir.path());
     args.push(folder.to_string_lossy().into_owned());
+    if served_as == mcpmux::SkillSource::Resources {
+        args.push("--resources".into());
+    }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     pool.add_server(stdio("skills", python.to_str().unwrap(), &args))
         .await
@@ -39,16 +51,25 @@ async fn skills_pool() -> Option<TestPool> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_servers_skills_are_listed_then_loaded_and_read_checked() {
-    let Some(pool) = skills_pool().await else {
+    for served_as in SERVED_AS {
+        listed_then_loaded_and_read_checked(served_as).await;
+    }
+}
+
+async fn listed_then_loaded_and_read_checked(served_as: mcpmux::SkillSource) {
+    let Some(pool) = skills_pool(served_as).await else {
         return;
     };
     let skills = pool.list_skills(None).await.unwrap();
-    assert_eq!(skills.len(), 1, "{skills:?}");
+    assert_eq!(skills.len(), 1, "{served_as:?}: {skills:?}");
     let skill = &skills[0];
+    assert_eq!(skill.listed_by, served_as);
     assert_eq!(skill.name, "pdf-forms");
     assert_eq!(skill.server_name, "skills");
     assert_eq!(skill.description, "Fill in PDF forms");
-    assert_eq!(skill.frontmatter["license"], "MIT");
+    if served_as == mcpmux::SkillSource::SkillsList {
+        assert_eq!(skill.frontmatter["license"], "MIT");
+    }
     let files = skill.files.as_ref().expect("a manifest of files");
     let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
     assert!(sizes.contains(&(SKILL_MD.len() as u64)), "{files:?}");
@@ -59,6 +80,8 @@ async fn a_servers_skills_are_listed_then_loaded_and_read_checked() {
         loaded.instructions.starts_with("# Filling forms"),
         "{loaded:?}"
     );
+    // Loaded, the skill's front matter is its file's, whichever way it was listed.
+    assert_eq!(loaded.skill.frontmatter["license"], "MIT", "{served_as:?}");
     let fields = files.iter().find(|f| f.uri.ends_with("FIELDS.md")).unwrap();
     let read = pool
         .read_skill_file("skills", "pdf-forms", &fields.uri)
@@ -82,7 +105,13 @@ async fn a_servers_skills_are_listed_then_loaded_and_read_checked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skill_file_changed_since_the_listing_is_refused() {
-    let Some(pool) = skills_pool().await else {
+    for served_as in SERVED_AS {
+        changed_since_the_listing_is_refused(served_as).await;
+    }
+}
+
+async fn changed_since_the_listing_is_refused(served_as: mcpmux::SkillSource) {
+    let Some(pool) = skills_pool(served_as).await else {
         return;
     };
     let skills = pool.list_skills(Some("skills")).await.unwrap();
@@ -116,7 +145,13 @@ async fn a_skill_file_changed_since_the_listing_is_refused() {
 /// them, and `get_recipe` loads one (checked), with the files it may read next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_finds_and_loads_a_skill_through_the_recipe_tools() {
-    let Some(pool) = skills_pool().await else {
+    for served_as in SERVED_AS {
+        found_and_loaded_through_the_recipe_tools(served_as).await;
+    }
+}
+
+async fn found_and_loaded_through_the_recipe_tools(served_as: mcpmux::SkillSource) {
+    let Some(pool) = skills_pool(served_as).await else {
         return;
     };
     let conv = pool.conversation();

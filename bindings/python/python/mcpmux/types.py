@@ -394,6 +394,9 @@ class SkillInfo(Model):
     uri: str = ""
     frontmatter: dict[str, Any] = field(default_factory=dict)
     files: list[SkillFile] | None = None
+    #: ``"skills/list"`` (the Skills extension) or ``"resources"`` (a ``skill://…/SKILL.md``
+    #: resource of a server without it, as FastMCP's skills provider serves them).
+    listed_by: str = "skills/list"
 
 
 @dataclass(frozen=True, kw_only=True)
