@@ -17,7 +17,7 @@ search_tools and calls it through call_tool, never seeing the whole list:
     python_sdk_client.py search URL TOKEN
 
 or calls `tasks__crunch` of a FastMCP server that runs it as a task, as a client that takes
-no tasks (so the gateway follows the task for it):
+no tasks (so the gateway follows the task for it), its progress followed:
 
     python_sdk_client.py task-tool URL TOKEN
 
