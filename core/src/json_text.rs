@@ -94,4 +94,32 @@ mod tests {
             );
         }
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(1024))]
+
+            /// A string is written byte for byte as serde writes it, and the first byte to
+            /// escape is where a plain scan finds it.
+            #[test]
+            fn strings_are_written_and_scanned_as_serde_does(s in crate::arbitrary::string(40)) {
+                let mut ours = Vec::new();
+                write_str(&s, &mut ours);
+                prop_assert_eq!(ours, serde_json::to_vec(&s).unwrap());
+                let plain = s.bytes().position(|c| matches!(c, b'"' | b'\\' | 0..=0x1f));
+                prop_assert_eq!(escape_at(s.as_bytes()), plain);
+            }
+
+            #[test]
+            fn any_bytes_are_scanned_as_a_plain_scan_does(
+                bytes in prop::collection::vec(any::<u8>(), 0..80),
+            ) {
+                let plain = bytes.iter().position(|c| matches!(c, b'"' | b'\\' | 0..=0x1f));
+                prop_assert_eq!(escape_at(&bytes), plain);
+            }
+        }
+    }
 }

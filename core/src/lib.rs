@@ -8,6 +8,8 @@
 pub mod agent;
 #[cfg(feature = "mimalloc")]
 pub mod alloc;
+#[cfg(test)]
+mod arbitrary;
 pub mod auth;
 pub mod config;
 mod error;

@@ -302,4 +302,106 @@ mod tests {
         }
         assert!(read(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}}").is_none());
     }
+
+    mod properties {
+        use super::*;
+        use crate::arbitrary;
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
+
+        /// A reply of the shape the reader takes, or near it: text blocks (sometimes another
+        /// kind, or one with a key more), `isError` and `resultType` sometimes, keys in any
+        /// order, written any way; and whether it is of the shape (text content alone).
+        fn reply() -> impl Strategy<Value = (String, bool)> {
+            let block = prop_oneof![
+                6 => arbitrary::string(20).prop_map(|t| (json!({"type": "text", "text": t}), true)),
+                1 => Just((json!({"type": "image", "data": "AA==", "mimeType": "image/png"}), false)),
+                1 => arbitrary::string(5).prop_map(|t| (json!({"type": "text", "text": t, "x": 1}), false)),
+            ];
+            let result_type = prop_oneof![Just(None), Just(Some("complete")), Just(Some("task"))];
+            let is_error = prop_oneof![
+                Just(None),
+                Just(Some(Value::Null)),
+                any::<bool>().prop_map(|b| Some(Value::Bool(b))),
+            ];
+            (
+                prop::collection::vec(block, 0..4),
+                is_error,
+                result_type,
+                arbitrary::string(8),
+                any::<u64>(),
+                arbitrary::style(),
+            )
+                .prop_map(|(blocks, is_error, result_type, id, order, style)| {
+                    let plain = blocks.iter().all(|(_, plain)| *plain)
+                        && result_type.is_none_or(|t| t == "complete");
+                    let content = blocks.into_iter().map(|(block, _)| block).collect();
+                    let mut result = vec![("content", Value::Array(content))];
+                    if let Some(e) = is_error {
+                        result.push(("isError", e));
+                    }
+                    if let Some(t) = result_type {
+                        result.push(("resultType", Value::from(t)));
+                    }
+                    let result = arbitrary::object(&in_order(result, order), style);
+                    let top = vec![
+                        ("jsonrpc", arbitrary::written(&Value::from("2.0"), style)),
+                        ("id", arbitrary::written(&Value::from(id), style)),
+                        ("result", result),
+                    ];
+                    (
+                        arbitrary::object_of(&in_order(top, order >> 8), style),
+                        plain,
+                    )
+                })
+        }
+
+        /// `members` in one of their orders, as `seed` picks.
+        fn in_order<T>(mut members: Vec<T>, seed: u64) -> Vec<T> {
+            let n = members.len().max(1);
+            members.rotate_left(seed as usize % n);
+            if seed & 0x80 != 0 {
+                members.reverse();
+            }
+            members
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// What the reader reads is what serde reads, and a reply of text content alone
+            /// it reads (anything else it leaves to serde).
+            #[test]
+            fn reads_as_serde_does((line, plain) in reply()) {
+                let general = general(&line);
+                match read(line.as_bytes()) {
+                    Some(fast) => prop_assert_eq!(Some(fast), general, "{}", line),
+                    None => prop_assert!(!plain, "a text reply was not read: {}", line),
+                }
+            }
+
+            /// A reply broken anywhere is never read as something serde would not read.
+            #[test]
+            fn a_broken_reply_is_never_misread(
+                (line, _) in reply(),
+                at in any::<usize>(),
+                how in any::<u8>(),
+            ) {
+                let broken = arbitrary::mutated(line.as_bytes(), at, how);
+                if let Some(fast) = read(&broken) {
+                    let text = std::str::from_utf8(&broken).unwrap();
+                    prop_assert_eq!(Some(fast), general(text), "{}", text);
+                }
+            }
+
+            /// Bytes of no shape at all: no panic, and nothing serde would not read.
+            #[test]
+            fn noise_is_never_misread(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+                if let Some(fast) = read(&bytes) {
+                    let text = std::str::from_utf8(&bytes).unwrap();
+                    prop_assert_eq!(Some(fast), general(text));
+                }
+            }
+        }
+    }
 }

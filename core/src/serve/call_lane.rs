@@ -951,4 +951,138 @@ mod tests {
         assert!(writer.flush().await.is_err());
         task.await.unwrap();
     }
+
+    mod properties {
+        use super::*;
+        use crate::arbitrary;
+        use proptest::prelude::*;
+        use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
+        use serde_json::{Value, json};
+
+        /// A call as its handler gets it: the id, the params, and the request's `_meta`
+        /// (which rmcp's parse moves out of the params, into the context).
+        type Call = (
+            RequestId,
+            CallToolRequestParams,
+            rmcp::model::RequestMetaObject,
+        );
+
+        /// What rmcp makes of a line: a `tools/call`, or nothing.
+        fn rmcps(line: &str) -> Option<Call> {
+            use rmcp::model::GetMeta;
+            match serde_json::from_str::<ClientJsonRpcMessage>(line).ok()? {
+                JsonRpcMessage::Request(request) => {
+                    let meta = request.request.get_meta().clone();
+                    match request.request {
+                        ClientRequest::CallToolRequest(mut call) => {
+                            let mut meta = meta;
+                            meta.extend(call.params.meta.take().unwrap_or_default());
+                            Some((request.id, call.params, meta))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+
+        /// What the lane makes of it (as `Lane::call` hands it on): the same, or nothing
+        /// (the loop then reads it).
+        fn lanes(line: &str) -> Option<Call> {
+            let head = serde_json::from_str::<Head>(line).ok()?;
+            if head.version != "2.0" || head.method.as_deref() != Some("tools/call") {
+                return None;
+            }
+            let LaneId(id) = head.id?;
+            let mut params = head.params?.into_call()?;
+            let meta = params.meta.take().unwrap_or_default();
+            Some((id, params, meta))
+        }
+
+        /// Ids of every kind a client sends, and some no one should.
+        fn id() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                arbitrary::string(10).prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                (-1000i64..1000).prop_map(|n| json!(n as f64)),
+                Just(json!(1.5)),
+                Just(json!(null)),
+                Just(json!({"x": 1})),
+            ]
+        }
+
+        /// A `tools/call` line, its members in any order, written any way.
+        fn call() -> impl Strategy<Value = String> {
+            let params = (
+                prop::option::of(arbitrary::string(12)),
+                prop::option::of(arbitrary::map()),
+                prop::option::of(arbitrary::map()),
+                prop::option::of(arbitrary::string(8)),
+            )
+                .prop_map(|(name, arguments, meta, state)| {
+                    let mut params = serde_json::Map::new();
+                    if let Some(name) = name {
+                        params.insert("name".into(), name.into());
+                    }
+                    if let Some(arguments) = arguments {
+                        params.insert("arguments".into(), Value::Object(arguments));
+                    }
+                    if let Some(meta) = meta {
+                        params.insert("_meta".into(), Value::Object(meta));
+                    }
+                    if let Some(state) = state {
+                        params.insert("requestState".into(), state.into());
+                    }
+                    Value::Object(params)
+                });
+            let version = prop_oneof![9 => Just("2.0"), 1 => Just("1.0")];
+            (version, id(), params, any::<u8>(), arbitrary::style()).prop_map(
+                |(version, id, params, order, style)| {
+                    let mut members = vec![
+                        ("jsonrpc", Value::from(version)),
+                        ("id", id),
+                        ("method", Value::from("tools/call")),
+                        ("params", params),
+                    ];
+                    members.rotate_left(order as usize % 4);
+                    if order & 0x10 != 0 {
+                        members.reverse();
+                    }
+                    arbitrary::object(&members, style)
+                },
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// A call the lane takes is the call rmcp reads, id and params alike; one rmcp
+            /// would not read as a call, the lane leaves to the loop.
+            #[test]
+            fn the_lane_reads_a_call_as_rmcp_does(line in call()) {
+                match (lanes(&line), rmcps(&line)) {
+                    (Some(ours), Some(theirs)) => prop_assert_eq!(ours, theirs, "{}", line),
+                    (Some(ours), None) => prop_assert!(false, "taken, rmcp refuses it: {ours:?} {line}"),
+                    // Left to the loop, which reads it as rmcp does.
+                    (None, _) => {}
+                }
+            }
+
+            /// A line broken anywhere: never taken as a call rmcp would not read.
+            #[test]
+            fn a_broken_line_is_never_taken_wrongly(
+                line in call(),
+                at in any::<usize>(),
+                how in any::<u8>(),
+            ) {
+                let broken = arbitrary::mutated(line.as_bytes(), at, how);
+                if let Ok(text) = std::str::from_utf8(&broken)
+                    && let Some(ours) = lanes(text)
+                {
+                    prop_assert_eq!(Some(ours), rmcps(text), "{}", text);
+                }
+            }
+        }
+    }
 }

@@ -805,4 +805,141 @@ mod tests {
             assert_eq!(classify(line.as_bytes()), *want, "{line}");
         }
     }
+
+    mod properties {
+        use super::*;
+        use crate::arbitrary;
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
+
+        /// What a line is by serde's reading alone: a reply to `mcpmux-N` (no method), or
+        /// progress on it, or neither.
+        fn by_serde(line: &[u8]) -> Kind {
+            let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(line) else {
+                return Kind::Other;
+            };
+            let number = |v: Option<&Value>| {
+                v.and_then(Value::as_str)
+                    .and_then(|s| s.strip_prefix("mcpmux-"))
+                    .and_then(|n| n.parse::<u64>().ok())
+            };
+            match message.get("method").map(|m| m.as_str()) {
+                None => number(message.get("id")).map_or(Kind::Other, Kind::Reply),
+                Some(Some("notifications/progress")) => {
+                    number(message.get("params").and_then(|p| p.get("progressToken")))
+                        .map_or(Kind::Other, Kind::Progress)
+                }
+                Some(_) => Kind::Other,
+            }
+        }
+
+        /// The digits after `mcpmux-`: most a number, some past u64 or not digits at all.
+        fn digits() -> impl Strategy<Value = String> + Clone {
+            prop_oneof![
+                4 => any::<u64>().prop_map(|n| n.to_string()),
+                1 => Just("18446744073709551616".to_string()),
+                1 => Just("007".to_string()),
+                1 => Just("+5".to_string()),
+                1 => Just(String::new()),
+                1 => "[0-9]{1,3}[a-z\\\"]".prop_map(|s| s),
+            ]
+        }
+
+        /// A line a server writes: a reply (result or error) in one of the orders servers
+        /// write, progress, a request of its own, or a notification.
+        fn line() -> impl Strategy<Value = String> {
+            let id = digits().prop_map(|d| Value::from(format!("mcpmux-{d}")));
+            let result = prop_oneof![
+                arbitrary::value().prop_map(|v| ("result", v)),
+                arbitrary::value()
+                    .prop_map(|d| ("error", json!({"code": -1, "message": "x", "data": d}))),
+            ];
+            let reply = (id.clone(), result, 0..4usize, arbitrary::style()).prop_map(
+                |(id, (key, body), order, style)| {
+                    let version = ("jsonrpc", Value::from("2.0"));
+                    let members = match order {
+                        0 => vec![version, ("id", id), (key, body)],
+                        1 => vec![("id", id), version, (key, body)],
+                        2 => vec![(key, body), version, ("id", id)],
+                        _ => vec![(key, body), ("id", id), version],
+                    };
+                    arbitrary::object(&members, style)
+                },
+            );
+            let progress = (id.clone(), arbitrary::style()).prop_map(|(token, style)| {
+                let params = json!({"progressToken": token, "progress": 1});
+                let members = [
+                    ("jsonrpc", Value::from("2.0")),
+                    ("method", Value::from("notifications/progress")),
+                    ("params", params),
+                ];
+                arbitrary::object(&members, style)
+            });
+            let request =
+                (id, arbitrary::string(12), arbitrary::style()).prop_map(|(id, method, style)| {
+                    let members = [
+                        ("jsonrpc", Value::from("2.0")),
+                        ("id", id),
+                        ("method", Value::from(method)),
+                        ("params", json!({})),
+                    ];
+                    arbitrary::object(&members, style)
+                });
+            prop_oneof![4 => reply, 2 => progress, 1 => request]
+        }
+
+        /// `line`, classified as serde does when it is JSON; when not, not unless its own
+        /// id says so.
+        fn check(line: &[u8]) -> Result<(), TestCaseError> {
+            let ours = classify(line);
+            if serde_json::from_slice::<Value>(line).is_ok() {
+                prop_assert_eq!(ours, by_serde(line), "{}", String::from_utf8_lossy(line));
+            } else if let Kind::Reply(n) | Kind::Progress(n) = ours {
+                // Some `"mcpmux-N"` in the line names request n, as a direct id reads.
+                let named = memchr::memmem::find_iter(line, b"\"mcpmux-").any(|at| {
+                    let rest = &line[at + 8..];
+                    let end = rest.iter().position(|b| *b == b'"').unwrap_or(rest.len());
+                    std::str::from_utf8(&rest[..end])
+                        .ok()
+                        .and_then(|d| d.parse().ok())
+                        == Some(n)
+                });
+                prop_assert!(named, "{}", String::from_utf8_lossy(line));
+            } else {
+                prop_assert_eq!(ours, Kind::Other);
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// The hand-read shortcuts never tell a line otherwise than serde reads it.
+            #[test]
+            fn a_line_is_what_serde_reads_it_as(line in line()) {
+                prop_assert_eq!(classify(line.as_bytes()), by_serde(line.as_bytes()), "{}", line);
+            }
+
+            /// Nor does a line broken anywhere, or noise, while it is JSON. A line that is not
+            /// JSON but starts and ends as a reply to request N does is taken as N's reply
+            /// without reading its middle (what makes the shortcut short): N's call then fails
+            /// on reading it, where serde's way would have left the call waiting for its time
+            /// limit (and serde's own probe skips what it does not read, invalid UTF-8 in it
+            /// too, so a broken line may be N's progress). Never another request's.
+            #[test]
+            fn a_broken_line_is_what_serde_reads_it_as(
+                line in line(),
+                at in any::<usize>(),
+                how in any::<u8>(),
+            ) {
+                let broken = arbitrary::mutated(line.as_bytes(), at, how);
+                check(&broken)?;
+            }
+
+            #[test]
+            fn noise_is_what_serde_reads_it_as(bytes in prop::collection::vec(any::<u8>(), 0..120)) {
+                check(&bytes)?;
+            }
+        }
+    }
 }

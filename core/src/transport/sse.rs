@@ -324,4 +324,92 @@ mod tests {
         assert_eq!(got[0], Err(Oversized { size: 28 }));
         assert_eq!(got[1].as_ref().unwrap().data, "ok");
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A field's text: anything but the line breaks that end it.
+        fn text() -> impl Strategy<Value = String> {
+            crate::arbitrary::string(16).prop_map(|s| s.replace(['\n', '\r'], " "))
+        }
+
+        /// An event as a server sends it: its name, if any, and the lines of its data.
+        fn event() -> impl Strategy<Value = (Option<String>, Vec<String>)> {
+            let name = prop::option::of(text().prop_filter("named", |n| !n.is_empty()));
+            (name, prop::collection::vec(text(), 1..4))
+        }
+
+        /// `events` on the wire: each line ended with LF or CRLF, comments and fields the
+        /// client ignores between them, a space after the colon or not.
+        fn encode(events: &[(Option<String>, Vec<String>)], seed: u64) -> Vec<u8> {
+            let mut out = Vec::new();
+            let mut bits = seed;
+            let mut line = |out: &mut Vec<u8>, text: &str| {
+                bits = bits.rotate_left(7) ^ 0x9e37_79b9_7f4a_7c15;
+                out.extend_from_slice(text.as_bytes());
+                out.extend_from_slice(if bits & 1 == 0 { b"\n" } else { b"\r\n" });
+                bits
+            };
+            for (name, data) in events {
+                if line(&mut out, ": a comment") & 2 == 0 {
+                    line(&mut out, "id: 7");
+                }
+                if let Some(name) = name {
+                    line(&mut out, &format!("event: {name}"));
+                }
+                for d in data {
+                    let spaced = format!("data: {d}");
+                    let tight = format!("data:{d}");
+                    // Without the space, a value that starts with one keeps it.
+                    let tight_ok = !d.starts_with(' ');
+                    let choice = line(&mut Vec::new(), "") & 4 == 0;
+                    line(&mut out, if choice && tight_ok { &tight } else { &spaced });
+                }
+                line(&mut out, "");
+            }
+            out
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Whatever the chunks a stream arrives in, the events are the ones sent.
+            #[test]
+            fn events_are_read_as_sent_however_the_stream_is_cut(
+                events in prop::collection::vec(event(), 0..6),
+                seed in any::<u64>(),
+                cuts in prop::collection::vec(any::<usize>(), 0..8),
+            ) {
+                let wire = encode(&events, seed);
+                let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (wire.len() + 1)).collect();
+                cuts.push(wire.len());
+                cuts.sort_unstable();
+                let mut parser = SseParser::new(1 << 20);
+                let mut got = Vec::new();
+                let mut from = 0;
+                for cut in cuts {
+                    got.extend(parser.feed(&wire[from..cut]));
+                    from = cut;
+                }
+                let got: Vec<SseEvent> = got.into_iter().map(Result::unwrap).collect();
+                let want: Vec<SseEvent> = events
+                    .into_iter()
+                    .map(|(event, data)| SseEvent { event, data: data.join("\n") })
+                    .collect();
+                prop_assert_eq!(got, want);
+            }
+
+            /// Bytes of no shape: no panic, and no event larger than the limit.
+            #[test]
+            fn noise_never_gives_an_event_past_the_limit(
+                bytes in prop::collection::vec(any::<u8>(), 0..400),
+            ) {
+                let mut parser = SseParser::new(32);
+                for event in parser.feed(&bytes).into_iter().flatten() {
+                    prop_assert!(event.data.len() <= 32);
+                }
+            }
+        }
+    }
 }

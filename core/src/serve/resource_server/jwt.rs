@@ -211,3 +211,72 @@ pub(super) fn now() -> f64 {
         .unwrap_or_default()
         .as_secs_f64()
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::arbitrary;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn encoded(value: &str) -> String {
+        URL_SAFE_NO_PAD.encode(value)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A token's header and claims are what serde reads from its parts, written any way.
+        #[test]
+        fn the_parts_are_what_serde_reads(
+            claims in arbitrary::map(),
+            kid in prop::option::of(arbitrary::string(8)),
+            alg in prop::sample::select(ALGORITHMS.to_vec()),
+            style in arbitrary::style(),
+            signature in prop::collection::vec(any::<u8>(), 0..80),
+        ) {
+            let mut header = vec![("alg", Value::from(alg)), ("typ", Value::from("at+jwt"))];
+            if let Some(kid) = &kid {
+                header.push(("kid", Value::from(kid.clone())));
+            }
+            let claims_text = arbitrary::written(&Value::Object(claims.clone()), style);
+            let token = format!(
+                "{}.{}.{}",
+                encoded(&arbitrary::object(&header, style)),
+                encoded(&claims_text),
+                URL_SAFE_NO_PAD.encode(&signature)
+            );
+            let jws = Jws::<Value>::parse(&token, "the token").unwrap();
+            prop_assert_eq!(&jws.header.alg, alg);
+            prop_assert_eq!(&jws.header.kid, &kid);
+            prop_assert_eq!(jws.claims, Value::Object(claims));
+            prop_assert_eq!(jws.signature, signature);
+        }
+
+        /// Text of no shape, or a token broken anywhere: an error saying so, never a panic.
+        #[test]
+        fn a_broken_token_is_refused_not_misread(
+            text in "[A-Za-z0-9_.=+/-]{0,120}",
+            at in any::<usize>(),
+            how in any::<u8>(),
+        ) {
+            let _ = Jws::<Value>::parse(&text, "the token");
+            let good = format!(
+                "{}.{}.{}",
+                encoded(&json!({"alg": "ES256"}).to_string()),
+                encoded(&json!({"sub": "a"}).to_string()),
+                encoded("sig")
+            );
+            let broken = arbitrary::mutated(good.as_bytes(), at, how);
+            if let Ok(broken) = std::str::from_utf8(&broken)
+                && let Ok(jws) = Jws::<Value>::parse(broken, "the token")
+            {
+                // What still parses reads as serde reads its parts.
+                let parts: Vec<&str> = broken.split('.').collect();
+                let claims: Value =
+                    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
+                prop_assert_eq!(jws.claims, claims);
+            }
+        }
+    }
+}
