@@ -12,6 +12,8 @@ Changes, told on the client's `subscriptions/listen` stream only:
 
 Logs: tool `say {message}` logs `message` at `warning`, which the SDK sends only to a request
 whose `_meta` asks for that level.
+
+Plain: tool `echo {text}` answers `text`.
 """
 
 import warnings
@@ -80,6 +82,12 @@ async def touch(uri: str, ctx: Context) -> str:
     """Says that the resource `uri` was updated."""
     await ctx.notify_resource_updated(uri)
     return f"touched {uri}"
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Answers `text` as it came: what a test that checks each call got its own answer calls."""
+    return text
 
 
 @server.tool()

@@ -7,6 +7,7 @@
 mod agent;
 mod agent_host;
 mod apps;
+mod chaos;
 mod common;
 mod first_use;
 mod host_features;
