@@ -857,3 +857,27 @@ impl Resources {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The token's comparison looks at every byte whatever it finds (no early return a
+    /// timing could tell), and still tells every difference: length, first byte, last byte.
+    #[test]
+    fn a_token_matches_only_itself() {
+        let token = b"0123456789abcdef0123";
+        assert!(same_secret(token, token));
+        for other in [
+            &b"0123456789abcdef012"[..],
+            b"0123456789abcdef01234",
+            b"x123456789abcdef0123",
+            b"0123456789abcdef012x",
+            b"",
+        ] {
+            assert!(!same_secret(token, other), "{other:?}");
+        }
+        assert!(check_token("fifteen-chars!!").is_err());
+        assert!(check_token("sixteen-chars!!!").is_ok());
+    }
+}

@@ -440,16 +440,37 @@ async fn approvals_follow_the_policy_and_the_tools_annotations() {
     let root = dir.path().to_string_lossy().into_owned();
     let file = format!("{root}/note.txt");
     std::fs::write(&file, "hello").unwrap();
-    for (policy, asked_for) in [
+    for (policy, not_auto_approved, asked_for) in [
         (
             mcpmux::agent::ApprovalPolicy::Trusted,
+            vec![],
             vec![("write_file", "destructive")],
         ),
         (
             mcpmux::agent::ApprovalPolicy::ReadOnly,
+            vec![],
             vec![
                 ("write_file", "not_read_only"),
                 ("create_directory", "not_read_only"),
+            ],
+        ),
+        // Every tool, the read-only one too.
+        (
+            mcpmux::agent::ApprovalPolicy::Always,
+            vec![],
+            vec![
+                ("write_file", "always"),
+                ("read_text_file", "always"),
+                ("create_directory", "always"),
+            ],
+        ),
+        // The record names a read-only tool: it is asked about all the same.
+        (
+            mcpmux::agent::ApprovalPolicy::Trusted,
+            vec!["read_text_file".to_string()],
+            vec![
+                ("write_file", "destructive"),
+                ("read_text_file", "not_auto_approved"),
             ],
         ),
     ] {
@@ -469,6 +490,11 @@ async fn approvals_follow_the_policy_and_the_tools_annotations() {
             .await
             .unwrap();
         trust(&pool, "files").await;
+        let patch = mcpmux::ServerPatch {
+            disabled_auto_approve_tools: Some(not_auto_approved),
+            ..Default::default()
+        };
+        pool.update_server("files", patch).await.unwrap();
         let fake = FakeOpenAi::start(vec![
             Turn::Tools(vec![
                 (

@@ -71,6 +71,35 @@ async fn adding_a_server_connects_it_and_records_its_tools() {
     pool.close().await;
 }
 
+/// A remote server's secrets (a header's value, a key in its URL) reach neither the error of
+/// a failed connection nor any event the pool emits about it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_servers_header_and_url_secrets_reach_no_error_or_event() {
+    let pool = pool().await;
+    let mut events = pool.events();
+    let url = format!(
+        "http://user:s3cret-pw@127.0.0.1:{}/mcp?key=s3cret-url",
+        mcpmux_tests::free_port()
+    );
+    let mut input = remote("remote", url, None);
+    input
+        .config
+        .headers
+        .insert("Authorization".into(), "Bearer s3cret-hdr".into());
+    pool.add_server(input).await.unwrap();
+    let e = pool.list_tools(Some("remote")).await.unwrap_err();
+    let mut said = vec![e.to_string(), format!("{e:?}")];
+    said.extend(drain(&mut events).iter().map(|e| format!("{e:?}")));
+    said.push(format!("{:?}", pool.get_server("remote").await.unwrap()));
+    said.push(serde_json::to_string(&pool.server_states()).unwrap());
+    for text in &said {
+        for secret in ["s3cret-hdr", "s3cret-url", "s3cret-pw"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+    }
+    pool.close().await;
+}
+
 /// A server that dies as it starts (a token not set, a module not installed) is the most
 /// common first failure: its error says how it exited and what it wrote to stderr, the only
 /// place that says why. A URL nothing listens on says the connection was refused.

@@ -109,7 +109,7 @@ async fn resources_and_prompts() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn env_is_inherited_then_overlaid_and_cwd_is_set() {
+async fn env_is_the_allow_list_and_the_records_and_cwd_is_set() {
     let pool = pool().await;
     let mut input = test_server("t", &[]);
     input
@@ -123,11 +123,45 @@ async fn env_is_inherited_then_overlaid_and_cwd_is_set() {
     assert_eq!(text(&r), "overlaid");
     let r = call_ok(&pool, "mcp__t__env", json!({"name": "PATH"})).await;
     assert!(!text(&r).is_empty(), "PATH was not inherited");
+    // This process's other variables are not the server's (cargo sets CARGO_PKG_NAME).
+    assert!(std::env::var("CARGO_PKG_NAME").is_ok());
+    let r = call_ok(&pool, "mcp__t__env", json!({"name": "CARGO_PKG_NAME"})).await;
+    assert_eq!(text(&r), "CARGO_PKG_NAME is not set");
     let r = call_ok(&pool, "mcp__t__cwd", json!({})).await;
     assert_eq!(
         std::fs::canonicalize(text(&r)).unwrap(),
         std::fs::canonicalize(dir.path()).unwrap()
     );
+    pool.close().await;
+}
+
+/// A server is started without a shell: what looks like shell in its command or its arguments
+/// reaches it as the text it is, and runs nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_is_started_without_a_shell() {
+    let pool = pool().await;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = |name: &str| dir.path().join(name);
+    let name = format!(
+        "$(touch {}) `touch {}`; touch {} | touch {}",
+        marker("a").display(),
+        marker("b").display(),
+        marker("c").display(),
+        marker("d").display()
+    );
+    add_test_server(&pool, "t", &["--name", &name]).await;
+    pool.connect("t").await.unwrap();
+    let info = pool.server_info("t").unwrap().unwrap();
+    assert_eq!(info.server_info.unwrap()["name"], name.as_str());
+    let command = format!("true; touch {}", marker("e").display());
+    pool.add_server(stdio("shelled", &command, &[]))
+        .await
+        .unwrap();
+    let e = pool.connect("shelled").await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    for file in ["a", "b", "c", "d", "e"] {
+        assert!(!marker(file).exists(), "a shell ran: {file} was made");
+    }
     pool.close().await;
 }
 
