@@ -53,6 +53,7 @@ pub(crate) fn run(name: &str, flags: &Flags) {
         "mcpmux-ct" => current_thread().block_on(mcpmux_client(k, conc)),
         "mcpmux-serve" => multi_thread().block_on(crate::serve::client(k, conc)),
         "relay" => multi_thread().block_on(crate::serve::relay_client(k, conc)),
+        "mcpmux-serve-http" => multi_thread().block_on(crate::serve::http_client(k, conc)),
         other => fail(&format!("unknown client {other}")),
     };
     print(name, k, conc, figures);
@@ -278,16 +279,20 @@ async fn rmcp_client(k: usize, conc: usize) -> Figures {
     rmcp_calls(started, transport, "echo", k, conc).await
 }
 
-/// rmcp's client over `transport` (a child's stdout and stdin), started at `started`: the
-/// handshake, then `k` sequential and `conc` concurrent calls of `tool` with `{"text":
-/// "hello"}`.
-pub(crate) async fn rmcp_calls(
+/// rmcp's client over `transport` (a child's stdout and stdin, or Streamable HTTP), started
+/// at `started`: the handshake, then `k` sequential and `conc` concurrent calls of `tool`
+/// with `{"text": "hello"}`.
+pub(crate) async fn rmcp_calls<T, E, A>(
     started: Instant,
-    transport: (tokio::process::ChildStdout, tokio::process::ChildStdin),
+    transport: T,
     tool: &'static str,
     k: usize,
     conc: usize,
-) -> Figures {
+) -> Figures
+where
+    T: rmcp::transport::IntoTransport<rmcp::RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
     use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
 

@@ -62,6 +62,11 @@ const CLIENTS: &[Client] = &[
         what: "rmcp 3.11 through a process that only copies bytes (the floor of any front)",
     },
     Client {
+        name: "mcpmux-serve-http",
+        lang: "rust",
+        what: "rmcp 3.11's Streamable HTTP client through `mcpmux serve --http` on 127.0.0.1",
+    },
+    Client {
         name: "python-pipe",
         lang: "python",
         what: "asyncio on raw pipes, no parsing (Python's floor)",

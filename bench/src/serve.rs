@@ -3,6 +3,9 @@
 //! binary, on a config holding the bench server, started as a client would start it), to set
 //! beside the same client calling the server directly (`rmcp`).
 //!
+//! `http_client` calls through `mcpmux serve --http` the same way, over Streamable HTTP on
+//! 127.0.0.1.
+//!
 //! Beside it, the floor of any front: `relay-front` copies bytes between the client and the
 //! bench server and does nothing else (no parsing, no names), so a front that cost nothing of
 //! its own would score what `relay` scores. A served call still crosses one more process and
@@ -113,6 +116,50 @@ pub(crate) async fn client(k: usize, conc: usize) -> Figures {
     let figures = crate::clients::rmcp_calls(started, transport, "bench__echo", k, conc).await;
     let _ = front.wait().await;
     figures
+}
+
+/// The token the HTTP front is served with in the bench.
+const TOKEN: &str = "bench-token-of-the-http-front";
+
+/// rmcp's Streamable HTTP client through `mcpmux serve --http` on 127.0.0.1 (a legacy
+/// session: rmcp's client opens one with `initialize`), on one kept-alive connection as
+/// reqwest keeps it: what an HTTP client's call costs through the front, beside the stdio
+/// front's figures.
+pub(crate) async fn http_client(k: usize, conc: usize) -> Figures {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use tokio::io::AsyncBufReadExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = bench_config(dir.path()).await;
+    let cli = cli_path();
+    let started = Instant::now();
+    let mut front = tokio::process::Command::new(&cli)
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--token",
+            TOKEN,
+            "--mode",
+            "direct",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("spawn {}: {e}", cli.display())));
+    // The front prints its URL alone on stdout once it listens.
+    let mut url = String::new();
+    tokio::io::BufReader::new(front.stdout.take().unwrap())
+        .read_line(&mut url)
+        .await
+        .unwrap_or_else(|e| fail(&format!("read the front's URL: {e}")));
+    let config = StreamableHttpClientTransportConfig::with_uri(url.trim()).auth_header(TOKEN);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    crate::clients::rmcp_calls(started, transport, "bench__echo", k, conc).await
 }
 
 /// A config file in `dir` holding the bench server as `bench`, written by mcpmux itself.
