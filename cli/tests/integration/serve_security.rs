@@ -233,6 +233,78 @@ async fn the_audit_log_is_the_owners_and_records_what_a_profile_refuses() {
     assert_eq!(mode, 0o600, "the audit log's mode is {mode:o}");
 }
 
+/// A profile's deny list holds through the search mode's tools too: a denied tool is found by
+/// no search, described to no one and called by no `call_tool`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profiles_deny_list_holds_in_search_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    add_test_server(&config, "test", &[]);
+    let mut file: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    file["profiles"] = json!({"narrow": {"deny": ["test__add"], "mode": "search"}});
+    std::fs::write(&config, file.to_string()).unwrap();
+    let (_server, url) = serve_http(&config, &["--token", TOKEN]);
+    let mut client = RawClient::legacy(&format!("{url}/p/narrow"), TOKEN).await;
+    let listed = client.request("tools/list", json!({})).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["search_tools", "describe_tools", "call_tool"],
+        "{listed}"
+    );
+    let call = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    let found = client
+        .request(
+            "tools/call",
+            call("search_tools", json!({"query": "add two integers sum"})),
+        )
+        .await;
+    let hits: Vec<&str> = found["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(!hits.contains(&"test__add"), "{hits:?}");
+    let described = client
+        .request(
+            "tools/call",
+            call("describe_tools", json!({"names": ["test__add"]})),
+        )
+        .await;
+    assert!(
+        !described.to_string().contains("Add two integers"),
+        "{described}"
+    );
+    assert!(described.to_string().contains("unknown"), "{described}");
+    let called = client
+        .request(
+            "tools/call",
+            call(
+                "call_tool",
+                json!({"name": "test__add", "arguments": {"a": 1, "b": 2}}),
+            ),
+        )
+        .await;
+    assert!(called.get("error").is_some(), "{called}");
+    // What the profile shows is there to find.
+    let found = client
+        .request(
+            "tools/call",
+            call(
+                "search_tools",
+                json!({"query": "return the text unchanged"}),
+            ),
+        )
+        .await;
+    assert!(found.to_string().contains("test__echo"), "{found}");
+}
+
 /// A connection that sends the start of a request's headers and then one byte a second.
 fn trickle(authority: &str) -> TcpStream {
     let mut stream = TcpStream::connect(authority).unwrap();
@@ -303,6 +375,94 @@ fn slow_headers_are_cut_off_and_a_peer_holds_only_so_many_connections() {
         "",
     );
     assert_eq!(status, 200, "{response}");
+}
+
+/// POSTs `size` bytes to `path` with `headers`; the status of the answer (the server may
+/// answer before it has read them all, and close).
+fn post_big(authority: &str, path: &str, headers: &[(&str, &str)], size: usize) -> u16 {
+    let mut stream = TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {size}\r\n"
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let chunk = vec![b' '; 64 * 1024];
+    let mut sent = 0;
+    while sent < size {
+        let n = chunk.len().min(size - sent);
+        if stream.write_all(&chunk[..n]).is_err() {
+            break;
+        }
+        sent += n;
+    }
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A body past the limits (4 MiB, on `/mcp` as on the legacy front's `/messages`) is
+/// answered 413 without being read into memory, and the gateway answers on.
+#[test]
+fn a_body_past_the_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    add_test_server(&config, "test", &[]);
+    let (_server, url) = serve_http(&config, &["--token", TOKEN, "--sse"]);
+    let authority = url
+        .strip_prefix("http://")
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap();
+    let auth = format!("Bearer {TOKEN}");
+    let too_big = 5 * 1024 * 1024;
+    assert_eq!(
+        post_big(authority, "/mcp", &[("Authorization", &auth)], too_big),
+        413
+    );
+    // The legacy front's session, from its event stream's first event.
+    let mut events = TcpStream::connect(authority).unwrap();
+    write!(
+        events,
+        "GET /sse HTTP/1.1\r\nHost: {authority}\r\nAuthorization: {auth}\r\nAccept: \
+         text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    events
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&seen).contains("sessionId=") {
+        let n = events.read(&mut buf).unwrap();
+        assert!(n > 0, "the event stream ended");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let seen = String::from_utf8_lossy(&seen).into_owned();
+    let endpoint = seen
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(
+        post_big(authority, &endpoint, &[("Authorization", &auth)], too_big),
+        413
+    );
+    let (status, _) = http_request(&url, "GET", "/status", &[("Authorization", &auth)], "");
+    assert_eq!(status, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -35,6 +35,8 @@
 //!   by `--name`), each answering "NAME answered", for search and listing at scale.
 //! * `--describe-echo-from PATH`: `echo`'s description is PATH's text, read at each listing,
 //!   so a test can change a tool behind its user's back.
+//! * `--stubborn`: serves as usual, but ignores SIGTERM and stays after its stdin closes, so
+//!   only SIGKILL ends it.
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `meta` (the request's `_meta`), `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
@@ -153,13 +155,15 @@ struct Options {
     /// `echo`'s description is this file's text, read at each listing (a server that changes
     /// a tool behind its user's back: a "rug pull").
     describe_echo_from: Option<std::path::PathBuf>,
+    /// Ignores SIGTERM and stays after its stdin closes: only SIGKILL ends it.
+    stubborn: bool,
 }
 
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
      [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
      [--private-tools] [--generated-tools N] [--apps] [--slow-first-start MS --marker PATH] \
-     [--describe-echo-from PATH]"
+     [--describe-echo-from PATH] [--stubborn]"
 }
 
 /// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
@@ -180,6 +184,7 @@ fn parse_args() -> Result<Options, String> {
         generated_tools: 0,
         apps: false,
         describe_echo_from: None,
+        stubborn: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -187,6 +192,7 @@ fn parse_args() -> Result<Options, String> {
         match arg.as_str() {
             "--garbage-stdout" => options.garbage_stdout = true,
             "--silent" => options.silent = true,
+            "--stubborn" => options.stubborn = true,
             "--legacy" => options.legacy = true,
             "--http" => {
                 let port = value("--http")?;
@@ -1552,6 +1558,12 @@ fn main() -> ExitCode {
         }
     }
 
+    if options.stubborn {
+        // SAFETY: setting a signal's disposition to "ignore" has no memory-safety preconditions.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        }
+    }
     if options.silent {
         run_silent();
     }
@@ -1569,6 +1581,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let stubborn = options.stubborn;
     let result = runtime.block_on(async {
         if let Some(port) = options.http_port {
             serve_http(options, port).await
@@ -1581,6 +1594,11 @@ fn main() -> ExitCode {
             }
         }
     });
+    if stubborn {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -135,6 +135,25 @@ async fn env_is_the_allow_list_and_the_records_and_cwd_is_set() {
     pool.close().await;
 }
 
+/// A server that ignores its stdin closing and SIGTERM is killed, group and all, when the pool
+/// closes: nothing outlives the pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ignores_sigterm_is_killed_on_close() {
+    let pool = pool().await;
+    add_test_server(&pool, "stubborn", &["--stubborn"]).await;
+    let r = call_ok(&pool, "mcp__stubborn__echo", json!({"text": "here"})).await;
+    assert_eq!(text(&r), "here");
+    let pid = pool.server_states()[0].pid.expect("a pid");
+    let started = Instant::now();
+    pool.close().await;
+    assert!(
+        wait_for_pid_exit(pid, Duration::from_secs(15)),
+        "the stubborn server outlived the pool"
+    );
+    assert!(!pid_alive(pid));
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
 /// A server is started without a shell: what looks like shell in its command or its arguments
 /// reaches it as the text it is, and runs nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -138,6 +138,16 @@ async fn changed_since_the_listing_is_refused(served_as: mcpmux::SkillSource) {
         !said.contains("Ignore all"),
         "the content never comes out: {said}"
     );
+    // Of the same size, other bytes: the digest alone tells.
+    let same_size = "Field names are CASE-sensitive.\n";
+    assert_eq!(same_size.len(), FIELDS_MD.len());
+    std::fs::write(&on_disk, same_size).unwrap();
+    let refused = pool
+        .read_skill_file("skills", "pdf-forms", &fields.uri)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Protocol);
+    assert!(refused.to_string().contains("sha256:"), "{refused}");
     pool.close().await;
 }
 
