@@ -235,6 +235,56 @@ fn the_metadata_and_the_challenge_lead_a_client_to_the_issuer() {
     assert_eq!(status, 401);
 }
 
+/// Behind a proxy, the resource is what `--oauth-resource` says (the address clients use), and
+/// an issuer that names its APIs otherwise is met with `--oauth-audience`: a token for that is
+/// admitted, one for the gateway's own local address is not.
+#[test]
+fn the_resource_and_the_audience_are_what_the_gateway_is_told() {
+    let Some((_issuer, issuer)) = start_issuer() else {
+        return;
+    };
+    let Some((_dir, config)) = fleet(false) else {
+        return;
+    };
+    let public = "https://mcp.example.com/mcp";
+    let (_server, url) = serve_http(
+        &config,
+        &["--oauth-issuer", &issuer, "--oauth-resource", public],
+    );
+    let (status, response) = http_request(
+        &url,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    );
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains(&format!("\"resource\":\"{public}\"")),
+        "{response}"
+    );
+    let bearer = |resource: &str| {
+        format!(
+            "Bearer {}",
+            token(&issuer, "rs-client", resource, "mcp:tools")
+        )
+    };
+    let (status, response) = initialize(&url, Some(&bearer(public)));
+    assert_eq!(status, 200, "{response}");
+    let (status, response) = initialize(&url, Some(&bearer(&url)));
+    assert_eq!(status, 401, "{response}");
+
+    let api = "urn:example:mcp-api";
+    let (_server, url) = serve_http(
+        &config,
+        &["--oauth-issuer", &issuer, "--oauth-audience", api],
+    );
+    let (status, response) = initialize(&url, Some(&bearer(api)));
+    assert_eq!(status, 200, "{response}");
+    let (status, response) = initialize(&url, Some(&bearer(&url)));
+    assert_eq!(status, 401, "{response}");
+}
+
 #[test]
 fn sdk_clients_call_with_the_issuers_tokens() {
     let Some((_issuer, issuer)) = start_issuer() else {

@@ -214,4 +214,36 @@ mod tests {
         assert!(store.save("c", json!(1)).await.is_err());
         assert_eq!(std::fs::read_to_string(store.path()).unwrap(), "{oops");
     }
+
+    /// Writers at once (each a store of its own, as two processes are) lose nothing: every
+    /// save is read, changed and written back under the file's lock.
+    #[tokio::test]
+    async fn stores_saving_at_once_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.json.tokens.json");
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let store = FileTokenStore::new(&path);
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        let id = format!("server-{w}-{i}");
+                        futures::executor::block_on(store.save(&id, json!({"w": w, "i": i})))
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let store = FileTokenStore::new(&path);
+        let all = store.read().unwrap();
+        assert_eq!(all.len(), 100, "{:?}", all.keys().collect::<Vec<_>>());
+        for w in 0..4 {
+            for i in 0..25 {
+                let id = format!("server-{w}-{i}");
+                assert_eq!(all.get(&id), Some(&json!({"w": w, "i": i})), "{id}");
+            }
+        }
+    }
 }

@@ -1,7 +1,8 @@
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::rsa::{KeyPair as RsaKeyPair, KeySize};
 use aws_lc_rs::signature::{
-    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair, RSA_PKCS1_SHA256,
+    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair, RSA_PKCS1_SHA256,
+    RSA_PSS_SHA256,
 };
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -18,6 +19,7 @@ const RESOURCE: &str = "http://127.0.0.1:8808/mcp";
 struct Issuer {
     ec: EcdsaKeyPair,
     rsa: RsaKeyPair,
+    ed: Ed25519KeyPair,
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -31,6 +33,7 @@ impl Issuer {
         Issuer {
             ec: EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref()).unwrap(),
             rsa: RsaKeyPair::generate(KeySize::Rsa2048).unwrap(),
+            ed: Ed25519KeyPair::generate().unwrap(),
         }
     }
 
@@ -43,6 +46,11 @@ impl Issuer {
             {"kty": "RSA", "kid": "rsa", "alg": "RS256",
              "n": b64(public.modulus().big_endian_without_leading_zero()),
              "e": b64(public.exponent().big_endian_without_leading_zero())},
+            {"kty": "RSA", "kid": "pss",
+             "n": b64(public.modulus().big_endian_without_leading_zero()),
+             "e": b64(public.exponent().big_endian_without_leading_zero())},
+            {"kty": "OKP", "kid": "ed", "crv": "Ed25519",
+             "x": b64(self.ed.public_key().as_ref())},
         ]);
         serde_json::from_value(keys).unwrap()
     }
@@ -55,13 +63,18 @@ impl Issuer {
         );
         let rng = SystemRandom::new();
         let signature = match header["alg"].as_str() {
-            Some("RS256") => {
+            Some(alg @ ("RS256" | "PS256")) => {
+                let padding = match alg {
+                    "RS256" => &RSA_PKCS1_SHA256,
+                    _ => &RSA_PSS_SHA256,
+                };
                 let mut sig = vec![0; self.rsa.public_modulus_len()];
                 self.rsa
-                    .sign(&RSA_PKCS1_SHA256, &rng, input.as_bytes(), &mut sig)
+                    .sign(padding, &rng, input.as_bytes(), &mut sig)
                     .unwrap();
                 sig
             }
+            Some("EdDSA") => self.ed.sign(input.as_bytes()).as_ref().to_vec(),
             _ => self
                 .ec
                 .sign(&rng, input.as_bytes())
@@ -139,6 +152,21 @@ fn a_good_token_of_either_key_is_admitted_with_its_subject() {
     assert_eq!(got.subject.as_deref(), Some("alice"));
     let got = admit(&server, &format!("bearer {rs}"), None).unwrap();
     assert_eq!(got.subject.as_deref(), Some("bob"));
+    // RSA-PSS and EdDSA keys, as an issuer may publish them.
+    for (alg, kid) in [("PS256", "pss"), ("EdDSA", "ed")] {
+        let token = issuer.token_with(
+            json!({"alg": alg, "kid": kid, "typ": "at+jwt"}),
+            json!({"sub": kid}),
+        );
+        let got = admit(&server, &format!("Bearer {token}"), None);
+        assert_eq!(got.unwrap().subject.as_deref(), Some(kid), "{alg}");
+        // Signed by another key, it does not verify.
+        let forged = issuer.token_with(json!({"alg": alg, "kid": "rsa"}), json!({}));
+        assert!(
+            admit(&server, &format!("Bearer {forged}"), None).is_err(),
+            "{alg}"
+        );
+    }
 }
 
 #[test]
@@ -259,6 +287,41 @@ fn a_dpop_bound_token_needs_a_fresh_proof_of_its_key() {
         invalid(admit(&server, &format!("DPoP {unbound}"), Some(&proof)))
             .contains("not DPoP-bound")
     );
+}
+
+/// A DPoP proof made by hand with the issuer's EC key (so its `iat` can be any time), for
+/// `token`; and the thumbprint (RFC 7638) a token bound to that key names.
+fn proof_at(issuer: &Issuer, token: &str, iat: i64) -> (String, String) {
+    let point = issuer.ec.public_key().as_ref();
+    let (x, y) = (b64(&point[1..33]), b64(&point[33..65]));
+    let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+    let thumbprint =
+        b64(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, canonical.as_bytes()).as_ref());
+    let ath = b64(aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token.as_bytes()).as_ref());
+    let header = json!({"typ": "dpop+jwt", "alg": "ES256",
+        "jwk": {"kty": "EC", "crv": "P-256", "x": x, "y": y}});
+    let claims = json!({"htm": "POST", "htu": RESOURCE, "iat": iat, "ath": ath,
+        "jti": format!("proof-{iat}")});
+    (issuer.sign(header, claims), thumbprint)
+}
+
+#[test]
+fn a_dpop_proof_out_of_its_time_window_is_refused() {
+    let issuer = Issuer::new();
+    let server = server(&issuer, &[]);
+    let now = jwt::now() as i64;
+    let (_, thumbprint) = proof_at(&issuer, "", now);
+    let token = issuer.token(json!({"cnf": {"jkt": thumbprint}}));
+    let dpop = format!("DPoP {token}");
+    // Made by hand as the pool makes one: admitted.
+    let (fresh, _) = proof_at(&issuer, &token, now);
+    assert!(admit(&server, &dpop, Some(&fresh)).is_ok());
+    for iat in [now - 600, now + 600] {
+        let (stale, _) = proof_at(&issuer, &token, iat);
+        assert!(
+            invalid(admit(&server, &dpop, Some(&stale))).contains("too old or from the future")
+        );
+    }
 }
 
 #[test]
