@@ -305,6 +305,54 @@ async fn a_profiles_deny_list_holds_in_search_mode() {
     assert!(found.to_string().contains("test__echo"), "{found}");
 }
 
+/// A tool an MCP App keeps to its view stays out of the search mode's tools for a client that
+/// renders no views (as it stays off its list in direct mode): no search finds it, no
+/// description is given, `call_tool` refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_views_own_tool_stays_out_of_search_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    add_test_server(&config, "app", &["--arg=--apps"]);
+    let (_server, url) = serve_http(&config, &["--token", TOKEN, "--mode", "search"]);
+    let mut client = RawClient::legacy(&url, TOKEN).await;
+    let call = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    let found = client
+        .request(
+            "tools/call",
+            call(
+                "search_tools",
+                json!({"query": "refresh the dashboard figures"}),
+            ),
+        )
+        .await;
+    let hits: Vec<&str> = found["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(hits.contains(&"app__dashboard"), "{hits:?}");
+    assert!(!hits.contains(&"app__refresh"), "{hits:?}");
+    let described = client
+        .request(
+            "tools/call",
+            call("describe_tools", json!({"names": ["app__refresh"]})),
+        )
+        .await;
+    assert!(!described.to_string().contains("Refreshes"), "{described}");
+    let called = client
+        .request(
+            "tools/call",
+            call(
+                "call_tool",
+                json!({"name": "app__refresh", "arguments": {"city": "Oslo"}}),
+            ),
+        )
+        .await;
+    assert!(called.get("error").is_some(), "{called}");
+    assert!(!called.to_string().contains("refreshed"), "{called}");
+}
+
 /// A connection that sends the start of a request's headers and then one byte a second.
 fn trickle(authority: &str) -> TcpStream {
     let mut stream = TcpStream::connect(authority).unwrap();
