@@ -16,6 +16,7 @@
 //! [`wait_for_port`]) for HTTP servers.
 
 pub mod fake_llm;
+pub mod nginx;
 
 use std::{
     io,

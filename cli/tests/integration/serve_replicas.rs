@@ -4,12 +4,10 @@
 //! (mcpmux's own pool, stateless) each make 50 calls; every one must land, and every replica
 //! must have answered some.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use mcpmux::CallOptions;
-use mcpmux_tests::{ChildGuard, free_port};
+use mcpmux_tests::ChildGuard;
 use serde_json::json;
 
 #[allow(dead_code)]
@@ -18,19 +16,6 @@ use crate::support::*;
 const TOKEN: &str = "replica-t0ken-of-the-tests";
 const SESSION_KEY: &str = "one secret the three replicas share";
 const CALLS: usize = 50;
-
-/// nginx, from PATH or where Debian puts it (not on every user's PATH).
-fn nginx() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("nginx"))
-        .find(|p| p.is_file());
-    on_path.or_else(|| {
-        let debian = PathBuf::from("/usr/sbin/nginx");
-        debian.is_file().then_some(debian)
-    })
-}
 
 /// An nginx that spreads requests over `replicas` in turn (its default), on a free port of
 /// 127.0.0.1; its URL. Buffering is off so that SSE answers stream through.
@@ -42,50 +27,16 @@ fn balancer(nginx: &Path, dir: &Path, replicas: &[String]) -> (ChildGuard, Strin
             format!("        server {authority};\n")
         })
         .collect();
-    for _ in 0..5 {
-        let port = free_port();
-        let conf = dir.join("nginx.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "daemon off;\nworker_processes 1;\npid {dir}/nginx.pid;\n\
-                 error_log {dir}/error.log;\nevents {{ worker_connections 256; }}\n\
-                 http {{\n    access_log {dir}/access.log;\n\
-                 client_body_temp_path {dir}/body;\n    proxy_temp_path {dir}/proxy;\n\
-                 fastcgi_temp_path {dir}/fastcgi;\n    uwsgi_temp_path {dir}/uwsgi;\n\
-                 scgi_temp_path {dir}/scgi;\n\
-                 upstream replicas {{\n{servers}    }}\n\
-                 server {{\n        listen 127.0.0.1:{port};\n        location / {{\n\
-                 proxy_pass http://replicas;\n            proxy_http_version 1.1;\n\
-                 proxy_set_header Host $host:$server_port;\n\
-                 proxy_set_header Connection \"\";\n            proxy_buffering off;\n\
-                 proxy_read_timeout 60s;\n        }}\n    }}\n}}\n",
-                dir = dir.display(),
-            ),
-        )
-        .unwrap();
-        let mut command = Command::new(nginx);
-        command
-            .arg("-p")
-            .arg(dir)
-            .arg("-e")
-            .arg(dir.join("error.log"))
-            .arg("-c")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let mut guard = ChildGuard::spawn(&mut command).expect("start nginx");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline && !guard.has_exited() {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return (guard, format!("http://127.0.0.1:{port}/mcp"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        // Another process took the port first: try another.
-    }
-    let log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
-    panic!("nginx did not start: {log}");
+    let http = format!(
+        "    upstream replicas {{\n{servers}    }}\n\
+         server {{\n        listen 127.0.0.1:{{port}};\n        location / {{\n\
+         proxy_pass http://replicas;\n            proxy_http_version 1.1;\n\
+         proxy_set_header Host $host:$server_port;\n\
+         proxy_set_header Connection \"\";\n            proxy_buffering off;\n\
+         proxy_read_timeout 60s;\n        }}\n    }}"
+    );
+    let (guard, port) = mcpmux_tests::nginx::start(nginx, dir, &http);
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
 }
 
 /// The calls a replica answered, from its own /metrics.
@@ -106,7 +57,7 @@ fn calls_answered(replica: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_behind_a_round_robin_balancer_serve_every_call() {
-    let Some(nginx) = nginx() else {
+    let Some(nginx) = mcpmux_tests::nginx::nginx() else {
         mcpmux_tests::skip_or_fail("nginx (Debian's package)");
         return;
     };
