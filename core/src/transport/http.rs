@@ -90,7 +90,8 @@ fn default_client() -> Result<reqwest::Client> {
             .first()
             .is_some_and(|first| first.origin() == attempt.url().origin());
         if !keeps_body || !same_origin {
-            attempt.stop()
+            let refused = refused_redirect(attempt.status(), attempt.url(), keeps_body);
+            attempt.error(refused)
         } else if attempt.previous().len() > 10 {
             attempt.error("more than 10 redirects")
         } else {
@@ -102,6 +103,19 @@ fn default_client() -> Result<reqwest::Client> {
         .redirect(redirects)
         .build()
         .map_err(|e| Error::invalid(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Why a redirect is not followed, naming where the server went so that the user can point
+/// the config there if they trust it.
+fn refused_redirect(status: reqwest::StatusCode, to: &reqwest::Url, keeps_body: bool) -> String {
+    let why = if keeps_body {
+        "another origin would be sent this request's headers"
+    } else {
+        "only 307 and 308 keep the message"
+    };
+    format!(
+        "the server answered {status} to {to}, not followed ({why}); if that is the server, set its url to it"
+    )
 }
 
 /// Resumes a broken event stream a few times within about a second, then gives up. rmcp's

@@ -432,3 +432,69 @@ async fn a_cancelled_or_dropped_call_over_http_is_cancelled_at_the_server() {
     }
     pool.close().await;
 }
+
+/// A site that moved, behind a real nginx: `/moved` answers 307 to `/mcp` on the same origin,
+/// `/found` 302 to it, and `/away` 307 to another port of 127.0.0.1 (another origin).
+fn moved_site(dir: &std::path::Path, server: &str, away: u16) -> Option<(ChildGuard, u16)> {
+    let Some(nginx) = mcpmux_tests::nginx::nginx() else {
+        mcpmux_tests::skip_or_fail("nginx (Debian's package)");
+        return None;
+    };
+    let upstream = server.trim_end_matches("/mcp");
+    let http = format!(
+        "    server {{\n        listen 127.0.0.1:{{port}};\n\
+         location = /moved {{ return 307 /mcp; }}\n\
+         location = /found {{ return 302 /mcp; }}\n\
+         location = /away {{ return 307 http://127.0.0.1:{away}/mcp; }}\n\
+         location / {{\n            proxy_pass {upstream};\n\
+         proxy_http_version 1.1;\n            proxy_set_header Connection \"\";\n\
+         proxy_buffering off;\n        }}\n    }}"
+    );
+    Some(mcpmux_tests::nginx::start(&nginx, dir, &http))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_follows_only_same_origin_307_and_308_redirects() {
+    let (_server, url) = mcpmux_tests::start_test_server_http();
+    // The other origin: a listener that must never be connected to.
+    let away = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let away_port = away.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_nginx, port)) = moved_site(dir.path(), &url, away_port) else {
+        return;
+    };
+    let pool = pool().await;
+    let site = |name: &str, path: &str| {
+        let mut input = remote(
+            name,
+            format!("http://127.0.0.1:{port}{path}"),
+            Some(TransportType::Http),
+        );
+        input.config.strict_transport = true;
+        input
+    };
+
+    // 307 keeps the method and the body: followed on the same origin, every request.
+    pool.add_server(site("moved", "/moved")).await.unwrap();
+    let r = call_ok(&pool, "mcp__moved__echo", json!({"text": "followed"})).await;
+    assert_eq!(text(&r), "followed");
+
+    // 302 would turn the POST into a GET without its message; another origin would be sent
+    // the request's headers: neither is followed, and the error says where the server went.
+    for (name, path, to) in [
+        ("found", "/found", format!("http://127.0.0.1:{port}/mcp")),
+        ("away", "/away", format!("http://127.0.0.1:{away_port}/mcp")),
+    ] {
+        pool.add_server(site(name, path)).await.unwrap();
+        let e = pool.list_tools(Some(name)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Connection, "{name}: {e}");
+        assert!(e.to_string().contains(&to), "{name}: {e}");
+    }
+    away.set_nonblocking(true).unwrap();
+    let reached = away.accept();
+    assert!(
+        matches!(&reached, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the redirect to another origin was followed: {reached:?}"
+    );
+    pool.close().await;
+}
