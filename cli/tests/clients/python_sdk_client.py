@@ -274,9 +274,10 @@ async def wrong_client(url: str, token: str, server: str, expect: str) -> None:
         return on_sampling
 
     sample = {"prompt": "hi", "maxTokens": 5}
-    async with session(["http", url, token], sampling_callback=sampler("A")) as a, session(
-        ["http", url, token], sampling_callback=sampler("B")
-    ) as b:
+    async with (
+        session(["http", url, token], sampling_callback=sampler("A")) as a,
+        session(["http", url, token], sampling_callback=sampler("B")) as b,
+    ):
         await a.initialize()
         await b.initialize()
         long = asyncio.create_task(

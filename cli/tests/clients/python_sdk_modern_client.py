@@ -80,7 +80,6 @@ class Tapped:
 
 
 class TappedRead(Tapped):
-
     def _seen(self, item: Any) -> Any:
         if isinstance(item, SessionMessage):
             self._wire.incoming.append(dumped(item))
