@@ -23,6 +23,8 @@ pub mod mirror;
 mod pool;
 pub mod serve;
 mod shared_json;
+#[cfg(test)]
+mod test_site;
 pub mod tools;
 mod trace_context;
 pub mod transport;

@@ -183,11 +183,18 @@ pub(super) struct KeySet {
     read: RwLock<Read>,
     /// One read at a time; holds when the last one was tried.
     reading: tokio::sync::Mutex<Instant>,
+    /// The least time between two reads ([`REFETCH_GAP`] but in tests).
+    gap: Duration,
 }
 
 impl KeySet {
     /// Reads the set at `uri` (an error says why it could not be used).
     pub async fn load(uri: String, fetcher: Fetcher) -> Result<KeySet, String> {
+        KeySet::load_every(uri, fetcher, REFETCH_GAP).await
+    }
+
+    /// [`KeySet::load`], read again at most once per `gap`.
+    async fn load_every(uri: String, fetcher: Fetcher, gap: Duration) -> Result<KeySet, String> {
         let keys = read(&fetcher, &uri).await?;
         let now = Instant::now();
         Ok(KeySet {
@@ -198,6 +205,7 @@ impl KeySet {
                 at: now,
             }),
             reading: tokio::sync::Mutex::new(now),
+            gap,
         })
     }
 
@@ -222,11 +230,11 @@ impl KeySet {
         (read.keys.clone(), read.at)
     }
 
-    /// Reads the set again unless it was tried within [`REFETCH_GAP`]; answers the keys known
-    /// after (the old ones when the read fails).
+    /// Reads the set again unless it was tried within the gap; answers the keys known after
+    /// (the old ones when the read fails).
     async fn reread(&self) -> Arc<Vec<Jwk>> {
         let mut tried = self.reading.lock().await;
-        if tried.elapsed() >= REFETCH_GAP {
+        if tried.elapsed() >= self.gap {
             *tried = Instant::now();
             match read(&self.fetcher, &self.uri).await {
                 Ok(keys) => {
@@ -284,6 +292,12 @@ impl KeySet {
                 at: now,
             }),
             reading: tokio::sync::Mutex::new(now),
+            gap: REFETCH_GAP,
         }
+    }
+
+    /// [`KeySet::load`] with a gap short enough for a test to wait out.
+    pub async fn load_with_gap(uri: String, gap: Duration) -> Result<KeySet, String> {
+        KeySet::load_every(uri, Fetcher::new()?, gap).await
     }
 }

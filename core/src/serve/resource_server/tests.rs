@@ -8,9 +8,14 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::fetch::Fetcher;
 use super::keys::{Jwk, KeySet};
 use super::*;
 use crate::auth::DpopKey;
+use crate::test_site::{Answer, Site};
 
 const ISSUER: &str = "https://auth.example.com";
 const RESOURCE: &str = "http://127.0.0.1:8808/mcp";
@@ -38,9 +43,14 @@ impl Issuer {
     }
 
     fn jwks(&self) -> Vec<Jwk> {
+        serde_json::from_value(self.jwks_json()).unwrap()
+    }
+
+    /// The public keys, as the issuer publishes them (the `keys` of its JWK Set).
+    fn jwks_json(&self) -> Value {
         let point = self.ec.public_key().as_ref();
         let public = self.rsa.public_key();
-        let keys = json!([
+        json!([
             {"kty": "EC", "kid": "ec", "crv": "P-256", "x": b64(&point[1..33]),
              "y": b64(&point[33..65]), "use": "sig"},
             {"kty": "RSA", "kid": "rsa", "alg": "RS256",
@@ -51,8 +61,7 @@ impl Issuer {
              "e": b64(public.exponent().big_endian_without_leading_zero())},
             {"kty": "OKP", "kid": "ed", "crv": "Ed25519",
              "x": b64(self.ed.public_key().as_ref())},
-        ]);
-        serde_json::from_value(keys).unwrap()
+        ])
     }
 
     fn sign(&self, header: Value, claims: Value) -> String {
@@ -121,6 +130,15 @@ fn admit(
     authorization: &str,
     proof: Option<&str>,
 ) -> std::result::Result<Principal, Refusal> {
+    futures::executor::block_on(admitted(server, authorization, proof))
+}
+
+/// [`admit`] on the caller's runtime (for a key set that may be read again over HTTP).
+async fn admitted(
+    server: &ResourceServer,
+    authorization: &str,
+    proof: Option<&str>,
+) -> std::result::Result<Principal, Refusal> {
     let urls = [RESOURCE.to_string()];
     let presented = Presented {
         authorization: Some(authorization),
@@ -129,7 +147,7 @@ fn admit(
         urls: &urls,
         audiences: &urls,
     };
-    futures::executor::block_on(server.admit(&presented))
+    server.admit(&presented).await
 }
 
 fn invalid(result: std::result::Result<Principal, Refusal>) -> String {
@@ -378,4 +396,120 @@ fn settings_mistakes_say_what_to_change() {
         ..with(ISSUER)
     };
     assert!(bad(scopes).contains("has a space"));
+}
+
+/// The error of `result`, which must have failed.
+fn refused<T>(result: std::result::Result<T, impl ToString>) -> String {
+    match result {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("expected a refusal"),
+    }
+}
+
+/// `keys` (a JWK Set's `keys`) with `suffix` added to every key id: the keys of a rotation.
+fn renamed(mut keys: Value, suffix: &str) -> Value {
+    for key in keys.as_array_mut().unwrap() {
+        let kid = format!("{}{suffix}", key["kid"].as_str().unwrap());
+        key["kid"] = json!(kid);
+    }
+    keys
+}
+
+#[tokio::test]
+async fn the_key_set_is_read_again_for_a_new_key_at_most_once_per_gap() {
+    let old = Issuer::new();
+    let published = Arc::new(std::sync::Mutex::new(json!({"keys": old.jwks_json()})));
+    let site = {
+        let published = published.clone();
+        Site::start(move |asked| match asked.target.as_str() {
+            "/jwks" => Answer::json(published.lock().unwrap().clone()),
+            _ => Answer::status(404),
+        })
+        .await
+    };
+    let gap = Duration::from_millis(400);
+    let server = ResourceServer {
+        settings: OAuthResourceSettings {
+            issuer: ISSUER.into(),
+            ..Default::default()
+        },
+        keys: KeySet::load_with_gap(site.url("/jwks"), gap).await.unwrap(),
+        replays: Default::default(),
+    };
+    let reads = || site.asked("/jwks").len();
+    assert_eq!(reads(), 1);
+
+    // The issuer rotates its keys: new keys under new ids, the old ones gone.
+    let new = Issuer::new();
+    *published.lock().unwrap() = json!({"keys": renamed(new.jwks_json(), "-2")});
+    let token = new.token_with(json!({"alg": "ES256", "kid": "ec-2"}), json!({}));
+    let bearer = format!("Bearer {token}");
+    // Within the gap after the last read, a new id is not looked for, and a flood of made-up
+    // ids does not reach the issuer.
+    let why = invalid(admitted(&server, &bearer, None).await);
+    assert!(why.contains("no signing key `ec-2`"), "{why}");
+    for i in 0..50 {
+        let made_up = format!("made-up-{i}");
+        refused(server.keys.find(Some(&made_up), "ES256").await);
+    }
+    assert_eq!(reads(), 1);
+
+    // Past the gap, the token naming the new key has the set read again, once.
+    tokio::time::sleep(gap).await;
+    let got = admitted(&server, &bearer, None).await.unwrap();
+    assert_eq!(got.subject.as_deref(), Some("alice"));
+    assert_eq!(reads(), 2);
+    for i in 0..50 {
+        let made_up = format!("made-up-{i}");
+        refused(server.keys.find(Some(&made_up), "ES256").await);
+    }
+    assert_eq!(reads(), 2);
+    // The old key left the set with the rotation.
+    let stale = format!("Bearer {}", old.token(json!({})));
+    assert!(invalid(admitted(&server, &stale, None).await).contains("no signing key `ec`"));
+}
+
+#[tokio::test]
+async fn issuer_documents_are_read_without_redirects_under_1_mib_over_https_or_loopback() {
+    let issuer = Issuer::new();
+    let keys = json!({"keys": issuer.jwks_json()});
+    let site = Site::start(move |asked| {
+        let base = format!("http://{}", asked.headers["host"].to_str().unwrap());
+        match asked.target.as_str() {
+            "/jwks" => Answer::json(keys.clone()),
+            "/moved" => Answer::redirect(302, "/jwks"),
+            "/huge" => Answer::json(json!({"keys": keys["keys"], "pad": "x".repeat(1 << 20)})),
+            "/.well-known/oauth-authorization-server/plain" => Answer::json(
+                json!({"issuer": format!("{base}/plain"), "jwks_uri": "http://auth.example.com/jwks"}),
+            ),
+            "/.well-known/oauth-authorization-server/good" => Answer::json(
+                json!({"issuer": format!("{base}/good"), "jwks_uri": format!("{base}/jwks")}),
+            ),
+            _ => Answer::status(404),
+        }
+    })
+    .await;
+    let load = |path: &str| KeySet::load(site.url(path), Fetcher::new().unwrap());
+
+    let moved = refused(load("/moved").await);
+    assert!(moved.contains("302"), "{moved}");
+    assert!(site.asked("/jwks").is_empty(), "the redirect was followed");
+    let huge = refused(load("/huge").await);
+    assert!(huge.contains("more than 1 MiB"), "{huge}");
+    let remote_http = KeySet::load(
+        "http://auth.example.com/jwks".into(),
+        Fetcher::new().unwrap(),
+    );
+    assert!(refused(remote_http.await).contains("not HTTPS"));
+
+    // Found through the issuer's metadata: an HTTP key set off this machine stops the start.
+    let start = |issuer: String| {
+        ResourceServer::start(OAuthResourceSettings {
+            issuer,
+            ..Default::default()
+        })
+    };
+    let plain = refused(start(site.url("/plain")).await);
+    assert!(plain.contains("not HTTPS"), "{plain}");
+    assert!(start(site.url("/good")).await.is_ok());
 }
