@@ -412,4 +412,30 @@ mod tests {
             .collect();
         assert!(found.iter().all(|a| a.ip().is_loopback()) && !found.is_empty());
     }
+
+    #[tokio::test]
+    async fn an_answer_over_1_mib_is_refused() {
+        use crate::test_site::{Answer, Site};
+        let site = Site::start(|asked| match asked.target.as_str() {
+            "/huge" => Answer::json(serde_json::json!({"access_token": "x".repeat(1 << 20)})),
+            _ => Answer::json(serde_json::json!({"access_token": "t", "token_type": "Bearer"})),
+        })
+        .await;
+        let http = OAuthHttp::new(&site.url("/mcp"), true, Arc::default()).unwrap();
+        let form = [("grant_type", "client_credentials".to_string())];
+        let e = http
+            .post_form(&site.url("/huge"), &form, None)
+            .await
+            .unwrap_err();
+        assert!(e.contains("larger than 1 MiB"), "{e}");
+        let (status, body) = http
+            .post_form(&site.url("/token"), &form, None)
+            .await
+            .unwrap();
+        assert_eq!(status, 200);
+        assert!(String::from_utf8_lossy(&body).contains("\"t\""));
+        let asked = site.asked("/token");
+        assert_eq!(asked[0].method, "POST");
+        assert_eq!(asked[0].body, b"grant_type=client_credentials");
+    }
 }
