@@ -323,6 +323,7 @@ async fn mcpmux_finds_the_issuer_itself_and_calls_with_a_dpop_bound_token() {
     })
     .await
     .unwrap();
+    let mut events = pool.events();
     let config: ServerConfig = serde_json::from_value(json!({
         "url": url,
         "oauth": {
@@ -367,5 +368,88 @@ async fn mcpmux_finds_the_issuer_itself_and_calls_with_a_dpop_bound_token() {
         })
         .collect();
     assert_eq!(types, ["dpop"]);
+    // No event the host is told carries the token.
+    let said: String = std::iter::from_fn(|| events.try_recv())
+        .map(|e| format!("{e:?}"))
+        .collect();
+    assert!(said.contains("fleet"), "no event seen: {said}");
+    for token in stored.as_object().unwrap().values() {
+        let access = token["token_response"]["access_token"].as_str().unwrap();
+        assert!(!said.contains(access.rsplit('.').next().unwrap()), "{said}");
+    }
     pool.close().await;
+}
+
+/// `mcpmux` on `config` with `MCPMUX_LOG=trace` (every crate's log lines): stdout and stderr.
+fn traced(config: &Path, args: &[&str]) -> String {
+    let out = Command::new(MCPMUX)
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .env_remove("MCPMUX_CONFIG")
+        .env("MCPMUX_LOG", "trace")
+        .output()
+        .expect("run mcpmux");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "mcpmux {args:?}: {all}");
+    all
+}
+
+#[test]
+fn access_tokens_reach_no_output_and_no_log_line_even_at_trace() {
+    let Some((_issuer, issuer)) = start_issuer() else {
+        return;
+    };
+    let audit = tempfile::NamedTempFile::new().unwrap();
+    let Some((dir, _server, url)) = served(&issuer, audit.path()) else {
+        return;
+    };
+    let client = dir.path().join("client.json");
+    let added = mcpmux(&client, &["servers", "add", "fleet", "--url", &url]);
+    assert!(added.status.success(), "{added:?}");
+    let mut file: Value = serde_json::from_slice(&std::fs::read(&client).unwrap()).unwrap();
+    file["mcpServers"][0]["config"]["oauth"] = json!({
+        "grant": "client_credentials",
+        "clientId": "es-client",
+        "clientSecret": "secret-of-es-client",
+        "scopes": ["mcp:tools"],
+    });
+    std::fs::write(&client, file.to_string()).unwrap();
+
+    // A token is got, used, kept, and used again from the token file.
+    let mut said = traced(
+        &client,
+        &["call", "mcp__fleet__demo__echo", r#"{"text":"a"}"#],
+    );
+    said += &traced(&client, &["--json", "tools"]);
+    said += &traced(&client, &["--json", "servers", "list"]);
+    said += &traced(&client, &["servers", "list"]);
+    assert!(
+        said.contains("TRACE"),
+        "no trace lines: the test sees no log"
+    );
+
+    let stored = std::fs::read_to_string(dir.path().join("client.json.tokens.json")).unwrap();
+    let stored: Value = serde_json::from_str(&stored).unwrap();
+    let tokens: Vec<String> = stored
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|t| ["access_token", "refresh_token"].map(|k| t["token_response"][k].clone()))
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    assert!(!tokens.is_empty(), "no token was kept: {stored}");
+    for token in &tokens {
+        // A JWT's signature alone, too: a log line cut short still holds it.
+        let signature = token.rsplit('.').next().unwrap();
+        assert!(!said.contains(signature), "a token reached the output");
+    }
+    assert!(
+        !said.contains("secret-of-es-client"),
+        "the client secret reached the output"
+    );
 }
