@@ -521,6 +521,55 @@ mod chat {
         ]
     }
 
+    /// On a real terminal the user is asked, with the tool, its server and why, and the answer
+    /// holds: "n" denies the call and "y" lets it run.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_a_terminal_the_user_is_asked_and_the_answer_holds() {
+        use crate::support::terminal::Terminal;
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let config = demo_config(dir.path(), &[]);
+        for (key, ran) in [("n", false), ("y", true)] {
+            let fake = FakeOpenAi::start(script()).await;
+            let mut command = Command::new(env!("CARGO_BIN_EXE_mcpmux"));
+            command
+                .arg("--config")
+                .arg(&config)
+                .args([
+                    "chat",
+                    "Say hi",
+                    "--model",
+                    "m",
+                    "--base-url",
+                    &fake.base_url,
+                ])
+                .env_remove("MCPMUX_CONFIG")
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("ANTHROPIC_API_KEY");
+            let (status, screen) = tokio::task::spawn_blocking(move || {
+                let mut terminal = Terminal::start(command);
+                let asked = terminal.wait_for("[y]es / [a]lways / [N]o: ", Duration::from_secs(60));
+                assert!(asked, "not asked: {}", terminal.screen());
+                terminal.type_keys(&format!("{key}\n"));
+                terminal.finish(Duration::from_secs(60))
+            })
+            .await
+            .unwrap();
+            assert!(status.is_some_and(|s| s.success()), "{key}: {screen}");
+            assert!(
+                screen.contains("Allow mcp__demo__echo on server 'demo' (not trusted"),
+                "{screen}"
+            );
+            assert!(
+                screen.contains(r#"arguments: {"text":"hi there"}"#),
+                "{screen}"
+            );
+            let told = fake.requests()[1]["messages"].to_string();
+            assert_eq!(told.contains("denied"), !ran, "{key}: {told}");
+            assert_eq!(screen.contains("← hi there"), ran, "{key}: {screen}");
+        }
+    }
+
     /// OpenAI is the default provider: without its key the error says which variable to set,
     /// and one who meant an Anthropic model (by its name, or by the key they have) is told
     /// the option that picks it.

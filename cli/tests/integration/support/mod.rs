@@ -2,6 +2,7 @@
 //! own, starting HTTP servers, and the clients that call them.
 
 mod raw_client;
+pub mod terminal;
 #[allow(unused_imports, reason = "what some test modules use")]
 pub use raw_client::{MODERN, RawClient};
 
