@@ -152,6 +152,8 @@ struct Options {
     generated_tools: usize,
     /// It serves a small MCP App (`--apps`, see `apps`).
     apps: bool,
+    /// With the app, tools naming views a host must refuse (`--odd-views`, see `apps`).
+    odd_views: bool,
     /// `echo`'s description is this file's text, read at each listing (a server that changes
     /// a tool behind its user's back: a "rug pull").
     describe_echo_from: Option<std::path::PathBuf>,
@@ -162,7 +164,8 @@ struct Options {
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
      [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
-     [--private-tools] [--generated-tools N] [--apps] [--slow-first-start MS --marker PATH] \
+     [--private-tools] [--generated-tools N] [--apps] [--odd-views] \
+     [--slow-first-start MS --marker PATH] \
      [--describe-echo-from PATH] [--stubborn]"
 }
 
@@ -183,6 +186,7 @@ fn parse_args() -> Result<Options, String> {
         private_tools: false,
         generated_tools: 0,
         apps: false,
+        odd_views: false,
         describe_echo_from: None,
         stubborn: false,
     };
@@ -205,6 +209,7 @@ fn parse_args() -> Result<Options, String> {
             "--name" => options.name = value("--name")?,
             "--private-tools" => options.private_tools = true,
             "--apps" => options.apps = true,
+            "--odd-views" => (options.apps, options.odd_views) = (true, true),
             "--generated-tools" => {
                 let n = value("--generated-tools")?;
                 options.generated_tools = n
@@ -394,6 +399,8 @@ struct TestServer {
     generated: Arc<Vec<Tool>>,
     /// `--apps`.
     apps: bool,
+    /// `--odd-views`.
+    odd_views: bool,
     /// `--describe-echo-from`.
     describe_echo_from: Option<std::path::PathBuf>,
     /// What `logging/setLevel` asked of this session (clients before 2026-07-28).
@@ -468,6 +475,7 @@ impl TestServer {
             private_tools: options.private_tools,
             generated: generated_tools(options),
             apps: options.apps,
+            odd_views: options.odd_views,
             describe_echo_from: options.describe_echo_from.clone(),
             log_level: Arc::default(),
             changes,
@@ -1116,9 +1124,11 @@ impl ServerHandler for TestServer {
         tools.extend(broken_promises());
         tools.extend(self.generated.iter().cloned());
         if self.apps {
-            tools.extend(apps::tools(apps::client_renders(
-                context.client_capabilities().as_ref(),
-            )));
+            let renders = apps::client_renders(context.client_capabilities().as_ref());
+            tools.extend(apps::tools(renders));
+            if self.odd_views && renders {
+                tools.extend(apps::odd_tools());
+            }
         }
         for name in self.changes.added.lock().unwrap().iter() {
             let schema = serde_json::json!({"type": "object", "properties": {}});
@@ -1399,7 +1409,7 @@ impl ServerHandler for TestServer {
         }
         let uri = request.uri;
         if self.apps
-            && let Some(view) = apps::read(&uri)
+            && let Some(view) = apps::read(&uri).or_else(|| apps::read_odd(&uri, self.odd_views))
         {
             return Ok(ReadResourceResult::new(vec![view]).into());
         }

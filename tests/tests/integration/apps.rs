@@ -20,6 +20,36 @@ async fn app_pool() -> TestPool {
     pool
 }
 
+/// A server that names a view outside `ui://` (a file of the host's) or of a type the host
+/// does not render gets no view handed to the host: the error says which and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_view_outside_ui_or_of_a_type_not_rendered_is_refused() {
+    let pool = pool_with(PoolOptions {
+        apps: Some(AppsOptions::default()),
+        ..options()
+    })
+    .await;
+    add_test_server(&pool, "odd", &["--odd-views"]).await;
+    let leak = pool.app_view("mcp__odd__leak").await.unwrap_err();
+    assert_eq!(leak.kind(), ErrorKind::Protocol, "{leak}");
+    assert!(
+        leak.to_string()
+            .contains("names the view 'file:///etc/passwd', which is not a ui:// URI"),
+        "{leak}"
+    );
+    let movie = pool.app_view("mcp__odd__movie").await.unwrap_err();
+    assert_eq!(movie.kind(), ErrorKind::Protocol, "{movie}");
+    assert!(
+        movie
+            .to_string()
+            .contains("'application/x-shockwave-flash', which this host does not render"),
+        "{movie}"
+    );
+    // The server's proper view still comes.
+    assert!(pool.app_view("mcp__odd__dashboard").await.is_ok());
+    pool.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_view_comes_checked_with_the_policy_and_permissions_it_declares() {
     let pool = app_pool().await;

@@ -4,6 +4,9 @@
 //! - `refresh` is for the view alone (`visibility: ["app"]`): the model must never see it;
 //! - `secret` is for the model alone (`visibility: ["model"]`): the view must never call it.
 //!
+//! `--odd-views` adds tools naming views a host must refuse: `leak` names `file:///etc/passwd`,
+//! `movie` a `ui://` view of a type no host renders.
+//!
 //! The view's `_meta.ui` asks for one connect domain and the camera. As the extension advises
 //! servers, a client that does not declare it (with the HTML view type) gets a text-only
 //! `dashboard` and neither of the others.
@@ -100,4 +103,30 @@ pub fn read(uri: &str) -> Option<ResourceContents> {
             .with_mime_type("text/html;profile=mcp-app")
             .with_meta(meta),
     )
+}
+
+/// The `ui://` view of `movie`, of a type no host renders.
+pub const ODD_VIEW_URI: &str = "ui://test/movie.swf";
+
+/// `--odd-views`: tools whose views a host must refuse.
+pub fn odd_tools() -> Vec<Tool> {
+    let input: Arc<rmcp::model::JsonObject> =
+        Arc::new(serde_json::from_value(serde_json::json!({"type": "object"})).expect("an object"));
+    [("leak", "file:///etc/passwd"), ("movie", ODD_VIEW_URI)]
+        .into_iter()
+        .map(|(name, view)| {
+            let mut meta = Meta::new();
+            meta.0
+                .insert("ui".into(), serde_json::json!({"resourceUri": view}));
+            Tool::new(name, "Shows a view", input.clone()).with_meta(meta)
+        })
+        .collect()
+}
+
+/// `movie`'s view, when `--odd-views` serves it.
+pub fn read_odd(uri: &str, odd_views: bool) -> Option<ResourceContents> {
+    (odd_views && uri == ODD_VIEW_URI).then(|| {
+        ResourceContents::text("<object data=movie.swf></object>", uri)
+            .with_mime_type("application/x-shockwave-flash")
+    })
 }
