@@ -8,7 +8,8 @@ stdio: what the tests of mcpmux's skills call. Each subfolder holding a SKILL.md
   beside `skill://NAME/_manifest`, a JSON list of its files with their sizes and hashes.
 
 Either way `resources/read` serves the files as they are on disk (so a test that rewrites a
-file after the listing sees mcpmux refuse it).
+file after the listing sees mcpmux refuse it), and says on stderr which it read (`read URI`),
+so a test sees which files mcpmux asked for.
 
     python fastmcp_skills_server.py SKILLS_FOLDER [--resources]
 """
@@ -17,10 +18,21 @@ import sys
 from pathlib import Path
 
 from fastmcp import FastMCP
+from fastmcp.server.middleware import Middleware
 from fastmcp.server.providers.skills import SkillsDirectoryProvider
 from fastmcp.skills.extension import SkillsExtension
 
+
+class ReadLog(Middleware):
+    """Says on stderr which resource each `resources/read` asked for."""
+
+    async def on_read_resource(self, context, call_next):
+        print(f"read {context.message.uri}", file=sys.stderr, flush=True)
+        return await call_next(context)
+
+
 mcp = FastMCP("skills")
+mcp.add_middleware(ReadLog())
 if "--resources" in sys.argv[2:]:
     mcp.add_provider(SkillsDirectoryProvider(roots=Path(sys.argv[1])))
 else:

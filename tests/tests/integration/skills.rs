@@ -49,6 +49,25 @@ async fn skills_pool(served_as: mcpmux::SkillSource) -> Option<TestPool> {
     Some(pool)
 }
 
+/// The resources the server said it read (its `read URI` lines on stderr), up to `last`.
+async fn reads_until(events: &mut mcpmux::EventReceiver, last: &str) -> Vec<String> {
+    let mut reads = Vec::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while reads.last().is_none_or(|uri| uri != last) {
+        let event = tokio::time::timeout_at(deadline, events.recv()).await;
+        let event = event.unwrap_or_else(|_| panic!("no read of {last}: {reads:?}"));
+        if let Some(mcpmux::Event::Log {
+            source, message, ..
+        }) = event
+            && source == "stderr"
+            && let Some(uri) = message.trim().strip_prefix("read ")
+        {
+            reads.push(uri.to_string());
+        }
+    }
+    reads
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_servers_skills_are_listed_then_loaded_and_read_checked() {
     for served_as in SERVED_AS {
@@ -60,6 +79,7 @@ async fn listed_then_loaded_and_read_checked(served_as: mcpmux::SkillSource) {
     let Some(pool) = skills_pool(served_as).await else {
         return;
     };
+    let mut events = pool.events();
     let skills = pool.list_skills(None).await.unwrap();
     assert_eq!(skills.len(), 1, "{served_as:?}: {skills:?}");
     let skill = &skills[0];
@@ -79,6 +99,14 @@ async fn listed_then_loaded_and_read_checked(served_as: mcpmux::SkillSource) {
     assert!(
         loaded.instructions.starts_with("# Filling forms"),
         "{loaded:?}"
+    );
+    // The listing read no skill file: SKILL.md was read once, by the load.
+    let reads = reads_until(&mut events, "skill://pdf-forms/SKILL.md").await;
+    let skill_files = reads.iter().filter(|uri| !uri.ends_with("/_manifest"));
+    assert_eq!(
+        skill_files.collect::<Vec<_>>(),
+        ["skill://pdf-forms/SKILL.md"],
+        "{served_as:?}"
     );
     // Loaded, the skill's front matter is its file's, whichever way it was listed.
     assert_eq!(loaded.skill.frontmatter["license"], "MIT", "{served_as:?}");
