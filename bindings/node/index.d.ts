@@ -1131,8 +1131,20 @@ export interface ApprovalRequest {
   annotations?: Record<string, unknown>;
   /** Whether the user marked the tool's server trusted. */
   trusted: boolean;
-  /** Why the policy asks. */
-  reason?: 'untrusted_server' | 'not_auto_approved' | 'destructive' | 'not_read_only' | 'always' | 'sampling';
+  /** Why the policy asks: `changed_since_trusted` / `new_since_trusted` for a tool of a
+   * trusted server that is not what the user trusted (see `change`). */
+  reason?:
+    | 'untrusted_server'
+    | 'changed_since_trusted'
+    | 'new_since_trusted'
+    | 'not_auto_approved'
+    | 'destructive'
+    | 'not_read_only'
+    | 'always'
+    | 'sampling';
+  /** For a tool of a trusted server that changed or is new since it was trusted: what is not
+   * as the user saw it (the description before and now). */
+  change?: string;
 }
 
 /** `true` / `'once'`: run it; `'always'`: for the rest of this agent's life; `false` /

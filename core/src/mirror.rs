@@ -66,6 +66,7 @@ pub fn mirrored() -> Value {
             "AppCsp": fields::<crate::pool::AppCsp>(),
             "AppPermissions": fields::<crate::pool::AppPermissions>(),
             "AppBridgeOutput": fields::<crate::pool::AppBridgeOutput>(),
+            "ApprovalRequest": fields::<crate::agent::ApprovalRequest>(),
         },
         "events": events(),
         "errorCodes": ErrorKind::ALL.map(ErrorKind::as_str),

@@ -34,6 +34,7 @@ DATACLASSES: dict[str, type] = {
     "AppCsp": mcpmux.AppCsp,
     "AppPermissions": mcpmux.AppPermissions,
     "AppBridgeOutput": mcpmux.AppBridgeOutput,
+    "ApprovalRequest": mcpmux.ApprovalRequest,
 }
 
 

@@ -35,7 +35,7 @@ pub enum Approval {
 /// What the approval callback is asked about: the call, and what a host shows to decide
 /// (the tool's title, description and annotations, whether its server is trusted, and why the
 /// policy asks).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequest {
     pub tool_id: String,

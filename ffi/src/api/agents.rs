@@ -198,7 +198,10 @@ fn run_work(
 /// untrusted server, one listed in the server's disabledAutoApproveTools, or one that says
 /// it destroys): it receives `{"toolId": ..., "serverName": ..., "serverId": ...,
 /// "arguments": {...}, "title": ..., "description": ..., "annotations": {...}, "trusted":
-/// true, "reason": "destructive"}` and the answer is given with mcpmux_host_request_respond(request,
+/// true, "reason": "destructive"}` (a tool of a trusted server that changed since it was
+/// trusted has "reason": "changed_since_trusted" or "new_since_trusted", and a "change"
+/// saying what is not as the user saw it); the answer is given with
+/// mcpmux_host_request_respond(request,
 /// "\"once\"" | "\"always\"" | "\"deny\"") or mcpmux_host_request_refuse() (deny); a
 /// denial is told to the model. Without `on_approve` such tools are denied. Both get
 /// `user_data` and are never called once `callback` is due.

@@ -587,8 +587,10 @@ class ApprovalRequest(Model):
     the call, and what to show the user: the tool's ``title``, ``description`` and
     ``annotations`` (hints from the server: ``readOnlyHint``, ``destructiveHint``, ...),
     whether its server is ``trusted``, and the ``reason`` the policy asks
-    (``untrusted_server``, ``not_auto_approved``, ``destructive``, ``not_read_only``,
-    ``always``, ``sampling``)."""
+    (``untrusted_server``, ``changed_since_trusted``, ``new_since_trusted``,
+    ``not_auto_approved``, ``destructive``, ``not_read_only``, ``always``, ``sampling``).
+    For a tool of a trusted server that changed or is new since it was trusted, ``change``
+    says what is not as the user saw it (the description before and now)."""
 
     tool_id: str = ""
     server_name: str = ""
@@ -599,6 +601,7 @@ class ApprovalRequest(Model):
     annotations: dict[str, Any] | None = None
     trusted: bool = False
     reason: str = ""
+    change: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
