@@ -6,7 +6,9 @@
 - words a reader can follow: the text names designs ("as the llama.cpp web UI does"), never
   the design documents' file numbers or issue numbers, which the repository does not define;
 - one release build of the core: the C library, the wheel and the addon (scripts/dist.sh)
-  resolve the core's dependencies with the same features, so it compiles once for the three.
+  resolve the core's dependencies with the same features, so it compiles once for the three;
+- the security table names tests that exist: each `path::name` in docs/security.md is a file
+  holding that name, so a renamed or removed test cannot leave a claim looking backed.
 
 Prints what is wrong, with the file to change, and exits 1; prints one line and exits 0 when
 all is well. Standard library only (Python 3.11+, for tomllib).
@@ -105,6 +107,27 @@ def check_citations(problems: list[str]) -> None:
                 )
 
 
+# A test as docs/security.md names it: `path::module::name`, `path::"a JS test's title"` or
+# `path::test_name[param]`.
+SECURITY_TABLE = "docs/security.md"
+NAMED_TEST = re.compile(r"`([\w./-]+\.(?:rs|py|js|mjs|c))::([^`]+)`")
+
+
+def check_security_table(problems: list[str]) -> None:
+    text = (ROOT / SECURITY_TABLE).read_text()
+    for path, name in NAMED_TEST.findall(text):
+        leaf = name.split("::")[-1].split("[")[0].strip('"')
+        source = ROOT / path
+        if not source.is_file():
+            problems.append(f"{SECURITY_TABLE}: names {path}, which does not exist")
+        elif not leaf.endswith("*") and leaf not in source.read_text():
+            problems.append(
+                f"{SECURITY_TABLE}: names {path}::{name}, which {path} does not hold: "
+                "point the row at the test that backs it, or move the claim to the list of "
+                "what no test checks yet"
+            )
+
+
 # What scripts/dist.sh builds, and for which target.
 DIST_PACKAGES = ["mcpmux-ffi", "mcpmux-python", "mcpmux-node"]
 DIST_TARGET = "x86_64-unknown-linux-gnu"
@@ -146,13 +169,15 @@ def main() -> int:
     version = check_versions(problems)
     check_citations(problems)
     check_one_core_build(problems)
+    check_security_table(problems)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         print(f"check-repo: {len(problems)} problem(s)", file=sys.stderr)
         return 1
     print(
         f"check-repo: one version ({version}), one license, no unexplained citations, "
-        "one build of the core for the C library, wheel and addon"
+        "one build of the core for the C library, wheel and addon, every test the security "
+        "table names exists"
     )
     return 0
 
