@@ -250,7 +250,7 @@ impl std::io::Write for RedactedEvent {
 impl Drop for RedactedEvent {
     fn drop(&mut self) {
         let text = String::from_utf8_lossy(&self.0);
-        let shown = mcpmux::config::record::redact_urls_in(&text);
+        let shown = mcpmux::config::record::redact_log_line(&text);
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), shown.as_bytes());
     }
 }

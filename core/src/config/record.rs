@@ -213,6 +213,24 @@ pub fn redact_urls_in(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Where a dependency's log line shows a credential as a quoted `Debug` string: rmcp's debug
+/// line before it exchanges an authorization code shows the code.
+const CREDENTIAL_FIELDS: &[&str] = &["exchange code for token: \""];
+
+/// `text` (a log line, whoever wrote it) with every credential mcpmux knows a shape of taken
+/// out: those of URLs ([`redact_urls_in`]) and those dependencies' lines show by name.
+pub fn redact_log_line(text: &str) -> std::borrow::Cow<'_, str> {
+    let urls = redact_urls_in(text);
+    if !CREDENTIAL_FIELDS.iter().any(|f| urls.contains(f)) {
+        return urls;
+    }
+    let mut out = urls.into_owned();
+    for field in CREDENTIAL_FIELDS {
+        out = redact_debug_field(&out, field);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `text` with the string after each `field` (a `Debug` field's opening, ending in a quote)
 /// replaced by `<redacted>`.
 fn redact_debug_field(text: &str, field: &str) -> String {
@@ -732,6 +750,23 @@ mod tests {
             std::borrow::Cow::Borrowed(_)
         ));
         assert_eq!(redact_urls_in("a :// b"), "a :// b");
+    }
+
+    #[test]
+    fn a_log_line_loses_the_authorization_code_rmcp_shows() {
+        let line = r#"DEBUG rmcp::transport::auth: start exchange code for token: "c0de-v4lue" at http://127.0.0.1:9/cb?code=c0de-v4lue"#;
+        let shown = redact_log_line(line);
+        assert!(!shown.contains("c0de-v4lue"), "{shown}");
+        assert!(
+            shown.contains(
+                r#"exchange code for token: "<redacted>" at http://127.0.0.1:9/cb?<redacted>"#
+            ),
+            "{shown}"
+        );
+        assert!(matches!(
+            redact_log_line("no secret here"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     fn stdio(name: &str) -> ServerInput {
