@@ -382,7 +382,12 @@ async fn mcpmux_finds_the_issuer_itself_and_calls_with_a_dpop_bound_token() {
 
 /// `mcpmux` on `config` with `MCPMUX_LOG=trace` (every crate's log lines): stdout and stderr.
 fn traced(config: &Path, args: &[&str]) -> String {
-    let out = Command::new(MCPMUX)
+    traced_with(config, Command::new(MCPMUX), args)
+}
+
+/// As [`traced`], from `command` (a `mcpmux` with the environment a test wants).
+fn traced_with(config: &Path, mut command: Command, args: &[&str]) -> String {
+    let out = command
         .arg("--config")
         .arg(config)
         .args(args)
@@ -409,9 +414,14 @@ fn access_tokens_reach_no_output_and_no_log_line_even_at_trace() {
         return;
     };
     let client = dir.path().join("client.json");
-    let added = mcpmux(&client, &["servers", "add", "fleet", "--url", &url]);
+    // Added disabled: enabled, it would be authorized by the authorization code grant.
+    let added = mcpmux(
+        &client,
+        &["servers", "add", "fleet", "--url", &url, "--disabled"],
+    );
     assert!(added.status.success(), "{added:?}");
     let mut file: Value = serde_json::from_slice(&std::fs::read(&client).unwrap()).unwrap();
+    file["mcpServers"][0]["isActive"] = json!(true);
     file["mcpServers"][0]["config"]["oauth"] = json!({
         "grant": "client_credentials",
         "clientId": "es-client",
@@ -433,23 +443,143 @@ fn access_tokens_reach_no_output_and_no_log_line_even_at_trace() {
         "no trace lines: the test sees no log"
     );
 
-    let stored = std::fs::read_to_string(dir.path().join("client.json.tokens.json")).unwrap();
-    let stored: Value = serde_json::from_str(&stored).unwrap();
-    let tokens: Vec<String> = stored
-        .as_object()
-        .unwrap()
-        .values()
-        .flat_map(|t| ["access_token", "refresh_token"].map(|k| t["token_response"][k].clone()))
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
-    assert!(!tokens.is_empty(), "no token was kept: {stored}");
-    for token in &tokens {
-        // A JWT's signature alone, too: a log line cut short still holds it.
-        let signature = token.rsplit('.').next().unwrap();
-        assert!(!said.contains(signature), "a token reached the output");
-    }
+    let (mut tokens, refresh) = kept_tokens(&client);
+    tokens.extend(refresh);
+    assert!(!tokens.is_empty(), "no token was kept");
+    assert_none_said(&said, &tokens);
     assert!(
         !said.contains("secret-of-es-client"),
         "the client secret reached the output"
     );
+}
+
+/// The access and refresh tokens the token file next to `config` holds.
+fn kept_tokens(config: &Path) -> (Vec<String>, Vec<String>) {
+    let path = config.with_file_name(format!(
+        "{}.tokens.json",
+        config.file_name().unwrap().to_string_lossy()
+    ));
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let of = |key: &str| -> Vec<String> {
+        stored
+            .as_object()
+            .unwrap()
+            .values()
+            .filter_map(|t| t["token_response"][key].as_str().map(str::to_string))
+            .collect()
+    };
+    (of("access_token"), of("refresh_token"))
+}
+
+/// Fails if any of `secrets` is in `said`.
+fn assert_none_said(said: &str, secrets: &[String]) {
+    for secret in secrets {
+        // A JWT's signature alone, too: a log line cut short still holds it.
+        let tail = secret.rsplit('.').next().unwrap();
+        let line = said.lines().find(|l| l.contains(tail));
+        assert!(
+            line.is_none(),
+            "a token or code reached the output: {line:?}"
+        );
+    }
+}
+
+/// A browser for `mcpmux` (an `xdg-open` first on its PATH): follows the authorization URL's
+/// redirects with cookies, as the user's browser does, through the issuer's sign-in and
+/// consent, back to mcpmux's loopback listener; writes each URL it visits to `visited`.
+fn browser(dir: &Path) -> std::ffi::OsString {
+    let script = dir.join("xdg-open");
+    let visited = dir.join("visited");
+    std::fs::write(
+        &script,
+        format!(
+            r#"#!/usr/bin/env python3
+import sys, urllib.request
+from http.cookiejar import CookieJar
+
+class Visits(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, url):
+        with open({visited:?}, "a") as f:
+            f.write(url + "\n")
+        return super().redirect_request(req, fp, code, msg, headers, url)
+
+opener = urllib.request.build_opener(
+    urllib.request.ProxyHandler({{}}), urllib.request.HTTPCookieProcessor(CookieJar()), Visits()
+)
+try:
+    opener.open(sys.argv[1], timeout=30).read()
+except Exception as e:
+    with open({visited:?}, "a") as f:
+        f.write(f"failed: {{e}} {{e.read().decode() if hasattr(e, 'read') else ''}}\n")
+    raise
+"#
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut path = std::ffi::OsString::from(dir);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    path
+}
+
+#[test]
+fn refresh_tokens_and_codes_reach_no_output_and_no_log_line_even_at_trace() {
+    let Some((_issuer, issuer)) = start_issuer() else {
+        return;
+    };
+    let audit = tempfile::NamedTempFile::new().unwrap();
+    let Some((dir, _server, url)) = served(&issuer, audit.path()) else {
+        return;
+    };
+    let client = dir.path().join("client.json");
+    let user = tempfile::tempdir().unwrap();
+    let path = browser(user.path());
+    let run = |args: &[&str]| {
+        let mut command = Command::new(MCPMUX);
+        command.env("PATH", &path);
+        traced_with(&client, command, args)
+    };
+
+    // Adding it registers mcpmux, takes the user through the authorization code grant and
+    // lists its tools; a call uses the tokens kept.
+    let mut said = run(&["servers", "add", "fleet", "--url", &url]);
+    let first = said.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("added fleet (") && first.ends_with(" tools"),
+        "{first}"
+    );
+    said += &run(&["call", "mcp__fleet__demo__echo", r#"{"text":"a"}"#]);
+    let (mut access, mut refresh) = kept_tokens(&client);
+    assert!(!refresh.is_empty(), "the issuer gave no refresh token");
+    // The issuer's access tokens live 4 s, and rmcp refreshes past half of that: the next run
+    // refreshes before it calls.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    said += &run(&["call", "mcp__fleet__demo__echo", r#"{"text":"b"}"#]);
+    said += &run(&["--json", "servers", "list"]);
+    let (access_after, refresh_after) = kept_tokens(&client);
+    assert_ne!(access, access_after, "the second run did not refresh");
+    access.extend(access_after);
+    refresh.extend(refresh_after);
+    assert!(
+        said.contains("TRACE"),
+        "no trace lines: the test sees no log"
+    );
+
+    let visited = std::fs::read_to_string(user.path().join("visited")).unwrap();
+    let codes: Vec<String> = visited
+        .lines()
+        .filter_map(|u| {
+            u.split_once("code=")?
+                .1
+                .split('&')
+                .next()
+                .map(str::to_string)
+        })
+        .collect();
+    assert!(!codes.is_empty(), "no code came back: {visited}");
+    assert_none_said(&said, &access);
+    assert_none_said(&said, &refresh);
+    assert_none_said(&said, &codes);
 }
