@@ -154,6 +154,9 @@ struct Options {
     apps: bool,
     /// With the app, tools naming views a host must refuse (`--odd-views`, see `apps`).
     odd_views: bool,
+    /// With the app, a view that tries to escape its frame (`--hostile-view DECLARED,OTHER`,
+    /// see `apps::Hostile`).
+    hostile_view: Option<apps::Hostile>,
     /// `echo`'s description is this file's text, read at each listing (a server that changes
     /// a tool behind its user's back: a "rug pull").
     describe_echo_from: Option<std::path::PathBuf>,
@@ -164,7 +167,7 @@ struct Options {
 fn usage() -> &'static str {
     "usage: mcpmux-test-server [--garbage-stdout] [--silent] [--http PORT] \
      [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
-     [--private-tools] [--generated-tools N] [--apps] [--odd-views] \
+     [--private-tools] [--generated-tools N] [--apps] [--odd-views] [--hostile-view DECLARED,OTHER] \
      [--slow-first-start MS --marker PATH] \
      [--describe-echo-from PATH] [--stubborn]"
 }
@@ -187,6 +190,7 @@ fn parse_args() -> Result<Options, String> {
         generated_tools: 0,
         apps: false,
         odd_views: false,
+        hostile_view: None,
         describe_echo_from: None,
         stubborn: false,
     };
@@ -210,6 +214,11 @@ fn parse_args() -> Result<Options, String> {
             "--private-tools" => options.private_tools = true,
             "--apps" => options.apps = true,
             "--odd-views" => (options.apps, options.odd_views) = (true, true),
+            "--hostile-view" => {
+                let origins = value("--hostile-view")?;
+                options.hostile_view = Some(apps::Hostile::parse(&origins)?);
+                options.apps = true;
+            }
             "--generated-tools" => {
                 let n = value("--generated-tools")?;
                 options.generated_tools = n
@@ -401,6 +410,8 @@ struct TestServer {
     apps: bool,
     /// `--odd-views`.
     odd_views: bool,
+    /// `--hostile-view`.
+    hostile_view: Option<apps::Hostile>,
     /// `--describe-echo-from`.
     describe_echo_from: Option<std::path::PathBuf>,
     /// What `logging/setLevel` asked of this session (clients before 2026-07-28).
@@ -476,6 +487,7 @@ impl TestServer {
             generated: generated_tools(options),
             apps: options.apps,
             odd_views: options.odd_views,
+            hostile_view: options.hostile_view.clone(),
             describe_echo_from: options.describe_echo_from.clone(),
             log_level: Arc::default(),
             changes,
@@ -1129,6 +1141,9 @@ impl ServerHandler for TestServer {
             if self.odd_views && renders {
                 tools.extend(apps::odd_tools());
             }
+            if self.hostile_view.is_some() && renders {
+                tools.push(apps::Hostile::tool());
+            }
         }
         for name in self.changes.added.lock().unwrap().iter() {
             let schema = serde_json::json!({"type": "object", "properties": {}});
@@ -1409,7 +1424,9 @@ impl ServerHandler for TestServer {
         }
         let uri = request.uri;
         if self.apps
-            && let Some(view) = apps::read(&uri).or_else(|| apps::read_odd(&uri, self.odd_views))
+            && let Some(view) = apps::read(&uri)
+                .or_else(|| apps::read_odd(&uri, self.odd_views))
+                .or_else(|| self.hostile_view.as_ref()?.read(&uri))
         {
             return Ok(ReadResourceResult::new(vec![view]).into());
         }
