@@ -3,7 +3,7 @@
 // Without arguments it runs the example MCP App server from npm
 // (@modelcontextprotocol/server-basic-vanillajs) and shows its `get-time` view.
 const path = require('node:path');
-const { app, BrowserWindow, ipcMain, net, protocol, shell } = require('electron');
+const { app, BrowserWindow, ipcMain, protocol, shell } = require('electron');
 const { Pool } = require('mcpmux');
 const { registerMcpApps } = require('./mcp-apps');
 
@@ -19,7 +19,7 @@ async function main() {
     const [cmd, ...args] = command.length ? command : ['npx', '-y', '@modelcontextprotocol/server-basic-vanillajs', '--stdio'];
     await pool.addServer({ name: 'clock', config: { command: cmd, args } });
   }
-  registerMcpApps(ipcMain, pool, {
+  const apps = registerMcpApps(ipcMain, pool, {
     // Links open in the user's browser; everything else a view asks of the host is refused.
     onHostRequest: async (message) => {
       if (message.method !== 'ui/open-link') throw new Error(`${message.method} is not offered`);
@@ -28,7 +28,11 @@ async function main() {
     },
   });
   await app.whenReady();
-  protocol.handle('mcp-sandbox', () => net.fetch(`file://${path.join(__dirname, 'renderer', 'sandbox.html')}`));
+  // Each view's proxy page, under that view's Content Security Policy.
+  protocol.handle('mcp-sandbox', (request) => {
+    const page = apps.sandboxPage(new URL(request.url));
+    return new Response(page.html, { status: page.status, headers: { 'content-type': 'text/html', ...page.headers } });
+  });
   const window = new BrowserWindow({
     width: 720,
     height: 640,

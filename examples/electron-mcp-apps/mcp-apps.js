@@ -1,4 +1,8 @@
 'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const SANDBOX_HTML = path.join(__dirname, 'renderer', 'sandbox.html');
 // The main process's side of MCP Apps in an Electron host: ipcMain handlers over mcpmux's
 // Pool.appView and Pool.appBridge. The renderer only carries messages between a view's frame
 // and these handlers (renderer/host.js); everything the extension asks of a host (the
@@ -12,6 +16,9 @@
 //   mcp-apps:result   (id)            the messages the view is due once the call ends
 //   mcp-apps:message  (id, message)   one message the view posted: the messages to post back
 //   mcp-apps:close    (id)            the view was taken down
+//
+// And the page of a view's sandbox proxy (renderer/sandbox.html), for the protocol handler of
+// its origin: `sandboxPage(url)` for `...sandbox.html?view=ID`.
 
 /** What the host tells views of itself (`ui/initialize`'s hostContext). */
 const DEFAULT_HOST_CONTEXT = Object.freeze({
@@ -49,7 +56,7 @@ function registerMcpApps(ipcMain, pool, options = {}) {
       (result) => bridge.toolResult(result),
       (err) => bridge.toolCancelled(err.message),
     );
-    views.set(id, { bridge, outcome });
+    views.set(id, { bridge, outcome, contentSecurityPolicy: view.contentSecurityPolicy });
     return {
       id,
       html: view.html,
@@ -84,7 +91,24 @@ function registerMcpApps(ipcMain, pool, options = {}) {
     views.delete(id);
   });
 
-  return { views };
+  /**
+   * The sandbox proxy's page for the view `url` names (`?view=ID`): status, headers and HTML.
+   * The view's policy is the proxy's own, as a header: the view shares the proxy's origin, so
+   * without it the view could fetch, frame or load scripts through the proxy's document, and
+   * navigate its own frame anywhere (a policy in the view's document binds that document
+   * alone). The view's document inherits it.
+   */
+  const sandboxPage = (url) => {
+    const view = views.get(Number(url.searchParams.get('view')));
+    if (!view) return { status: 404, headers: {}, html: 'no such view' };
+    return {
+      status: 200,
+      headers: { 'content-security-policy': view.contentSecurityPolicy },
+      html: fs.readFileSync(SANDBOX_HTML, 'utf8'),
+    };
+  };
+
+  return { views, sandboxPage };
 }
 
 module.exports = { registerMcpApps, DEFAULT_HOST_CONTEXT };

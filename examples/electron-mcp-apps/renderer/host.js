@@ -14,7 +14,7 @@ async function showMcpApp(container, toolId, args, sandboxUrl) {
   if (opened.allow) frame.setAttribute('allow', opened.allow);
   frame.style.border = opened.prefersBorder === false ? '0' : '1px solid #ccc';
   frame.style.width = '100%';
-  frame.src = sandboxUrl;
+  frame.src = `${sandboxUrl}?view=${encodeURIComponent(opened.id)}`;
   const post = (messages) => {
     for (const message of messages) frame.contentWindow.postMessage(message, '*');
   };
@@ -23,6 +23,8 @@ async function showMcpApp(container, toolId, args, sandboxUrl) {
     if (event.source !== frame.contentWindow) return;
     const message = event.data;
     if (message?.method === 'ui/notifications/sandbox-proxy-ready') {
+      // Once: a proxy that loads again (the view navigated it) gets nothing.
+      if (ready) return;
       ready = true;
       post([
         {
