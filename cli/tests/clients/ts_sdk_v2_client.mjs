@@ -104,7 +104,12 @@ const done = await client.callTool(
   { onprogress: (p) => progress.push(p.progress), resetTimeoutOnProgress: true },
 );
 check(text(done) === 'liftoff', 'demo__countdown answers', done);
-check(JSON.stringify(progress) === '[1,2,3]', 'progress arrives in order', progress);
+// As v1 (tests/clients/ts_sdk_client.js), the SDK dispatches notifications a microtask late
+// and responses at once, forgetting the call's progress handler: when the last update and the
+// result arrive in one read, that update is dropped on the client's side, whatever the server
+// does (https://github.com/modelcontextprotocol/typescript-sdk/issues/2580). The updates
+// before it must all arrive, in order.
+check(['[1,2]', '[1,2,3]'].includes(JSON.stringify(progress)), 'progress arrives in order', progress);
 
 const read = await client.readResource({ uri: 'mcpmux:demo/demo://readme' });
 check(read.contents[0].text.includes('demo server'), 'the resource reads', read);
