@@ -271,8 +271,8 @@ impl Host {
     /// What the client declares in the handshake: roots always (the list may be empty),
     /// sampling and elicitation only when a handler (or a forwarder) is there to answer them,
     /// sampling with tools only when its handler takes them, the tasks extension (the pool drives a
-    /// server's tasks itself, see `pool/tasks.rs`), the skills extension (`pool/skills.rs`)
-    /// and MCP Apps when the host renders them (`pool/apps.rs`).
+    /// server's tasks itself, see `pool/call/tasks.rs`), the skills extension (`pool/ext/skills.rs`)
+    /// and MCP Apps when the host renders them (`pool/ext/apps.rs`).
     pub(crate) fn capabilities(&self) -> rmcp::model::ClientCapabilities {
         let mut caps = serde_json::json!({
             "roots": {"listChanged": true},

@@ -1,37 +1,13 @@
 //! The connection pool: one per application, cheap to clone, every method async.
 
-mod app_bridge;
-mod apps;
-pub(crate) mod call_mark;
-mod call_params;
-mod calls;
-mod client_scope;
-pub(crate) mod client_side;
-mod connection;
-mod discovery;
-mod full_listing;
+pub(crate) mod call;
+mod ext;
 mod host;
-mod host_tools;
-mod input_rounds;
-mod listen;
 mod listing;
-mod lists;
-mod logs;
-mod oauth;
 mod options;
-mod output_schema;
-mod plain_text_reply;
-mod reply;
-mod requests;
-mod search;
-mod server_info;
+mod server;
 mod servers;
-mod skills;
-mod slot;
-mod tasks;
-mod tell_on_drop;
-mod tool_index;
-mod widgets;
+pub(crate) mod session;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -40,24 +16,24 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-pub use app_bridge::{APPS_PROTOCOL_VERSION, AppBridge, AppBridgeOutput};
-pub(crate) use apps::capability as apps_capability;
-pub use apps::{
+pub use call::calls::{CallOptions, CallRound, CallSettings, InputRound, StartedTask, TaskMode};
+pub use call::tasks::{TaskFn, TaskRun, TaskUpdate};
+pub use ext::app_bridge::{APPS_PROTOCOL_VERSION, AppBridge, AppBridgeOutput};
+pub(crate) use ext::apps::capability as apps_capability;
+pub use ext::apps::{
     APP_HTML_MIME_TYPE, APPS_EXTENSION_ID, AppCsp, AppPermissions, AppView, AppsOptions,
 };
-pub use calls::{CallOptions, CallRound, CallSettings, InputRound, StartedTask, TaskMode};
-pub use client_side::{Progress, ProgressFn};
-pub(crate) use discovery::OutlinedLayer;
-pub use discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
-pub use listing::Unlisted;
-pub use lists::{ListOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
+pub use ext::skills::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, SkillSource};
+pub use listing::catalog::Unlisted;
+pub(crate) use listing::discovery::OutlinedLayer;
+pub use listing::discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
+pub use listing::lists::{ListOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
 pub use options::PoolOptions;
-pub(crate) use server_info::bounded as bounded_instructions;
-pub use server_info::{INSTRUCTIONS_CHARS, ServerInfo};
+pub(crate) use server::server_info::bounded as bounded_instructions;
+pub use server::server_info::{INSTRUCTIONS_CHARS, ServerInfo};
+pub use server::slot::ServerStatus;
 pub use servers::{AddOutcome, DiscoverResult, ImportResult, TestResult};
-pub use skills::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, SkillSource};
-pub use slot::ServerStatus;
-pub use tasks::{TaskFn, TaskRun, TaskUpdate};
+pub use session::client_side::{Progress, ProgressFn};
 
 use crate::config::store::ConfigStore;
 use crate::error::{Error, Result};
@@ -69,14 +45,14 @@ use crate::tools::host_tools::HostTools;
 use crate::tools::search::SearchIndex;
 use crate::widgets::canvas::Canvas;
 use crate::widgets::recipes::RecipeRegistry;
-use slot::Slot;
+use server::slot::Slot;
 
 /// A pool of MCP server connections over one config file.
 #[derive(Clone)]
 pub struct Pool {
     inner: Arc<Inner>,
     /// The client this view is of, for `perClient` servers (see [`Pool::for_client`]).
-    client: Option<Arc<client_scope::ClientScope>>,
+    client: Option<Arc<server::client_scope::ClientScope>>,
 }
 
 pub(crate) struct Inner {
@@ -86,9 +62,9 @@ pub(crate) struct Inner {
     /// Servers visible to this pool, by id.
     slots: RwLock<FastMap<String, Arc<Slot>>>,
     /// Clients' own connections to `perClient` servers.
-    clients: client_scope::ClientSlots,
+    clients: server::client_scope::ClientSlots,
     /// Tool id → (server id, tool name), rebuilt whenever tool lists are fetched.
-    tool_index: RwLock<tool_index::ToolIndex>,
+    tool_index: RwLock<listing::tool_index::ToolIndex>,
     in_flight: AtomicUsize,
     idle: Notify,
     closing: AtomicBool,
@@ -101,13 +77,13 @@ pub(crate) struct Inner {
     /// Bumped whenever tool lists or server records change.
     tools_version: AtomicU64,
     /// The `tools_version` at which every active server's tools were known (see
-    /// `pool::listing`): until it changes, an answer need not look.
+    /// `pool::listing::catalog`): until it changes, an answer need not look.
     known_at: AtomicU64,
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
     /// The known tools described at one `tools_version` (see `pool::search`).
-    known: std::sync::Mutex<Option<(u64, Arc<search::KnownTools>)>>,
+    known: std::sync::Mutex<Option<(u64, Arc<listing::search::KnownTools>)>>,
     /// The last listing of every server's tools (see `pool::full_listing`).
-    listing: std::sync::Mutex<Option<Arc<full_listing::FullListing>>>,
+    listing: std::sync::Mutex<Option<Arc<listing::full_listing::FullListing>>>,
     /// The least severe log level someone asked of every server at run time (a served client's
     /// `logging/setLevel`), as `ServerShared` keeps levels: 0 for none.
     pub(crate) log_floor: Arc<std::sync::atomic::AtomicU8>,

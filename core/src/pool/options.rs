@@ -52,7 +52,7 @@ pub struct PoolOptions {
     /// request in flight is kept. 0 (the default) keeps every connection.
     pub idle_stop_ms: u64,
     /// Renders MCP Apps: the pool declares `io.modelcontextprotocol/ui` with these view types,
-    /// and `Pool::app_view` / `app_call` serve the views (see `pool::apps`). Unset: off.
+    /// and `Pool::app_view` / `app_call` serve the views (see `pool::ext::apps`). Unset: off.
     pub apps: Option<super::AppsOptions>,
 }
 
@@ -73,7 +73,7 @@ impl Default for PoolOptions {
             connect_on_add: true,
             client_name: "mcpmux".into(),
             max_message_bytes: crate::transport::DEFAULT_MAX_MESSAGE_BYTES,
-            max_input_rounds: super::input_rounds::DEFAULT_MAX_INPUT_ROUNDS,
+            max_input_rounds: super::call::input_rounds::DEFAULT_MAX_INPUT_ROUNDS,
             log_level: None,
             idle_stop_ms: 0,
             apps: None,

@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::connection::Connection;
-use super::slot::Slot;
+use super::server::slot::Slot;
+use super::session::connection::Connection;
 use super::{Inner, Pool, blocking};
 use crate::config::import::parse_server_json;
 use crate::config::record::{ServerInput, ServerPatch, ServerRecord};
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::pool::client_side::ServerShared;
+use crate::pool::session::client_side::ServerShared;
 
 /// The outcome of one entry of [`Pool::add_json`].
 #[derive(Debug, Clone, Serialize, JsonSchema)]

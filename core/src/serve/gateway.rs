@@ -1,6 +1,6 @@
 //! The MCP server a served pool is: rmcp's `ServerHandler` over [`Pool`]. Every request is the
 //! pool's own verb (lists from its caches and catalog, calls on its shared connections), under
-//! the names of [`super::names`]; a server that cannot be reached drops out of the lists, and
+//! the names of [`super::view::names`]; a server that cannot be reached drops out of the lists, and
 //! a call of its tools answers `isError` saying so, so one broken server never takes the others
 //! down.
 
@@ -26,20 +26,22 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::ServeOptions;
-use super::exposure::{
+use super::relay::host_requests::{Caller, Callers, ClientKey, Waiting, forward};
+use super::relay::input_rounds::ClientRound;
+use super::relay::logging::{ClientLevel, ServerFilter};
+use super::relay::seal::Seal;
+use super::relay::subscriptions::{Subscriber, Subscriptions};
+use super::view::exposure::{
     CALL_TOOL, CallArgs, DESCRIBE_TOOLS, DescribeArgs, Exposure, SCHEMAS_IN_SEARCH, SEARCH_TOOLS,
     SearchArgs, answer, arguments, search_surface,
 };
-use super::host_requests::{Caller, Callers, ClientKey, Waiting, forward};
-use super::input_rounds::ClientRound;
-use super::logging::{ClientLevel, ServerFilter};
-use super::names::{max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri};
-use super::profiles::Profile;
-use super::seal::Seal;
-use super::subscriptions::{Subscriber, Subscriptions};
+use super::view::names::{
+    max_name_len, prompt_names, resource_keys, tool_names, unwrap_uri, wrap_uri,
+};
+use super::view::profiles::Profile;
 use crate::error::Error;
 use crate::pool::APPS_EXTENSION_ID;
-use crate::pool::call_mark;
+use crate::pool::call::call_mark;
 use crate::pool::{CallOptions, CallRound, Pool, Progress, PromptInfo};
 use crate::tools::ToolInfo;
 
@@ -611,7 +613,7 @@ impl Gateway {
             };
             let caller = Arc::new(context.peer.clone());
             let (mut options, relay) = call_options(context, &caller);
-            options.tasks = super::tasks::mode(context, self.profile().pass_through);
+            options.tasks = super::relay::tasks::mode(context, self.profile().pass_through);
             let waiting = (self.pool.tool_server_id(&tool.id)).map(|server| {
                 self.callers
                     .enter(server, self.client_key(context), caller.clone())
@@ -644,12 +646,14 @@ impl Gateway {
                     Ok(result.into())
                 }
                 Ok(CallRound::Task(started)) => {
-                    super::tasks::to_client(&self.seal, started, owner(context)).map(Into::into)
+                    super::relay::tasks::to_client(&self.seal, started, owner(context))
+                        .map(Into::into)
                 }
                 Ok(CallRound::InputRequired(asked)) => {
                     // Only a call in rounds gets the upstream's questions back.
                     let asked_as = round.as_ref().map_or(name, |r| r.asked_as.as_str());
-                    super::input_rounds::ask_client(&self.seal, asked_as, asked).map(Into::into)
+                    super::relay::input_rounds::ask_client(&self.seal, asked_as, asked)
+                        .map(Into::into)
                 }
                 // The pool's tools changed since the names were taken: once more, by name.
                 Err(Error::NotFound { kind: "tool", .. }) if !fresh => {
@@ -688,7 +692,8 @@ impl Gateway {
         // Named only here: a call of a client with a session (every call, for most) does
         // not pay for the text.
         let request = request.to_string();
-        let input = super::input_rounds::from_client(&self.seal, &request, responses, state)?;
+        let input =
+            super::relay::input_rounds::from_client(&self.seal, &request, responses, state)?;
         Ok(Some(ClientRound {
             input,
             asked_as: request,
@@ -716,13 +721,13 @@ impl Gateway {
         tokio::sync::oneshot::Sender<()>,
         tokio::task::JoinHandle<()>,
     )> {
-        let level = super::logging::from_mcp(context.meta.log_level()?)?;
+        let level = super::relay::logging::from_mcp(context.meta.log_level()?)?;
         let server = self.pool.tool_server(&tool.id)?;
         Box::pin(self.pool.hear_logs_at(level)).await;
         let client_level = Arc::new(ClientLevel::default());
         client_level.set(level);
         let (done, until) = tokio::sync::oneshot::channel::<()>();
-        let relay = super::logging::relay(
+        let relay = super::relay::logging::relay(
             self.pool.clone(),
             self.pool.events(),
             context.peer.clone(),
@@ -748,7 +753,7 @@ impl Gateway {
                     profile.name.as_deref().unwrap_or_default()
                 ),
             };
-            let entry = super::audit::Entry {
+            let entry = super::front::audit::Entry {
                 client: &client_name(context).unwrap_or_else(|| "unknown".into()),
                 principal: principal(context),
                 profile: profile.name.as_deref(),
@@ -786,7 +791,7 @@ impl Gateway {
         };
         let client = client_name(context);
         let profile = self.profile();
-        let entry = super::audit::Entry {
+        let entry = super::front::audit::Entry {
             client: client.as_deref().unwrap_or("unknown"),
             principal: principal(context),
             profile: profile.name.as_deref(),
@@ -1045,7 +1050,7 @@ impl ServerHandler for Gateway {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let mut accepted = super::changes::accepted(requested);
+        let mut accepted = super::relay::changes::accepted(requested);
         // The resources this gateway can name a server for.
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
@@ -1078,7 +1083,7 @@ impl ServerHandler for Gateway {
             }
         }
         if failed.is_none() {
-            super::changes::stream(self.pool.clone(), context).await;
+            super::relay::changes::stream(self.pool.clone(), context).await;
         }
         self.subscriptions.remove_client(self.client).await;
         failed.map_or(Ok(()), Err)
@@ -1122,12 +1127,12 @@ impl ServerHandler for Gateway {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let level = super::logging::from_mcp(request.level)
+        let level = super::relay::logging::from_mcp(request.level)
             .ok_or_else(|| ErrorData::invalid_params("an unknown log level", None))?;
         let first = self.log_level.set(level);
         Box::pin(self.pool.hear_logs_at(level)).await;
         if first {
-            let relay = super::logging::relay(
+            let relay = super::relay::logging::relay(
                 self.pool.clone(),
                 self.pool.events(),
                 context.peer,
@@ -1141,7 +1146,7 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        super::changes::watch(self.pool.clone(), context.peer);
+        super::relay::changes::watch(self.pool.clone(), context.peer);
     }
 
     // What rmcp's HTTP front checks a call's `Mcp-Param-*` headers against (SEP-2243): the
@@ -1258,7 +1263,7 @@ impl ServerHandler for Gateway {
                 Ok(result.into())
             }
             CallRound::InputRequired(asked) => {
-                super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
+                super::relay::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
             }
             CallRound::Task(_) => Err(not_a_call()),
         }
@@ -1313,7 +1318,7 @@ impl ServerHandler for Gateway {
                 Ok(result.into())
             }
             CallRound::InputRequired(asked) => {
-                super::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
+                super::relay::input_rounds::ask_client(&self.seal, &asked_as, asked).map(Into::into)
             }
             CallRound::Task(_) => Err(not_a_call()),
         }
@@ -1324,14 +1329,20 @@ impl ServerHandler for Gateway {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let task =
-            super::tasks::from_client(&self.seal, &request.task_id, owner(&context).as_deref())?;
+        let task = super::relay::tasks::from_client(
+            &self.seal,
+            &request.task_id,
+            owner(&context).as_deref(),
+        )?;
         let got = self
             .pool_for(&context)
             .get_task(&task.server, &task.id)
             .await
             .map_err(relayed)?;
-        Ok(super::tasks::detailed_to_client(got, &request.task_id))
+        Ok(super::relay::tasks::detailed_to_client(
+            got,
+            &request.task_id,
+        ))
     }
 
     async fn update_task(
@@ -1339,8 +1350,11 @@ impl ServerHandler for Gateway {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let task =
-            super::tasks::from_client(&self.seal, &request.task_id, owner(&context).as_deref())?;
+        let task = super::relay::tasks::from_client(
+            &self.seal,
+            &request.task_id,
+            owner(&context).as_deref(),
+        )?;
         self.pool_for(&context)
             .update_task(&task.server, &task.id, request.input_responses)
             .await
@@ -1352,8 +1366,11 @@ impl ServerHandler for Gateway {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let task =
-            super::tasks::from_client(&self.seal, &request.task_id, owner(&context).as_deref())?;
+        let task = super::relay::tasks::from_client(
+            &self.seal,
+            &request.task_id,
+            owner(&context).as_deref(),
+        )?;
         self.pool_for(&context)
             .cancel_task(&task.server, &task.id)
             .await

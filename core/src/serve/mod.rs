@@ -2,39 +2,25 @@
 //! server in front of a fleet: Claude Desktop, Cursor, VS Code, browser UIs. The pool does the
 //! hard half (one shared connection per server, started on first use, lists from the catalog,
 //! reconnects); this module is the server face: [`Gateway`] answers MCP requests with the
-//! pool's verbs under stable names ([`names`]), over stdio or Streamable HTTP ([`http`]).
+//! pool's verbs under stable names ([`view::names`]), over stdio or Streamable HTTP ([`front::http`]).
 
-mod answer_line;
-pub mod audit;
-mod call_lane;
-mod changes;
-pub mod connections;
-mod cors;
-pub mod exposure;
+pub mod front;
 mod gateway;
-mod host_requests;
-pub mod http;
-mod input_rounds;
-mod legacy_sse;
-mod logging;
-mod metrics;
-pub mod names;
-pub mod profiles;
-mod reload;
+pub mod relay;
 pub mod resource_server;
-mod seal;
-mod sessions;
 mod settings;
-mod stdio;
-mod subscriptions;
-mod tasks;
+pub mod view;
 
-pub use exposure::Exposure;
+// The public modules' paths from before the gateway was nested by concept.
+pub use front::{audit, connections, http};
+pub use view::{exposure, names, profiles};
+
+pub use front::http::{HttpAuth, HttpOptions, HttpServer};
 pub use gateway::Gateway;
-pub use http::{HttpAuth, HttpOptions, HttpServer};
-pub use profiles::Profile;
 pub use resource_server::OAuthResourceSettings;
 pub use settings::HttpServeSettings;
+pub use view::exposure::Exposure;
+pub use view::profiles::Profile;
 
 use rmcp::ServiceExt;
 
@@ -61,7 +47,7 @@ pub struct ServeOptions {
     /// HTTP this is the view at `/mcp`; each profile of the config is served at `/mcp/p/NAME`.
     pub profile: Profile,
     /// Where every tool call is recorded (a JSON line each), if anywhere.
-    pub audit: Option<std::sync::Arc<audit::AuditLog>>,
+    pub audit: Option<std::sync::Arc<front::audit::AuditLog>>,
 }
 
 impl Default for ServeOptions {
@@ -70,7 +56,7 @@ impl Default for ServeOptions {
             server_name: "mcpmux".into(),
             name_budget: 0,
             exposure: Exposure::default(),
-            auto_limit: exposure::AUTO_LIMIT,
+            auto_limit: view::exposure::AUTO_LIMIT,
             forward_host_requests: false,
             profile: Profile::default(),
             audit: None,
@@ -81,7 +67,7 @@ impl Default for ServeOptions {
 impl Pool {
     /// Serves the pool over this process's stdin and stdout until the client closes stdin.
     pub async fn serve_stdio(&self, options: ServeOptions) -> Result<()> {
-        let (reader, writer) = stdio::stdio();
+        let (reader, writer) = front::stdio::stdio();
         self.serve_io(options, reader, writer).await
     }
 
@@ -95,21 +81,21 @@ impl Pool {
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let (gateway, _following) = self.client_gateway(options)?;
-        let (output, writing) = call_lane::Output::start(writer);
+        let (output, writing) = front::call_lane::Output::start(writer);
         let session = std::sync::Arc::new(std::sync::OnceLock::new());
         let ended = tokio_util::sync::CancellationToken::new();
         // The loop reads what the lane passes on from this in-memory pipe.
         let (to_loop, from_lane) = tokio::io::duplex(64 * 1024);
-        let lane = call_lane::Lane::new(gateway.clone(), session.clone(), output.clone());
+        let lane = front::call_lane::Lane::new(gateway.clone(), session.clone(), output.clone());
         let reading = tokio::spawn(lane.run(reader, to_loop, ended.clone()));
-        let opening = call_lane::Opening {
+        let opening = front::call_lane::Opening {
             gateway,
             session,
             ended: ended.clone(),
         };
         let served = async {
             let running = match opening
-                .serve((from_lane, call_lane::LoopWriter::new(output.clone())))
+                .serve((from_lane, front::call_lane::LoopWriter::new(output.clone())))
                 .await
             {
                 Ok(running) => running,
@@ -152,10 +138,10 @@ impl Pool {
         options: ServeOptions,
     ) -> Result<(Gateway, tokio_util::sync::DropGuard)> {
         let following = self.closed()?.child_token();
-        let seal = std::sync::Arc::new(seal::Seal::new(None)?);
+        let seal = std::sync::Arc::new(relay::seal::Seal::new(None)?);
         let gateway = Gateway::new(self.clone(), options, seal);
         let shown = gateway.clone();
-        reload::follow_config(self.clone(), following.clone(), move |profiles| {
+        view::reload::follow_config(self.clone(), following.clone(), move |profiles| {
             shown.show_named(&profiles);
         });
         Ok((gateway, following.drop_guard()))

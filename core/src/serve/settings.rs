@@ -7,9 +7,9 @@ use std::net::SocketAddr;
 use serde::Deserialize;
 
 use super::ServeOptions;
-use super::connections::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER};
-use super::exposure::{AUTO_LIMIT, Exposure};
-use super::http::{HttpAuth, HttpOptions};
+use super::front::connections::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER};
+use super::front::http::{HttpAuth, HttpOptions};
+use super::view::exposure::{AUTO_LIMIT, Exposure};
 use crate::error::{Error, Result};
 
 /// `{"addr": "127.0.0.1:0", "token": null, "noAuth": false, "allowedOrigins": [],
@@ -104,7 +104,7 @@ impl HttpServeSettings {
                 return Err(Error::invalid("the token is empty"));
             }
             (Some(token), false) => {
-                super::http::check_token(&token)?;
+                super::front::http::check_token(&token)?;
                 HttpAuth::Bearer(token)
             }
             (None, true) if !addr.ip().is_loopback() => {
@@ -117,7 +117,7 @@ impl HttpServeSettings {
             (None, false) => HttpAuth::generate(),
         };
         if let Some(key) = &self.session_key {
-            super::seal::check_key(key)?;
+            super::relay::seal::check_key(key)?;
         }
         for (name, cap) in [
             ("maxConnections", self.max_connections),
@@ -179,7 +179,7 @@ impl HttpServeSettings {
                 Some(path) if path.trim().is_empty() => {
                     return Err(Error::invalid("auditLog is empty: give a file path"));
                 }
-                Some(path) => Some(std::sync::Arc::new(super::audit::AuditLog::open(
+                Some(path) => Some(std::sync::Arc::new(super::front::audit::AuditLog::open(
                     std::path::Path::new(path),
                 )?)),
                 None => None,

@@ -18,7 +18,7 @@ use rmcp::model::{GetMeta, JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use crate::pool::client_side::ServerShared;
+use crate::pool::session::client_side::ServerShared;
 
 /// `T` with the pool's hooks on the messages of a session.
 pub(crate) struct SessionLayer<T> {
