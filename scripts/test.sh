@@ -62,6 +62,12 @@ step "cargo clippy"
 # with that binding's features (minutes each). Their scripts then skip their own clippy.
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 export MCPMUX_CLIPPY_DONE=1
+step "core without serve and agent (cargo features)"
+# An application that embeds only the pool builds neither the gateway nor the agent: with
+# each left out, the compiler checks that nothing beneath it reaches up into it.
+for features in "" serve agent; do
+    cargo clippy -p mcpmux --no-default-features --features "$features" --quiet -- -D warnings
+done
 step "cargo test"
 # One debug build for every step (scripts/debug-build.sh): the test crate turns on core's
 # `mimalloc` (the bindings' allocator, whose own tests are core's alloc::) and `otel`

@@ -236,7 +236,7 @@ fn redact_request_urls(text: &str) -> String {
             .find(')')
             .map_or(rest.len(), |end| start + end);
         redacted.push_str(&rest[..start]);
-        redacted.push_str(&crate::config::record::redact_url(&rest[start..end]));
+        redacted.push_str(&crate::redact::redact_url(&rest[start..end]));
         rest = &rest[end..];
     }
     redacted.push_str(rest);

@@ -5,30 +5,38 @@
 //! under pool-unique ids, their resources and their prompts. Everything that happens is
 //! reported as an [`Event`].
 
+#[cfg(feature = "agent")]
 pub mod agent;
 #[cfg(feature = "mimalloc")]
 pub mod alloc;
 #[cfg(test)]
 mod arbitrary;
 pub mod auth;
+mod boxed_future;
 pub mod config;
 mod error;
 pub mod events;
 mod fast_map;
 mod front_matter;
 pub mod host;
-mod json_text;
+#[cfg(test)]
+mod layers;
 mod memory;
+mod message;
 pub mod mirror;
 mod pool;
+mod redact;
+#[cfg(feature = "serve")]
 pub mod serve;
 mod shared_json;
+mod stable_hash;
 #[cfg(test)]
 mod test_site;
 pub mod tools;
 mod trace_context;
 pub mod transport;
 pub mod widgets;
+mod wire;
 
 pub use config::record::{
     InstallSource, Scope, ServerConfig, ServerInput, ServerPatch, ServerRecord, SessionScope,

@@ -42,7 +42,7 @@ fn events() -> Map<String, Value> {
 /// `{"types": {"ServerRecord": [fields], ...}, "events": {"connection:state": [fields],
 /// ...}, "errorCodes": [...]}`.
 pub fn mirrored() -> Value {
-    json!({
+    let mut mirrored = json!({
         "types": {
             "ServerRecord": fields::<crate::config::record::ServerRecord>(),
             "ServerInput": fields::<crate::config::record::ServerInput>(),
@@ -55,8 +55,6 @@ pub fn mirrored() -> Value {
             "PoolOptions": fields::<crate::pool::PoolOptions>(),
             "ToolInfo": fields::<crate::tools::ToolInfo>(),
             "ServerStatus": fields::<crate::pool::ServerStatus>(),
-            "HttpServeSettings": fields::<crate::serve::HttpServeSettings>(),
-            "OAuthResourceSettings": fields::<crate::serve::OAuthResourceSettings>(),
             "SkillInfo": fields::<crate::pool::SkillInfo>(),
             "SkillFile": fields::<crate::pool::SkillFile>(),
             "LoadedSkill": fields::<crate::pool::LoadedSkill>(),
@@ -66,11 +64,22 @@ pub fn mirrored() -> Value {
             "AppCsp": fields::<crate::pool::AppCsp>(),
             "AppPermissions": fields::<crate::pool::AppPermissions>(),
             "AppBridgeOutput": fields::<crate::pool::AppBridgeOutput>(),
-            "ApprovalRequest": fields::<crate::agent::ApprovalRequest>(),
         },
         "events": events(),
         "errorCodes": ErrorKind::ALL.map(ErrorKind::as_str),
-    })
+    });
+    let types = &mut mirrored["types"];
+    #[cfg(feature = "serve")]
+    {
+        types["HttpServeSettings"] = json!(fields::<crate::serve::HttpServeSettings>());
+        types["OAuthResourceSettings"] = json!(fields::<crate::serve::OAuthResourceSettings>());
+    }
+    #[cfg(feature = "agent")]
+    {
+        types["ApprovalRequest"] = json!(fields::<crate::agent::ApprovalRequest>());
+    }
+    let _ = types;
+    mirrored
 }
 
 #[cfg(test)]
@@ -98,7 +107,7 @@ mod tests {
         // Every event core emits is described, and only those.
         let events = m["events"].as_object().unwrap();
         let mut names: Vec<&str> = events.keys().map(String::as_str).collect();
-        let mut emitted = crate::EVENT_NAMES.to_vec();
+        let mut emitted = crate::events::EVENT_NAMES.to_vec();
         names.sort_unstable();
         emitted.sort_unstable();
         assert_eq!(names, emitted);

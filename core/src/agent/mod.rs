@@ -1,13 +1,12 @@
-//! The agent (WebMCP Auto-UI's `runAgentLoop`), built piece by piece: messages, the providers
+//! The agent (WebMCP Auto-UI's `runAgentLoop`), built piece by piece: the providers
 //! (the interface, the HTTP services, the host's own), text tool-call parsing, and the loop.
 
-pub mod message;
 pub mod providers;
 pub mod run;
 pub mod sampling;
 pub mod textcalls;
 
-pub use message::{Block, Image, Message, Response, Role, StopReason, Usage};
+pub use crate::message::{Block, Image, Message, Response, Role, StopReason, Usage};
 pub use providers::anthropic::{AnthropicConfig, AnthropicProvider};
 pub use providers::hosted::{HostChat, HostChatFn, HostChatRequest, HostProvider};
 pub use providers::ollama::{OllamaConfig, OllamaProvider};

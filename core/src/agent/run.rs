@@ -13,24 +13,16 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::message::{Block, Image, Message, Role, Usage};
 use super::providers::{ChatRequest, Provider, TokenFn};
 use super::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventReceiver};
 use crate::host::BoxFuture;
+pub use crate::host::answers::Approval;
+use crate::message::{Block, Image, Message, Role, Usage};
 use crate::pool::{CallOptions, Conversation, Pool, ServerFilter, ToolDef};
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
 use crate::tools::pins::Standing;
-
-/// The host's answer to "may this tool run?".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approval {
-    AllowOnce,
-    /// For the rest of this agent's life.
-    AllowAlways,
-    Deny,
-}
 
 /// What the approval callback is asked about: the call, and what a host shows to decide
 /// (the tool's title, description and annotations, whether its server is trusted, and why the
@@ -515,7 +507,7 @@ impl Agent {
         let annotations = tool
             .as_ref()
             .and_then(|t| t.annotations.as_ref())
-            .map(crate::SharedJson::to_value);
+            .map(crate::shared_json::SharedJson::to_value);
         let hint = |key: &str| {
             annotations
                 .as_ref()

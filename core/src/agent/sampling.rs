@@ -13,10 +13,10 @@ use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use serde_json::{Value, json};
 
 use super::Agent;
-use super::message::{Block, Image, Message, Response, Role, StopReason};
 use super::providers::{ChatRequest, Provider, ToolChoice};
 use super::run::{Approval, ApprovalRequest, ApproveFn};
 use crate::host::{HostRequest, SamplingHandler, SamplingSupport};
+use crate::message::{Block, Image, Message, Response, Role, StopReason};
 use crate::pool::ToolDef;
 
 /// The name approval requests for sampling carry as their `tool_id`.
@@ -222,7 +222,7 @@ fn tool_result(c: &Value) -> Block {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::Usage;
+    use crate::message::Usage;
 
     #[test]
     fn sampling_messages_become_transcript_messages() {

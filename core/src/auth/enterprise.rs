@@ -422,7 +422,7 @@ mod tests {
     }
 
     fn record(base: &str, id_token: Option<&str>) -> ServerRecord {
-        let input: crate::ServerInput = serde_json::from_value(json!({
+        let input: crate::config::record::ServerInput = serde_json::from_value(json!({
             "name": "files",
             "config": {
                 "url": format!("{base}/mcp"),
@@ -577,7 +577,7 @@ mod tests {
         else {
             panic!("authorized without an ID token");
         };
-        assert_eq!(e.kind(), crate::ErrorKind::InvalidConfig);
+        assert_eq!(e.kind(), crate::error::ErrorKind::InvalidConfig);
         assert!(e.to_string().contains("set `idp.idToken`"), "{e}");
     }
 }

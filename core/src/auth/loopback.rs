@@ -170,7 +170,7 @@ pub(crate) fn open_browser(url: &str) -> Result<(), String> {
     if !openable(url) {
         return Err(format!(
             "not opening {}: an authorization URL must be https:, or http: on this machine",
-            crate::config::record::redact_url(url)
+            crate::redact::redact_url(url)
         ));
     }
     launch(url)

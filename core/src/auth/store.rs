@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use serde_json::Value;
 
+use crate::boxed_future::BoxFuture;
 use crate::config::store::{lock_beside, write_atomic};
-use crate::host::BoxFuture;
 
 /// Keeps each server's OAuth credentials (an opaque JSON document per server id). Errors
 /// are messages; the credentials are secrets and must not be logged.

@@ -160,7 +160,7 @@ mod tests {
     use super::*;
 
     fn record() -> ServerRecord {
-        let input: crate::ServerInput = serde_json::from_value(serde_json::json!({
+        let input: crate::config::record::ServerInput = serde_json::from_value(serde_json::json!({
             "name": "files",
             "config": {"url": "https://mcp.example/mcp"},
         }))

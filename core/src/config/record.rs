@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::redact::{redact_log_line, redact_url, redact_urls_in};
 
 /// How mcpmux reaches a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -102,7 +103,7 @@ pub struct ServerConfig {
     /// OAuth settings for a remote server (optional: a server that answers 401 is
     /// authorized with dynamic registration when none are given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oauth: Option<crate::auth::OAuthSettings>,
+    pub oauth: Option<crate::config::oauth::OAuthSettings>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -159,107 +160,6 @@ impl ServerConfig {
             ..self.clone()
         }
     }
-}
-
-/// Drops user info and the query string of a URL: both commonly carry credentials.
-pub fn redact_url(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, _)) => (b, "?<redacted>"),
-        None => (url, ""),
-    };
-    let Some((scheme, rest)) = base.split_once("://") else {
-        return format!("{base}{query}");
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let (user, host) = match authority.rsplit_once('@') {
-        Some((_, host)) => ("<redacted>@", host),
-        None => ("", authority),
-    };
-    format!("{scheme}://{user}{host}{path}{query}")
-}
-
-/// `text` (a log line, whoever wrote it) with the credentials of every URL in it taken out,
-/// as [`redact_url`] does, also where a URL is shown as `url::Url`'s `Debug` (`password:
-/// Some("…")`, `query: Some("…")`). A line without a URL is returned as it is.
-pub fn redact_urls_in(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("://") && !text.contains("query: Some(") && !text.contains("password: Some(")
-    {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let scheme_len = rest[..at]
-            .bytes()
-            .rev()
-            .take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
-            .count();
-        let start = at - scheme_len;
-        let end = at
-            + rest[at..]
-                .find(|c: char| c.is_whitespace() || "\"'<>`".contains(c))
-                .unwrap_or(rest.len() - at);
-        out.push_str(&rest[..start]);
-        match scheme_len {
-            0 => out.push_str(&rest[start..end]),
-            _ => out.push_str(&redact_url(&rest[start..end])),
-        }
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    for field in ["query: Some(\"", "password: Some(\""] {
-        out = redact_debug_field(&out, field);
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// Where a dependency's log line shows a credential as a quoted `Debug` string: rmcp's debug
-/// line before it exchanges an authorization code shows the code.
-const CREDENTIAL_FIELDS: &[&str] = &["exchange code for token: \""];
-
-/// `text` (a log line, whoever wrote it) with every credential mcpmux knows a shape of taken
-/// out: those of URLs ([`redact_urls_in`]) and those dependencies' lines show by name.
-pub fn redact_log_line(text: &str) -> std::borrow::Cow<'_, str> {
-    let urls = redact_urls_in(text);
-    if !CREDENTIAL_FIELDS.iter().any(|f| urls.contains(f)) {
-        return urls;
-    }
-    let mut out = urls.into_owned();
-    for field in CREDENTIAL_FIELDS {
-        out = redact_debug_field(&out, field);
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// `text` with the string after each `field` (a `Debug` field's opening, ending in a quote)
-/// replaced by `<redacted>`.
-fn redact_debug_field(text: &str, field: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(field) {
-        let value = &rest[at + field.len()..];
-        // The closing quote: the first one that no backslash escapes.
-        let mut end = None;
-        let mut escaped = false;
-        for (i, c) in value.char_indices() {
-            match c {
-                '\\' if !escaped => escaped = true,
-                '"' if !escaped => {
-                    end = Some(i);
-                    break;
-                }
-                _ => escaped = false,
-            }
-        }
-        out.push_str(&rest[..at + field.len()]);
-        out.push_str("<redacted>");
-        rest = match end {
-            Some(end) => &value[end..],
-            None => "",
-        };
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Per-server time limits; unset fields fall back to the pool's defaults.
@@ -344,7 +244,7 @@ pub struct ServerRecord {
     /// since, or is new, is asked about again. Set when the server is trusted; absent for a
     /// server trusted as it was added, whose tools are pinned as first seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trusted_tools: Option<crate::tools::pins::TrustedTools>,
+    pub trusted_tools: Option<crate::config::trusted_tools::TrustedTools>,
 }
 
 fn is_shared(scope: &SessionScope) -> bool {
@@ -526,7 +426,7 @@ impl ServerRecord {
         if let Some(offers) = host_offers {
             text.push_str(offers);
         }
-        format!("{:016x}", crate::tools::stable_hash(&text))
+        format!("{:016x}", crate::stable_hash::stable_hash(&text))
     }
 
     /// Checks that the record can be used: a name, and the settings its transport needs.
@@ -726,49 +626,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn urls_in_a_log_line_lose_their_credentials_in_either_form() {
-        let line = "connecting to https://user:pw@api.example/mcp?api_key=s3cret&x=1 (retry 2)";
-        assert_eq!(
-            redact_urls_in(line),
-            "connecting to https://<redacted>@api.example/mcp?<redacted> (retry 2)"
-        );
-        let quoted = r#"uri="http://127.0.0.1:9/mcp?token=abc" next"#;
-        assert_eq!(
-            redact_urls_in(quoted),
-            r#"uri="http://127.0.0.1:9/mcp?<redacted>" next"#
-        );
-        let debug = r#"Url { scheme: "http", password: Some("p\"w"), path: "/mcp", query: Some("key=abc"), fragment: None }"#;
-        let shown = redact_urls_in(debug);
-        assert!(
-            !shown.contains("abc") && !shown.contains("p\\\"w"),
-            "{shown}"
-        );
-        assert!(shown.contains(r#"query: Some("<redacted>")"#), "{shown}");
-        assert!(matches!(
-            redact_urls_in("no url here"),
-            std::borrow::Cow::Borrowed(_)
-        ));
-        assert_eq!(redact_urls_in("a :// b"), "a :// b");
-    }
-
-    #[test]
-    fn a_log_line_loses_the_authorization_code_rmcp_shows() {
-        let line = r#"DEBUG rmcp::transport::auth: start exchange code for token: "c0de-v4lue" at http://127.0.0.1:9/cb?code=c0de-v4lue"#;
-        let shown = redact_log_line(line);
-        assert!(!shown.contains("c0de-v4lue"), "{shown}");
-        assert!(
-            shown.contains(
-                r#"exchange code for token: "<redacted>" at http://127.0.0.1:9/cb?<redacted>"#
-            ),
-            "{shown}"
-        );
-        assert!(matches!(
-            redact_log_line("no secret here"),
-            std::borrow::Cow::Borrowed(_)
-        ));
-    }
-
     fn stdio(name: &str) -> ServerInput {
         ServerInput {
             name: name.into(),
@@ -822,12 +679,12 @@ mod tests {
         const NEVER_ASKED: [&str; 1] = ["installSource"];
         let input = stdio("files");
         let unasked = input.unasked();
-        let mirrored = crate::mirror::mirrored();
-        let mut fields: Vec<&str> = mirrored["types"]["ServerInput"]
-            .as_array()
+        let schema = serde_json::to_value(schemars::schema_for!(ServerInput)).unwrap();
+        let mut fields: Vec<&str> = schema["properties"]
+            .as_object()
             .unwrap()
-            .iter()
-            .filter_map(|f| f.as_str())
+            .keys()
+            .map(String::as_str)
             .collect();
         fields.sort_unstable();
         let mut sorted: Vec<&str> = [&COMPARED[..], &NEVER_ASKED, &unasked].concat();

@@ -269,7 +269,7 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains(path.to_str().unwrap()), "{msg}");
         assert!(msg.contains("line 3"), "{msg}");
-        assert_eq!(err.kind(), crate::ErrorKind::InvalidConfig);
+        assert_eq!(err.kind(), crate::error::ErrorKind::InvalidConfig);
         assert!(update_is_refused(&store));
         assert!(fs::read_to_string(&path).unwrap().contains("{oops}"));
     }
@@ -282,7 +282,7 @@ mod tests {
         fs::write(&path, theirs).unwrap();
         let store = ConfigStore::new(&path);
         let err = store.load().unwrap_err();
-        assert_eq!(err.kind(), crate::ErrorKind::InvalidConfig);
+        assert_eq!(err.kind(), crate::error::ErrorKind::InvalidConfig);
         let msg = err.to_string();
         assert!(msg.contains(path.to_str().unwrap()), "{msg}");
         assert!(msg.contains("Claude Desktop"), "{msg}");

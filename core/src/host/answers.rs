@@ -15,8 +15,8 @@ use rmcp::model::{CallToolResult, ContentBlock, CreateMessageResult, ElicitResul
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::agent::{Approval, Response};
 use crate::error::{Error, Result};
+use crate::message::Response;
 
 /// The kinds of request a host answers, as the contract table names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +46,15 @@ impl AnswerKind {
         AnswerKind::Roots,
         AnswerKind::ProviderReply,
     ];
+}
+
+/// The host's answer to "may this tool run?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    AllowOnce,
+    /// For the rest of this agent's life.
+    AllowAlways,
+    Deny,
 }
 
 /// A host tool's answer: a CallToolResult (an object with a `content` array; `is_error` and

@@ -6,19 +6,17 @@
 )]
 
 pub mod answers;
+pub(crate) mod apps;
 pub(crate) mod forward;
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Root,
 };
 
-/// A boxed future, as host handlers return.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub use crate::boxed_future::BoxFuture;
 
 /// A request from a server, with the server it came from.
 #[derive(Debug, Clone)]
@@ -130,7 +128,7 @@ pub struct Host {
     roots: RwLock<Vec<Root>>,
     server_roots: RwLock<HashMap<String, Vec<Root>>>,
     /// The view types the host renders, when it opted in to MCP Apps.
-    apps: RwLock<Option<crate::pool::AppsOptions>>,
+    apps: RwLock<Option<apps::AppsOptions>>,
     /// Asks other clients instead of the handlers (a served pool's upstreams' requests).
     forwarder: RwLock<Option<Arc<dyn forward::Forwarder>>>,
 }
@@ -243,7 +241,7 @@ impl Host {
         self.roots.read().unwrap().clone()
     }
 
-    pub(crate) fn set_apps(&self, apps: Option<crate::pool::AppsOptions>) {
+    pub(crate) fn set_apps(&self, apps: Option<apps::AppsOptions>) {
         *self.apps.write().unwrap() = apps;
     }
 
@@ -294,7 +292,7 @@ impl Host {
             caps["elicitation"] = serde_json::json!({"form": {}, "url": {}});
         }
         if let Some(apps) = self.apps.read().unwrap().as_ref() {
-            caps["extensions"][crate::pool::APPS_EXTENSION_ID] = crate::pool::apps_capability(apps);
+            caps["extensions"][apps::APPS_EXTENSION_ID] = apps::capability(apps);
         }
         serde_json::from_value(caps).unwrap_or_default()
     }

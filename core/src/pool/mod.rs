@@ -19,18 +19,21 @@ use tokio_util::sync::CancellationToken;
 pub use call::calls::{CallOptions, CallRound, CallSettings, InputRound, StartedTask, TaskMode};
 pub use call::tasks::{TaskFn, TaskRun, TaskUpdate};
 pub use ext::app_bridge::{APPS_PROTOCOL_VERSION, AppBridge, AppBridgeOutput};
-pub(crate) use ext::apps::capability as apps_capability;
 pub use ext::apps::{
     APP_HTML_MIME_TYPE, APPS_EXTENSION_ID, AppCsp, AppPermissions, AppView, AppsOptions,
 };
 pub use ext::skills::{LoadedSkill, SkillFile, SkillFileContents, SkillInfo, SkillSource};
-pub use listing::catalog::Unlisted;
+#[cfg(feature = "agent")]
 pub(crate) use listing::discovery::OutlinedLayer;
 pub use listing::discovery::{Conversation, ServerFilter, ToolDef, ToolLayer};
 pub use listing::lists::{ListOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo};
+pub use listing::unlisted::Unlisted;
 pub use options::PoolOptions;
+#[cfg(feature = "agent")]
+pub use server::server_info::INSTRUCTIONS_CHARS;
+pub use server::server_info::ServerInfo;
+#[cfg(feature = "agent")]
 pub(crate) use server::server_info::bounded as bounded_instructions;
-pub use server::server_info::{INSTRUCTIONS_CHARS, ServerInfo};
 pub use server::slot::ServerStatus;
 pub use servers::{AddOutcome, DiscoverResult, ImportResult, TestResult};
 pub use session::client_side::{Progress, ProgressFn};
@@ -40,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::events::{EventBus, EventReceiver};
 use crate::fast_map::FastMap;
 use crate::host::Host;
-use crate::tools::catalog::Catalog;
+use crate::pool::listing::catalog::Catalog;
 use crate::tools::host_tools::HostTools;
 use crate::tools::search::SearchIndex;
 use crate::widgets::canvas::Canvas;
@@ -77,7 +80,7 @@ pub(crate) struct Inner {
     /// Bumped whenever tool lists or server records change.
     tools_version: AtomicU64,
     /// The `tools_version` at which every active server's tools were known (see
-    /// `pool::listing::catalog`): until it changes, an answer need not look.
+    /// `pool::listing::unlisted`): until it changes, an answer need not look.
     known_at: AtomicU64,
     search: std::sync::Mutex<Option<(u64, Arc<SearchIndex>)>>,
     /// The known tools described at one `tools_version` (see `pool::search`).
@@ -184,6 +187,7 @@ impl Pool {
         &self.inner.opts
     }
 
+    #[cfg(feature = "serve")]
     /// Cancelled when the pool closes, for what serves it (see `serve::http`); a closed
     /// pool is `ShuttingDown`.
     pub(crate) fn closed(&self) -> Result<CancellationToken> {
@@ -221,6 +225,7 @@ impl Pool {
         Ok(self.inner.slot(server)?.about().map(|a| (*a).clone()))
     }
 
+    #[cfg(feature = "agent")]
     /// A server's instructions, if it gave any.
     pub(crate) fn server_instructions(&self, server_id: &str) -> Option<String> {
         let slot = self.inner.slot(server_id).ok()?;

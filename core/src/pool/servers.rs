@@ -257,6 +257,7 @@ impl Pool {
         }
     }
 
+    #[cfg(feature = "agent")]
     /// The pins of a trusted server whose record has none yet (trusted as it was added, or
     /// before pins were kept): its tools as seen now, saved. What was trusted without being
     /// seen is pinned at its first sight, so that what changes after it is asked about.
@@ -514,7 +515,7 @@ impl Inner {
         self.tools_changed();
         let mut was_connected = false;
         if reconnect || !active {
-            was_connected = slot.status().state == crate::ConnectionState::Connected;
+            was_connected = slot.status().state == crate::events::ConnectionState::Connected;
             slot.disconnect(self).await;
             self.clients.end_server(self, &slot.id).await;
         }

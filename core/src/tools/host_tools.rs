@@ -9,8 +9,8 @@ use std::sync::{Arc, RwLock};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
+use crate::boxed_future::BoxFuture;
 use crate::error::{Error, Result};
-use crate::host::BoxFuture;
 use crate::tools::{ToolInfo, sanitize};
 
 /// The server id and name under which host tools appear.
@@ -194,7 +194,7 @@ mod tests {
         assert_eq!(s["schema"]["required"], json!(["a", "b"]));
         assert_eq!(
             tools.call("nope", json!({})).await.unwrap_err().kind(),
-            crate::ErrorKind::NotFound
+            crate::error::ErrorKind::NotFound
         );
     }
 

@@ -4,7 +4,6 @@
 //! ([`host_tools`]) and what a name that names no tool may have meant ([`suggest`]).
 
 pub mod canonical;
-pub(crate) mod catalog;
 pub mod host_tools;
 pub mod pins;
 pub mod search;
@@ -15,7 +14,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::SharedJson;
+use crate::shared_json::SharedJson;
 use crate::tools::stored_tool::StoredTool;
 
 /// A server's tools as last listed, shared by its cache entry and the catalog.
@@ -123,15 +122,7 @@ pub fn server_prefix(server_name: &str) -> String {
     format!("mcp__{}__", sanitize(server_name))
 }
 
-/// FNV-1a: stable across runs, versions and platforms, unlike std's hasher.
-pub(crate) fn stable_hash(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
-}
+pub(crate) use crate::stable_hash::stable_hash;
 
 /// Cuts an over-long id to `max` and appends a hash of the whole, so distinct long ids stay
 /// distinct.

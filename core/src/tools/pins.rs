@@ -4,26 +4,11 @@
 //! (a description rewritten into instructions for the model, a schema that now takes a
 //! path) or that appeared since is asked about again, with the change shown.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
 use super::ToolInfo;
 
-/// One tool as the user trusted it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TrustedTool {
-    /// `sha256:` and the hex SHA-256 of the tool's definition.
-    pub digest: String,
-    /// Its description then, to show what changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
+pub use crate::config::trusted_tools::{TrustedTool, TrustedTools};
 
-/// A server's tools as trusted, by their own names.
-pub type TrustedTools = BTreeMap<String, TrustedTool>;
-
+#[cfg(feature = "agent")]
 /// How a tool stands against what was trusted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Standing {
@@ -68,6 +53,7 @@ pub(crate) fn pin<'a>(tools: impl IntoIterator<Item = &'a ToolInfo>) -> TrustedT
         .collect()
 }
 
+#[cfg(feature = "agent")]
 /// How `tool` stands against `trusted`.
 pub(crate) fn standing(trusted: &TrustedTools, tool: &ToolInfo) -> Standing {
     let Some(pinned) = trusted.get(&tool.name) else {

@@ -121,7 +121,7 @@ fn summary(description: Option<&str>) -> String {
 
 /// Parameter names of an input schema's top-level properties (read from its text, their
 /// own schemas skipped).
-fn param_names(schema: &crate::SharedJson) -> Vec<String> {
+fn param_names(schema: &crate::shared_json::SharedJson) -> Vec<String> {
     #[derive(serde::Deserialize)]
     struct Properties {
         #[serde(default)]

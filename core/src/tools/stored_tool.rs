@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::SharedJson;
+use crate::shared_json::SharedJson;
 use crate::tools::ToolInfo;
 
 /// One tool of a server, as rmcp's `Tool` has it. A tool's `execution` (the tasks extension)

@@ -256,7 +256,7 @@ impl Direct {
         line.extend_from_slice(ID_PREFIX.as_bytes());
         line.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
         line.extend_from_slice(b"\",\"method\":");
-        crate::json_text::write_str(method, &mut line);
+        crate::wire::json_text::write_str(method, &mut line);
         line.extend_from_slice(b",\"params\":");
         write_params(&mut line).map_err(closed)?;
         line.extend_from_slice(b"}\n");

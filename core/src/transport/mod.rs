@@ -10,7 +10,6 @@ pub(crate) mod http_limit;
 pub(crate) mod limit;
 pub(crate) mod line_tail;
 pub(crate) mod related_call;
-pub(crate) mod session_layer;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 pub mod stdout_reader;

@@ -71,7 +71,7 @@ pub(crate) async fn open(
             .map_err(|e| {
                 Error::connection(
                     name,
-                    format!("WebSocket {}: {e}", crate::config::record::redact_url(&url)),
+                    format!("WebSocket {}: {e}", crate::redact::redact_url(&url)),
                 )
             })?;
     let agreed = response

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
 use super::{ChatRequest, ToolChoice};
-use crate::agent::message::{Block, Image, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
-use crate::transport::sse::SseParser;
+use crate::message::{Block, Image, Response, Role, StopReason, Usage};
+use crate::wire::sse::SseParser;
 
 /// Where and how to reach the API.
 #[derive(Clone)]

@@ -9,9 +9,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{ChatRequest, Provider, TokenFn, ToolChoice, cancellable};
-use crate::agent::message::{Message, Response};
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
+use crate::message::{Message, Response};
 use crate::pool::ToolDef;
 
 /// A chat request as a host provider receives it (camelCase JSON).

@@ -9,9 +9,9 @@ use super::{ChatRequest, Provider, cancellable};
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::Value;
 
-use crate::agent::message::Response;
 use crate::error::{Error, Result};
 use crate::host::BoxFuture;
+use crate::message::Response;
 
 /// The HTTP side of a provider: its client, the model it asks for, how often it retries.
 #[derive(Clone)]
@@ -228,14 +228,14 @@ struct FunctionTool<'a> {
 struct Function<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a crate::SharedJson,
+    parameters: &'a crate::shared_json::SharedJson,
 }
 
 #[derive(serde::Serialize)]
 struct AnthropicTool<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a crate::SharedJson,
+    input_schema: &'a crate::shared_json::SharedJson,
 }
 
 impl Serialize for ToolsJson<'_> {

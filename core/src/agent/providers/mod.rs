@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::message::{Message, Response};
 use crate::error::Result;
 use crate::host::BoxFuture;
+use crate::message::{Message, Response};
 use crate::pool::ToolDef;
 
 /// Called with each piece of text as it streams in.

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
 use super::{ChatRequest, ToolChoice};
-use crate::agent::message::{Block, Response, Role, StopReason, Usage};
 use crate::error::{Error, Result};
+use crate::message::{Block, Response, Role, StopReason, Usage};
 
 #[derive(Debug, Clone)]
 pub struct OllamaConfig {

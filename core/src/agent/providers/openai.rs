@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use super::ChatRequest;
 use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
-use crate::agent::message::{Block, Response, Role, StopReason, Usage};
 use crate::agent::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
-use crate::transport::sse::SseParser;
+use crate::message::{Block, Response, Role, StopReason, Usage};
+use crate::wire::sse::SseParser;
 
 /// Where and how to reach the service.
 #[derive(Clone)]
@@ -330,7 +330,7 @@ impl Api for OpenAiConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::message::Message;
+    use crate::message::Message;
 
     #[test]
     fn tool_call_deltas_accumulate() {

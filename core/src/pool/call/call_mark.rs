@@ -2,14 +2,16 @@
 //! on Streamable HTTP the request comes on the call's own stream, and the transport hands the
 //! number back on it (see `transport::related_call`), which the host's forwarder is given.
 
-use std::future::Future;
-
 tokio::task_local! {
     static CALL: u64;
 }
 
+#[cfg(feature = "serve")]
 /// Runs `call` (a future that calls a tool) under `number`.
-pub(crate) fn marked<F: Future>(number: u64, call: F) -> impl Future<Output = F::Output> {
+pub(crate) fn marked<F: std::future::Future>(
+    number: u64,
+    call: F,
+) -> impl std::future::Future<Output = F::Output> {
     CALL.scope(number, call)
 }
 

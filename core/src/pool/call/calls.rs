@@ -382,6 +382,7 @@ impl Pool {
         Either::Right(self.call_tool_with(tool_id, arguments, options, round))
     }
 
+    #[cfg(feature = "serve")]
     /// `call_tool_or_task` (with a `round`, `call_tool_round`) with the arguments lent: a call
     /// the pool refuses because it does not know `tool_id` (`Error::NotFound` of a tool)
     /// leaves them as they were, for a caller that lists again and calls once more by name
@@ -914,7 +915,7 @@ impl Inner {
         });
         let mut pending = direct
             .request(id, "tools/call", call.timeout, |line| {
-                crate::pool::call::call_params::write(params, Some(token.as_str()), session, line)
+                crate::wire::call_params::write(params, Some(token.as_str()), session, line)
             })
             .await
             .map_err(|e| {

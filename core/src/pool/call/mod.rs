@@ -1,13 +1,11 @@
 //! The call family: `tools/call` and the other requests through the pool, on the rmcp path
-//! and the direct fast path (its params written and its replies read by hand), multi
+//! and the direct fast path (its params written and its replies read by hand in `wire`), multi
 //! round-trip input rounds, tasks, output schemas, and what a dropped call tells its server.
 
 pub(crate) mod call_mark;
-pub(super) mod call_params;
 pub(super) mod calls;
 pub(super) mod input_rounds;
 pub(super) mod output_schema;
-pub(super) mod plain_text_reply;
 pub(super) mod reply;
 pub(super) mod requests;
 pub(super) mod tasks;

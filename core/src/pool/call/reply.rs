@@ -3,8 +3,8 @@
 use rmcp::model::{CallToolResult, CreateTaskResult, InputRequiredResult, ServerResult, Task};
 use rmcp::service::ServiceError;
 
-use crate::pool::call::plain_text_reply;
 use crate::transport::direct::{Reply, TypedReply};
+use crate::wire::plain_text_reply;
 
 /// What a server's answer to `tools/call` asks of the call: done, or another round with the
 /// host's input.

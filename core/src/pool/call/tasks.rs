@@ -70,7 +70,7 @@ pub struct TaskUpdate {
     pub status_message: Option<String>,
 }
 
-/// Told each status of a call's task ([`crate::CallOptions::on_task`]).
+/// Told each status of a call's task ([`crate::pool::CallOptions::on_task`]).
 pub type TaskFn = Arc<dyn Fn(TaskUpdate) + Send + Sync>;
 
 /// What a call has seen of its task, to report only changes.
@@ -127,7 +127,7 @@ impl Pool {
         &self,
         tool_id: &str,
         arguments: serde_json::Value,
-        mut options: crate::CallOptions,
+        mut options: crate::pool::CallOptions,
     ) -> TaskRun {
         let (tx, status) = tokio::sync::watch::channel(None);
         let cancel = match &options.cancel {

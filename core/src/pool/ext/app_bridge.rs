@@ -12,11 +12,11 @@ use rmcp::model::CallToolResult;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::SharedJson;
 use crate::error::{Error, ErrorKind};
 use crate::events::Event;
 use crate::pool::ext::apps::AppView;
 use crate::pool::{CallOptions, Pool};
+use crate::shared_json::SharedJson;
 
 /// The revision of the extension this host speaks to views.
 pub const APPS_PROTOCOL_VERSION: &str = "2026-01-26";
@@ -103,7 +103,10 @@ impl AppBridge {
     /// `handle` gave it): `Ok(result)` or `Err(message)`. An `id` no view request has (one
     /// that is not a string or a number) is an `invalid_argument` error: a view would drop
     /// such a reply and wait for its answer for ever.
-    pub fn reply(id: &Value, answer: std::result::Result<Value, String>) -> crate::Result<Value> {
+    pub fn reply(
+        id: &Value,
+        answer: std::result::Result<Value, String>,
+    ) -> crate::error::Result<Value> {
         if !(id.is_string() || id.is_number()) {
             return Err(Error::invalid(format!(
                 "a reply's id must be the view request's id (a string or a number), not {id}"

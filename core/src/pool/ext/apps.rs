@@ -19,10 +19,8 @@ use crate::error::{Error, Result};
 use crate::pool::{CallOptions, Pool};
 use crate::tools::ToolInfo;
 
-/// The extension's identifier, in capabilities.
-pub const APPS_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
-/// The MIME type of an HTML view.
-pub const APP_HTML_MIME_TYPE: &str = "text/html;profile=mcp-app";
+pub use crate::host::apps::{APP_HTML_MIME_TYPE, APPS_EXTENSION_ID, AppsOptions};
+
 /// The scheme every view's URI has.
 const VIEW_SCHEME: &str = "ui://";
 /// The deprecated flat key some servers still set beside `ui.resourceUri`.
@@ -30,33 +28,6 @@ const LEGACY_RESOURCE_URI_KEY: &str = "ui/resourceUri";
 /// The `_meta` key where `mcpmux serve` names a tool it serves under another name (`app__x`)
 /// by its own server's name (`x`), for a host of views: a view calls its tools by those.
 pub(crate) const OWN_NAME_META: &str = "io.github.mcpmux/ownName";
-
-/// A host's opt-in to MCP Apps (`PoolOptions.apps`): servers learn that it renders views of
-/// these MIME types, and may then offer them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AppsOptions {
-    /// The view types the host renders (default: `text/html;profile=mcp-app`).
-    #[serde(default = "default_mime_types")]
-    pub mime_types: Vec<String>,
-}
-
-impl Default for AppsOptions {
-    fn default() -> Self {
-        AppsOptions {
-            mime_types: default_mime_types(),
-        }
-    }
-}
-
-fn default_mime_types() -> Vec<String> {
-    vec![APP_HTML_MIME_TYPE.to_owned()]
-}
-
-/// The extension's entry in the host's capabilities.
-pub(crate) fn capability(options: &AppsOptions) -> Value {
-    serde_json::json!({ "mimeTypes": options.mime_types })
-}
 
 impl ToolInfo {
     /// The tool's `_meta`, parsed, if it has one that may name `key` (most tools' have none,
@@ -126,15 +97,18 @@ impl ToolInfo {
         }
     }
 
+    #[cfg(feature = "serve")]
     /// The tool's `_meta` as an object to change, written back by [`ToolInfo::set_meta`].
     fn meta_object(&self) -> Option<serde_json::Map<String, Value>> {
         self.meta.as_ref()?.parse().ok()
     }
 
+    #[cfg(feature = "serve")]
     fn set_meta(&mut self, meta: serde_json::Map<String, Value>) {
         self.meta = (!meta.is_empty()).then(|| Value::Object(meta).into());
     }
 
+    #[cfg(feature = "serve")]
     /// Says, for hosts of views, that the tool's own server names it `own`.
     pub(crate) fn set_own_name(&mut self, own: String) {
         let mut meta = self.meta_object().unwrap_or_default();
@@ -142,6 +116,7 @@ impl ToolInfo {
         self.set_meta(meta);
     }
 
+    #[cfg(feature = "serve")]
     /// The tool as a client that renders no views sees it: without `_meta.ui` or the flat
     /// key (a view's address it could not use, nor ask for).
     pub(crate) fn drop_view(&mut self) {
@@ -154,6 +129,7 @@ impl ToolInfo {
         }
     }
 
+    #[cfg(feature = "serve")]
     /// Points the tool's view at `uri`, wherever it names one (a gateway serves each server's
     /// views under addresses of its own).
     pub(crate) fn move_view(&mut self, uri: &str) {

@@ -32,7 +32,7 @@ impl Pool {
             .token_store()
             .clear(&slot.id)
             .await
-            .map_err(|e| crate::Error::Connection {
+            .map_err(|e| crate::error::Error::Connection {
                 server: slot.name(),
                 message: format!("cannot clear its OAuth tokens: {e}"),
             })?;

@@ -6,8 +6,8 @@
 
 use rmcp::model::Root;
 
-use crate::ConnectionState;
 use crate::error::Result;
+use crate::events::ConnectionState;
 use crate::host::{ElicitationHandler, SamplingHandler, SamplingSupport};
 use crate::pool::Pool;
 
@@ -39,6 +39,7 @@ impl Pool {
         self.inner.host.set_roots_handler(handler);
     }
 
+    #[cfg(feature = "serve")]
     /// Answers servers' requests through `forwarder` instead of the handlers (`serve`'s,
     /// which asks the client whose call each request belongs to). Set it before connecting.
     pub(crate) fn set_forwarder(

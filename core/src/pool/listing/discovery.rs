@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
-use crate::pool::listing::catalog::Unlisted;
 use crate::pool::listing::search::KnownTools;
+use crate::pool::listing::unlisted::Unlisted;
 use crate::pool::{CallOptions, Pool};
 use crate::tools::canonical::canonical_name;
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
@@ -85,7 +85,7 @@ impl LayerOutline {
 pub struct ToolDef {
     pub name: String,
     pub description: String,
-    pub input_schema: crate::SharedJson,
+    pub input_schema: crate::shared_json::SharedJson,
 }
 
 /// The discovery tools every layer gets, by canonical name.
@@ -110,10 +110,10 @@ const DISCOVERY: &[(&str, &str)] = &[
 ];
 
 /// The parameters of a discovery tool, written once: an agent offers them on every turn.
-fn schema_for(canonical: &str) -> crate::SharedJson {
-    static QUERY: OnceLock<crate::SharedJson> = OnceLock::new();
-    static NAME: OnceLock<crate::SharedJson> = OnceLock::new();
-    static NONE: OnceLock<crate::SharedJson> = OnceLock::new();
+fn schema_for(canonical: &str) -> crate::shared_json::SharedJson {
+    static QUERY: OnceLock<crate::shared_json::SharedJson> = OnceLock::new();
+    static NAME: OnceLock<crate::shared_json::SharedJson> = OnceLock::new();
+    static NONE: OnceLock<crate::shared_json::SharedJson> = OnceLock::new();
     match canonical {
         "search_tools" | "search_recipes" => QUERY.get_or_init(|| {
             json!({

@@ -1,5 +1,5 @@
 //! Tool search across the pool, answered from the tools already known (live lists, else the
-//! catalog), after listing the servers whose tools are not known yet (`pool::listing::catalog`), and
+//! catalog), after listing the servers whose tools are not known yet (`pool::listing::unlisted`), and
 //! which server a tool id belongs to. Host tools are registered in `host_tools.rs`.
 
 use std::sync::atomic::Ordering;

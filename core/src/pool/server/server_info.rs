@@ -43,9 +43,11 @@ impl ServerInfo {
     }
 }
 
+#[cfg(feature = "agent")]
 /// The most of a server's instructions the agent's system prompt takes by default.
 pub const INSTRUCTIONS_CHARS: usize = 2_000;
 
+#[cfg(feature = "agent")]
 /// `text` cut to at most `max` characters, with a marker that says so.
 pub(crate) fn bounded(text: &str, max: usize) -> String {
     let text = text.trim();

@@ -75,7 +75,7 @@ pub(crate) struct Slot {
     pub skills: Mutex<Option<Vec<crate::pool::SkillInfo>>>,
     /// One `tools/list` at a time (see `Inner::fetch_tools`).
     pub fetching: tokio::sync::Mutex<()>,
-    /// One listing for the catalog at a time (see `pool::listing::catalog`).
+    /// One listing for the catalog at a time (see `pool::listing::unlisted`).
     pub listing: tokio::sync::Mutex<()>,
     pub unlisted: Mutex<Option<ListingFailure>>,
     generation: AtomicU64,

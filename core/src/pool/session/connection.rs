@@ -14,17 +14,17 @@ use rmcp::transport::Transport;
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
+use super::layer::SessionLayer;
 use crate::config::record::{ServerRecord, TransportType};
 use crate::error::{Error, Result, with_causes};
-use crate::pool::call::call_params::SessionMeta;
 use crate::pool::session::client_side::{ClientSide, ServerShared};
 use crate::pool::session::listen::{self, Listener};
 use crate::pool::session::logs;
 use crate::transport::direct::Direct;
 use crate::transport::limit::MessageLimit;
-use crate::transport::session_layer::SessionLayer;
 use crate::transport::stdio::ChildProcess;
 use crate::transport::{http, sse, stdio, websocket};
+use crate::wire::call_params::SessionMeta;
 
 /// A connected session. Dropping it ends the session and kills a stdio child.
 pub(crate) struct Connection {
@@ -427,7 +427,7 @@ impl Opening<'_> {
             return Err(Error::connection(&record.name, handshake_error(&e)));
         };
         let session = self.session(transport, limit).await?;
-        shared.events.emit(crate::Event::Log {
+        shared.events.emit(crate::events::Event::Log {
             server_id: record.id.clone(),
             level: "notice".into(),
             source: "transport".into(),

@@ -1,6 +1,6 @@
 //! How a connection asks for its server's log messages (`log` events), at the level the
 //! server's record or the pool sets. A 2026-07-28 server is asked in every request's `_meta`:
-//! rmcp's requests on their way out (`transport::session_layer`), the direct `tools/call` path
+//! rmcp's requests on their way out (`session::layer`), the direct `tools/call` path
 //! here. A server before it is asked once per connection with `logging/setLevel`, and again
 //! when the level changes.
 #![allow(

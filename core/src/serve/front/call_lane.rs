@@ -534,7 +534,7 @@ impl Output {
             return;
         }
         let start = state.bytes.len();
-        if let Err(e) = crate::serve::front::answer_line::write(message, &mut state.bytes) {
+        if let Err(e) = crate::wire::answer_line::write(message, &mut state.bytes) {
             state.bytes.truncate(start);
             drop(state);
             tracing::error!("a served call's answer could not be written: {e}");

@@ -1,8 +1,7 @@
 //! The fronts clients reach a served pool through: Streamable HTTP (its connections, CORS,
 //! metrics, the audit log), the legacy HTTP+SSE transport and its sessions, and stdio with
-//! its call lane and hand-written answer lines.
+//! its call lane.
 
-pub(super) mod answer_line;
 pub mod audit;
 pub(super) mod call_lane;
 pub mod connections;

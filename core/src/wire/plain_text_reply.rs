@@ -13,7 +13,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResultType};
 /// The result of `{"jsonrpc":..,"id":"..","result":{"content":[{"type":"text","text":..}, ..],
 /// "isError":..,"resultType":"complete"}}`, keys in any order, `isError` and `resultType`
 /// optional; `None` for any other reply (an error, more keys, other content, `_meta`).
-pub(in crate::pool) fn read(line: &[u8]) -> Option<CallToolResult> {
+pub(crate) fn read(line: &[u8]) -> Option<CallToolResult> {
     // Checked once here, so that every slice taken below is a `str` already.
     let text = std::str::from_utf8(line).ok()?;
     let mut cursor = Cursor { text, at: 0 };
@@ -169,7 +169,7 @@ impl<'a> Cursor<'a> {
         }
         let start = self.at;
         let bytes = self.text.as_bytes();
-        let end = start + crate::json_text::escape_at(&bytes[start..])?;
+        let end = start + super::json_text::escape_at(&bytes[start..])?;
         match bytes[end] {
             b'"' => {
                 self.at = end + 1;
@@ -186,7 +186,7 @@ impl<'a> Cursor<'a> {
         let bytes = self.text.as_bytes();
         let mut end = start;
         loop {
-            end += crate::json_text::escape_at(bytes.get(end..)?)?;
+            end += super::json_text::escape_at(bytes.get(end..)?)?;
             match bytes[end] {
                 b'"' => break,
                 b'\\' => end += 2,

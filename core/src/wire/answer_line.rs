@@ -9,13 +9,10 @@ use rmcp::model::{
     ServerResult,
 };
 
-use crate::json_text::write_str;
+use super::json_text::write_str;
 
 /// Appends `message` to `out` as one JSON text (no newline).
-pub(in crate::serve) fn write(
-    message: &ServerJsonRpcMessage,
-    out: &mut Vec<u8>,
-) -> serde_json::Result<()> {
+pub(crate) fn write(message: &ServerJsonRpcMessage, out: &mut Vec<u8>) -> serde_json::Result<()> {
     if let JsonRpcMessage::Response(response) = message
         && let ServerResult::CallToolResult(result) = &response.result
         && let Some(text) = plain_text(result)

@@ -7,7 +7,7 @@
 //! - every 2026-07-28 request asks for the server's log messages at the level the host set:
 //!   such a server sends `notifications/message` only about a request whose `_meta` carries
 //!   `io.modelcontextprotocol/logLevel` (older servers take `logging/setLevel` once; see
-//!   `pool::logs`).
+//!   `session::logs`).
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -21,13 +21,13 @@ use rmcp::transport::Transport;
 use crate::pool::session::client_side::ServerShared;
 
 /// `T` with the pool's hooks on the messages of a session.
-pub(crate) struct SessionLayer<T> {
+pub(super) struct SessionLayer<T> {
     inner: T,
     shared: Arc<ServerShared>,
 }
 
 impl<T> SessionLayer<T> {
-    pub(crate) fn new(inner: T, shared: &Arc<ServerShared>) -> Self {
+    pub(super) fn new(inner: T, shared: &Arc<ServerShared>) -> Self {
         shared.connection_opened();
         SessionLayer {
             inner,

@@ -1,8 +1,10 @@
-//! The conversation an agent has with a model, in one shape for every provider.
+//! The conversation an agent has with a model, in one shape for every provider. Below the
+//! host and the agent both: a provider the host implements answers in it (`host::answers`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+#[cfg(feature = "agent")]
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -45,6 +47,7 @@ pub enum Block {
     },
 }
 
+#[cfg(feature = "agent")]
 /// One message of the transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
@@ -52,6 +55,7 @@ pub struct Message {
     pub content: Vec<Block>,
 }
 
+#[cfg(feature = "agent")]
 impl Message {
     pub fn user(text: impl Into<String>) -> Message {
         Message {

@@ -16,7 +16,7 @@ use rmcp::model::{CallToolRequestParams, JsonObject, RequestMetaObject};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::json_text::write_str;
+use super::json_text::write_str;
 
 /// The key of a request's progress token in its `_meta`.
 const PROGRESS_TOKEN: &str = "progressToken";
@@ -41,7 +41,7 @@ impl SessionMeta {
 
     /// Takes out of a call's `meta` the keys the session sets: the session's values win, as
     /// they did when they were put in the call's map over the caller's.
-    pub(in crate::pool) fn take_over(&self, meta: &mut JsonObject) {
+    pub(crate) fn take_over(&self, meta: &mut JsonObject) {
         if meta.is_empty() {
             return;
         }
@@ -54,7 +54,7 @@ impl SessionMeta {
 /// Writes `params` as `serde_json::to_writer` would, with `progress_token` in `_meta` in place
 /// of any the params hold (first, where serde would sort it among the other keys), and the
 /// members of `session` among the params' own (which win where both have a key).
-pub(in crate::pool) fn write(
+pub(crate) fn write(
     params: &CallToolRequestParams,
     progress_token: Option<&str>,
     session: Option<&SessionMeta>,
