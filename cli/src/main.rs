@@ -211,7 +211,7 @@ pub struct AddArgs {
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
         Command::Serve(args) if args.serves_one_client() => {
-            mcpmux::transport::write_batch::current_thread_runtime()
+            mcpmux::event_loop::current_thread_runtime()
         }
         _ => tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

@@ -27,6 +27,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("widgets", 5),
     ("transport", 6),
     ("pool", 7),
+    // What a binding's event loop may touch of the transports.
+    ("event_loop", 7),
     // The pool's users, each a cargo feature.
     ("agent", 8),
     ("serve", 8),

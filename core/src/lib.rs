@@ -15,6 +15,7 @@ pub mod auth;
 mod boxed_future;
 pub mod config;
 mod error;
+pub mod event_loop;
 pub mod events;
 mod fast_map;
 mod front_matter;
@@ -34,7 +35,7 @@ mod stable_hash;
 mod test_site;
 pub mod tools;
 mod trace_context;
-pub mod transport;
+mod transport;
 pub mod widgets;
 mod wire;
 

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
-use mcpmux::transport::stdout_reader::noting_readers;
+use mcpmux::event_loop::noting_readers;
 use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::{Env, sys};
 

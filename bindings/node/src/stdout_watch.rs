@@ -15,7 +15,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use mcpmux::transport::stdout_reader::{Pumped, StdoutReader};
+use mcpmux::event_loop::{Pumped, StdoutReader};
 use napi::{Env, sys};
 
 use crate::uv::{UV_POLL, UV_READABLE, Uv, uv};

@@ -13,7 +13,7 @@
 use std::cell::Cell;
 use std::ffi::c_void;
 
-use mcpmux::transport::write_batch;
+use mcpmux::event_loop;
 use napi::{Env, sys};
 
 use crate::uv::{UV_ASYNC, UV_PREPARE, Uv, uv};
@@ -77,7 +77,7 @@ pub(crate) fn install(env: &Env) {
         wake as usize
     };
     let send = uv.async_send;
-    write_batch::batch_writes_on_this_thread(move || {
+    event_loop::batch_writes_on_this_thread(move || {
         // SAFETY: the handle lives until `on_teardown`, which stops the batching (and so
         // drops this closure) before it closes the handle.
         unsafe { send(wake as *mut c_void) };
@@ -95,7 +95,7 @@ unsafe fn handle_memory(uv: &Uv, kind: std::ffi::c_int) -> *mut c_void {
 /// (async).
 unsafe extern "C" fn on_turn(_handle: *mut c_void) {
     let _entered = crate::runtime().enter();
-    write_batch::end_of_turn();
+    event_loop::end_of_turn();
 }
 
 /// The environment is going away: what waits is sent, and its loop must not keep the handles.
@@ -104,7 +104,7 @@ unsafe extern "C" fn on_teardown(arg: *mut c_void) {
     let turn = unsafe { Box::from_raw(arg as *mut TurnEnd) };
     {
         let _entered = crate::runtime().enter();
-        write_batch::stop_batching_on_this_thread();
+        event_loop::stop_batching_on_this_thread();
     }
     INSTALLED.set(false);
     // SAFETY: both handles are initialized and not closed yet (only here).

@@ -39,7 +39,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
-use mcpmux::transport::stdout_reader::{Pumped, StdoutReader, noting_readers};
+use mcpmux::event_loop::{Pumped, StdoutReader, noting_readers};
 
 use crate::runtime::{BoxFuture, Deliver, Delivered, runtime};
 

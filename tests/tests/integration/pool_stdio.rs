@@ -1761,14 +1761,14 @@ async fn idle_servers_are_stopped_and_start_again_on_the_next_request() {
     );
 }
 
-/// `mcpmux serve --stdio`'s runtime (`write_batch::current_thread_runtime`): requests held
+/// `mcpmux serve --stdio`'s runtime (`event_loop::current_thread_runtime`): requests held
 /// in a turn go out when the runtime runs out of ready tasks, and also while a task keeps it
 /// busy for good (it still polls for I/O every few dozen tasks), or the two past the eighth
 /// held request would wait forever.
 #[test]
 fn a_current_thread_runtime_ends_its_turns_idle_or_busy() {
-    use mcpmux::transport::write_batch;
-    let runtime = write_batch::current_thread_runtime().unwrap();
+    use mcpmux::event_loop;
+    let runtime = event_loop::current_thread_runtime().unwrap();
     runtime.block_on(async {
         let pool = pool().await;
         // Not connected yet, as for a new user: the first ten calls start the server.
@@ -1806,7 +1806,7 @@ fn a_current_thread_runtime_ends_its_turns_idle_or_busy() {
         }));
         ten("busy").await;
         busy.abort();
-        write_batch::stop_batching_on_this_thread();
+        event_loop::stop_batching_on_this_thread();
         pool.close().await;
     });
 }
@@ -1815,13 +1815,13 @@ fn a_current_thread_runtime_ends_its_turns_idle_or_busy() {
 /// the others of that turn are held and written together when it ends (or eight are held).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
-    use mcpmux::transport::write_batch;
+    use mcpmux::event_loop;
     let pool = pool().await;
     add_test_server(&pool, "t", &[]).await;
     call_ok(&pool, "mcp__t__echo", json!({"text": "connected"})).await;
     let holds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let told = holds.clone();
-    write_batch::batch_writes_on_this_thread(move || {
+    event_loop::batch_writes_on_this_thread(move || {
         told.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     });
     let mut calls: Vec<_> = (0..10)
@@ -1846,7 +1846,7 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
     // The turn has not ended: the last is still held, so nothing answers it.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(futures::poll!(last.as_mut()).is_pending());
-    write_batch::end_of_turn();
+    event_loop::end_of_turn();
     assert_eq!(text(&last.await.unwrap()), "n9");
     // The loop was told once that the turn held requests, when it first did.
     assert_eq!(holds.load(std::sync::atomic::Ordering::SeqCst), 1);
@@ -1862,7 +1862,7 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
     drop(held);
     assert_eq!(text(&first.await.unwrap()), "a");
     // The loop stops batching (what follows is not polled in turns).
-    write_batch::stop_batching_on_this_thread();
+    event_loop::stop_batching_on_this_thread();
     let deadline = Instant::now() + Duration::from_secs(5);
     while text(&call_ok(&pool, "mcp__t__cancelled", json!({})).await) != "1" {
         assert!(Instant::now() < deadline, "the server saw no cancellation");
@@ -1871,7 +1871,7 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
 
     // Held requests to a server that died get its error, not a hang.
     let pid = pid_of(&pool, "mcp__t__pid").await;
-    write_batch::batch_writes_on_this_thread(|| {});
+    event_loop::batch_writes_on_this_thread(|| {});
     let mut first =
         Box::pin(pool.call_tool("mcp__t__sleep", json!({"ms": 10_000}), Default::default()));
     assert!(futures::poll!(first.as_mut()).is_pending());
@@ -1881,7 +1881,7 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
     // SAFETY: kills the test's own child process.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     tokio::time::sleep(Duration::from_millis(100)).await;
-    write_batch::end_of_turn();
+    event_loop::end_of_turn();
     let (first, held) =
         tokio::time::timeout(Duration::from_secs(5), futures::future::join(first, held))
             .await
@@ -1889,6 +1889,6 @@ async fn requests_held_for_the_end_of_a_loop_turn_are_sent_together() {
     for err in [first.unwrap_err(), held.unwrap_err()] {
         assert!(err.to_string().contains("the server exited"), "{err}");
     }
-    write_batch::stop_batching_on_this_thread();
+    event_loop::stop_batching_on_this_thread();
     pool.close().await;
 }
