@@ -63,7 +63,29 @@ fi
 cflags=(-std=c11 -Wall -Wextra -Werror -g -pthread)
 # What the Rust standard library needs from the system when libmcpmux.a is linked.
 static_libs=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
-test_src=tests/c/test_mcpmux.c
+# The C test program: the harness (checks, shared fixtures, the runner) and a file of tests
+# per subject; tests/c/CMakeLists.txt lists the same files.
+test_src=(
+    tests/c/harness.c
+    tests/c/test_errors.c
+    tests/c/test_pool.c
+    tests/c/test_servers.c
+    tests/c/test_calls.c
+    tests/c/test_resources_and_prompts.c
+    tests/c/test_events.c
+    tests/c/test_sampling_and_elicitation.c
+    tests/c/test_server_everything.c
+    tests/c/test_skills.c
+    tests/c/test_tasks.c
+    tests/c/test_apps.c
+    tests/c/test_agent_openai.c
+    tests/c/test_host_tools.c
+    tests/c/test_recipes.c
+    tests/c/test_conversation.c
+    tests/c/test_serve.c
+    tests/c/test_agent.c
+    tests/c/test_oauth.c
+)
 
 echo "== header alone: C11 and C++"
 gcc -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c include/mcpmux.h
@@ -77,11 +99,11 @@ g++ -std=c++11 -Wall -Wextra -Werror -Iinclude "$out/header_check.cpp" \
 
 echo "== compiling the C tests against the installed library: pkg-config, CMake"
 # shellcheck disable=SC2046
-gcc "${cflags[@]}" "$test_src" $(pkg-config --cflags --libs mcpmux) -o "$out/test_installed"
+gcc "${cflags[@]}" "${test_src[@]}" $(pkg-config --cflags --libs mcpmux) -o "$out/test_installed"
 # pkg-config cannot ask for the archive by itself (-lmcpmux finds the .so first): the archive
 # by path, then the system libraries it needs.
 # shellcheck disable=SC2046
-gcc "${cflags[@]}" "$test_src" $(pkg-config --cflags mcpmux) "$prefix/lib/libmcpmux.a" \
+gcc "${cflags[@]}" "${test_src[@]}" $(pkg-config --cflags mcpmux) "$prefix/lib/libmcpmux.a" \
     $(pkg-config --static --libs-only-l mcpmux | sed 's/-lmcpmux//') -o "$out/test_installed_static"
 cmake -S tests/c -B "$out/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Debug >"$out/cmake.log"
 cmake --build "$out/cmake" >>"$out/cmake.log"
@@ -103,12 +125,12 @@ if readelf -d "$out/cmake/test_mcpmux_static" | grep -q 'NEEDED.*libmcpmux'; the
 fi
 
 echo "== compiling the C tests against the debug build"
-gcc "${cflags[@]}" -Iinclude "$test_src" -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" \
+gcc "${cflags[@]}" -Iinclude "${test_src[@]}" -L"$lib_dir" -lmcpmux -Wl,-rpath,"$lib_dir" \
     -o "$out/test_dynamic"
 # The Rust side is not instrumented (that needs a nightly compiler), but ASan still checks
 # every C access and every allocation crossing the boundary (malloc/free are intercepted).
 gcc "${cflags[@]}" -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-    -Iinclude "$test_src" "$lib_dir/libmcpmux.a" "${static_libs[@]}" -o "$out/test_asan"
+    -Iinclude "${test_src[@]}" "$lib_dir/libmcpmux.a" "${static_libs[@]}" -o "$out/test_asan"
 
 everything_js="$(node -e '
 const path = require("path");
@@ -165,7 +187,7 @@ run() {
 }
 
 LD_LIBRARY_PATH="$prefix/lib" run installed-pkg-config "$out/test_installed"
-# The other three programs are the same source linked another way (static, CMake): what
+# The other three programs are the same sources linked another way (static, CMake): what
 # they add is that the link works and a call goes through, so they run the tests of tools
 # only (the whole suite runs once more under ASan against the static archive).
 MCPMUX_C_TEST_FILTER=tools run installed-pkg-config-static "$out/test_installed_static"
