@@ -11,6 +11,8 @@ use rmcp::model::{
     ReadResourceResult,
 };
 
+use crate::error::{Error, Result};
+use crate::pool::server::slot::Slot;
 use crate::pool::session::client_side::ClientSide;
 
 /// How many `input_required` rounds a request may take unless the pool says otherwise (rmcp's
@@ -150,6 +152,40 @@ impl InputRounds {
 /// 50 ms, doubling with each state-only round in a row, at most 250 ms (as rmcp waits).
 fn state_only_wait(in_a_row: u32) -> Duration {
     Duration::from_millis((50u64 << in_a_row.min(3)).min(250))
+}
+
+/// The client side of a server's connection, answering its input requests.
+pub(super) fn client_of(slot: &Slot) -> ClientSide {
+    ClientSide {
+        shared: slot.shared.clone(),
+        server_name: slot.name(),
+        legacy: false,
+    }
+}
+
+/// Answers a server's `input_required` to `method` (not `tools/call`), for the next round.
+pub(super) async fn answer_input(
+    slot: &Slot,
+    rounds: &mut InputRounds,
+    asked: InputRequiredResult,
+    request: &mut impl Retry,
+    method: &str,
+) -> Result<()> {
+    rounds
+        .answer(&client_of(slot), asked, request)
+        .await
+        .map_err(|e| Error::Protocol {
+            server: slot.name(),
+            message: e.describe(method),
+        })
+}
+
+/// A response of a kind the request does not have.
+pub(super) fn unexpected(slot: &Slot, method: &str) -> Error {
+    Error::Protocol {
+        server: slot.name(),
+        message: format!("{method}: unexpected response type"),
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use rmcp::service::ServiceError;
 
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::pool::call::calls::ToolCall;
+use crate::pool::call::send::ToolCall;
 use crate::pool::call::tell_on_drop::TellOnDrop;
 use crate::pool::session::client_side::Progress;
 use crate::pool::session::connection::Connection;
