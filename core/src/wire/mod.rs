@@ -7,6 +7,7 @@
 //! - [`json_text`]: JSON string escaping, the part every writer shares;
 //! - [`call_params`]: a `tools/call` request's params, written for the direct send path;
 //! - [`plain_text_reply`]: a `tools/call` reply that is one text part, read without serde;
+//! - [`reply_line`]: which direct request a stdio server's line answers, if any;
 //! - [`answer_line`]: the gateway's answer to a call, written as one line;
 //! - [`sse`]: `text/event-stream`, read incrementally.
 
@@ -15,4 +16,5 @@ pub(crate) mod answer_line;
 pub(crate) mod call_params;
 pub(crate) mod json_text;
 pub(crate) mod plain_text_reply;
+pub(crate) mod reply_line;
 pub(crate) mod sse;
