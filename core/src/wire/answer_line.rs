@@ -141,4 +141,49 @@ mod tests {
         let error = ServerJsonRpcMessage::error(ErrorData::invalid_params("no", None), Some(id));
         assert_eq!(ours(&error), serde_json::to_string(&error).unwrap());
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::arbitrary;
+
+        fn id() -> impl Strategy<Value = RequestId> {
+            prop_oneof![
+                any::<i64>().prop_map(RequestId::Number),
+                arbitrary::string(10).prop_map(|s| RequestId::String(s.into())),
+            ]
+        }
+
+        proptest! {
+            /// A one-text answer, written by hand, is serde's bytes whatever its text and id.
+            #[test]
+            fn a_plain_text_answer_is_serdes_bytes(
+                text in arbitrary::string(64),
+                id in id(),
+                is_error in proptest::option::of(any::<bool>()),
+                complete in any::<bool>(),
+            ) {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                result.is_error = is_error;
+                result.result_type = complete.then_some(ResultType::COMPLETE);
+                let message = answer(result, id);
+                prop_assert_eq!(ours(&message), serde_json::to_string(&message).unwrap());
+            }
+
+            /// Any other answer (structured content, several parts) is serde's too.
+            #[test]
+            fn any_other_answer_is_serdes_bytes(
+                texts in prop::collection::vec(arbitrary::string(16), 0..3),
+                structured in proptest::option::of(arbitrary::value()),
+                id in id(),
+            ) {
+                let blocks = texts.into_iter().map(ContentBlock::text).collect();
+                let mut result = CallToolResult::success(blocks);
+                result.structured_content = structured;
+                let message = answer(result, id);
+                prop_assert_eq!(ours(&message), serde_json::to_string(&message).unwrap());
+            }
+        }
+    }
 }

@@ -308,4 +308,62 @@ mod tests {
         assert_eq!(sent["zz-last"], "this call's");
         assert_eq!(sent["0-first"], serde_json::json!([1, "é\n"]));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::arbitrary;
+
+        /// Any call a caller may make: any name, arguments, `_meta` and state.
+        fn params() -> impl Strategy<Value = CallToolRequestParams> {
+            (
+                arbitrary::string(16),
+                proptest::option::of(arbitrary::map()),
+                proptest::option::of(arbitrary::map()),
+                proptest::option::of(arbitrary::string(12)),
+            )
+                .prop_map(|(name, arguments, meta, state)| {
+                    let mut call = serde_json::json!({ "name": name });
+                    if let Some(arguments) = arguments {
+                        call["arguments"] = Value::Object(arguments);
+                    }
+                    if let Some(meta) = meta {
+                        call["_meta"] = Value::Object(meta);
+                    }
+                    if let Some(state) = state {
+                        call["requestState"] = state.into();
+                    }
+                    serde_json::from_value(call).unwrap()
+                })
+        }
+
+        proptest! {
+            #[test]
+            fn any_call_is_written_as_serde_writes_it(params in params()) {
+                prop_assert_eq!(written(&params, None), serde_json::to_string(&params).unwrap());
+            }
+
+            /// With a progress token and a session's members: what serde writes once both are
+            /// put in `_meta` (the session's values over the caller's, the token over both).
+            #[test]
+            fn a_token_and_a_session_are_written_as_serde_would_put_them(
+                params in params(),
+                token in arbitrary::string(8),
+            ) {
+                let session = SessionMeta::new(&session()).unwrap();
+                let sent: Value =
+                    serde_json::from_str(&written_in(&params, Some(&token), Some(&session)))
+                        .unwrap();
+                let mut expected = serde_json::to_value(&params).unwrap();
+                let mut meta = expected["_meta"].as_object().cloned().unwrap_or_default();
+                for (key, value) in self::session().iter() {
+                    meta.insert(key.clone(), value.clone());
+                }
+                meta.insert("progressToken".into(), token.into());
+                expected["_meta"] = Value::Object(meta);
+                prop_assert_eq!(sent, expected);
+            }
+        }
+    }
 }

@@ -403,6 +403,7 @@ mod tests {
 
     /// `mcpmux serve` lists again and calls once more with the same arguments when the pool
     /// no longer knows a tool: the refusal must hand them back untouched.
+    #[cfg(feature = "serve")]
     #[tokio::test]
     async fn a_call_of_a_tool_the_pool_does_not_know_leaves_the_lent_arguments() {
         let dir = tempfile::tempdir().unwrap();
@@ -419,6 +420,42 @@ mod tests {
             result.err()
         );
         assert_eq!(arguments, Some(given));
+        pool.close().await;
+    }
+
+    /// The budget `send.rs` gives a call's future: under a kilobyte, which glibc's malloc
+    /// serves from its per-thread cache when a caller's task or a binding boxes it on every
+    /// call (past it, every call took malloc's slow path). The rare paths stay boxed for it.
+    #[tokio::test]
+    async fn a_calls_future_stays_under_a_kilobyte() {
+        const BUDGET: usize = 1024;
+        let dir = tempfile::tempdir().unwrap();
+        let pool = crate::pool::empty_pool(dir.path()).await;
+        let futures = [
+            (
+                "call_tool",
+                std::mem::size_of_val(&pool.call_tool(
+                    "s__t",
+                    serde_json::json!({}),
+                    CallOptions::default(),
+                )),
+            ),
+            (
+                "call_tool_or_task",
+                std::mem::size_of_val(&pool.call_tool_or_task(
+                    "s__t",
+                    serde_json::json!({}),
+                    CallOptions::default(),
+                )),
+            ),
+        ];
+        for (verb, size) in futures {
+            assert!(
+                size < BUDGET,
+                "{verb}'s future is {size} bytes, over the {BUDGET} a call's future is given \
+                 (see pool/call/send.rs): box what made it grow"
+            );
+        }
         pool.close().await;
     }
 }
