@@ -17,6 +17,7 @@ all is well. Standard library only (Python 3.11+, for tomllib).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -164,12 +165,113 @@ def check_one_core_build(problems: list[str]) -> None:
             )
 
 
+# The shape of the core, as docs/architecture.md describes it: a newcomer finds a behaviour
+# from the tree. Generated files and tests are not held to it.
+MAX_FILE_LINES = 900
+MAX_FN_LINES = 120
+MAX_FOLDER_ENTRIES = {"core/src/pool": 12, "core/src/serve": 12}
+
+
+def rust_code(text: str) -> str:
+    """`text` with comments, strings and character literals blanked (newlines kept), so that
+    braces are the code's own."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif c == "r" and re.match(r'r#*"', text[i:]) and not re.match(r"\w", text[i - 1 : i]):
+            hashes = re.match(r"r(#*)\"", text[i:]).group(1)
+            end = text.find('"' + hashes, i + 2 + len(hashes))
+            end = n if end < 0 else end + 1 + len(hashes)
+            out.append("\n" * text.count("\n", i, end))
+            i = end
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append("\n" * text.count("\n", i, j))
+            i = j + 1
+        elif c == "'" and re.match(r"'(\\.[^']*|[^\\'])'", text[i:]):
+            i += len(re.match(r"'(\\.[^']*|[^\\'])'", text[i:]).group(0))
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def long_functions(code: str) -> list[tuple[int, str, int]]:
+    """(line, name, lines) of every `fn` over MAX_FN_LINES, outside `mod tests`."""
+    lines = code.split("\n")
+    found, i = [], 0
+    while i < len(lines):
+        if re.match(r"#\[cfg\(test\)\]", lines[i].strip()) and i + 1 < len(lines):
+            if re.match(r"\s*mod \w+", lines[i + 1]):
+                break
+        m = re.match(
+            r"\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?"
+            r"(extern \"C\"\s+)?fn\s+(\w+)",
+            lines[i],
+        )
+        if not m:
+            i += 1
+            continue
+        depth, started, j = 0, False, i
+        while j < len(lines):
+            for ch in lines[j]:
+                if ch == "{":
+                    depth, started = depth + 1, True
+                elif ch == "}":
+                    depth -= 1
+            if (started and depth <= 0) or (not started and lines[j].rstrip().endswith(";")):
+                break
+            j += 1
+        if j - i + 1 > MAX_FN_LINES:
+            found.append((i + 1, m.group(7), j - i + 1))
+        i = j + 1 if started else i + 1
+    return found
+
+
+def check_core_shape(problems: list[str]) -> None:
+    for path in tracked_files():
+        if not (path.startswith("core/src/") and path.endswith(".rs")) or not os.path.exists(path):
+            continue
+        text = open(path, encoding="utf-8").read()
+        count = text.count("\n")
+        if count > MAX_FILE_LINES:
+            problems.append(
+                f"{path}: {count} lines, over {MAX_FILE_LINES}: split it by concept (a folder "
+                "with a file per part, its tests in tests.rs)"
+            )
+        if path.endswith("/tests.rs"):
+            continue
+        for line, name, length in long_functions(rust_code(text)):
+            problems.append(
+                f"{path}:{line}: fn {name} is {length} lines, over {MAX_FN_LINES}: give its "
+                "steps names of their own"
+            )
+    for folder, most in MAX_FOLDER_ENTRIES.items():
+        entries = sorted(os.listdir(folder))
+        if len(entries) > most:
+            problems.append(
+                f"{folder}: {len(entries)} entries at its top, over {most}: nest them by concept"
+            )
+
+
 def main() -> int:
     problems: list[str] = []
     version = check_versions(problems)
     check_citations(problems)
     check_one_core_build(problems)
     check_security_table(problems)
+    check_core_shape(problems)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         print(f"check-repo: {len(problems)} problem(s)", file=sys.stderr)
@@ -177,7 +279,7 @@ def main() -> int:
     print(
         f"check-repo: one version ({version}), one license, no unexplained citations, "
         "one build of the core for the C library, wheel and addon, every test the security "
-        "table names exists"
+        "table names exists, core's files and functions within their sizes"
     )
     return 0
 

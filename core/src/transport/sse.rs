@@ -50,18 +50,48 @@ pub(crate) async fn open(
         .connect_timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| Error::connection(&name, format!("cannot build the HTTP client: {e}")))?;
+    let response = event_stream(&client, &url, &headers, &name).await?;
+    let base = response.url().clone();
+    let (tx, rx) = mpsc::channel(256);
+    let (endpoint_tx, endpoint_rx) = oneshot::channel();
+    let reader = tokio::spawn(read_events(
+        response,
+        tx,
+        endpoint_tx,
+        base.clone(),
+        record.id.clone(),
+        events,
+        limit,
+    ));
+    let endpoint = endpoint(endpoint_rx, &base, &name).await?;
+    Ok(SseTransport {
+        client,
+        endpoint: endpoint.as_str().into(),
+        headers,
+        rx,
+        reader,
+    })
+}
+
+/// The answer to the GET that opens the stream, if it is an event stream.
+async fn event_stream(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &HeaderMap,
+    name: &str,
+) -> Result<reqwest::Response> {
     let response = client
-        .get(&url)
+        .get(url)
         .headers(headers.clone())
         .header(ACCEPT, "text/event-stream")
         .send()
         .await
         .map_err(|e| {
             Error::connection(
-                &name,
+                name,
                 format!(
                     "GET {}: {}",
-                    crate::redact::redact_url(&url),
+                    crate::redact::redact_url(url),
                     crate::error::with_causes(&e)
                 ),
             )
@@ -74,74 +104,86 @@ pub(crate) async fn open(
         .is_some_and(|v| v.starts_with("text/event-stream"));
     if !status.is_success() || !is_sse {
         return Err(Error::connection(
-            &name,
+            name,
             format!("the SSE endpoint answered HTTP {status} without an event stream"),
         ));
     }
-    let base = response.url().clone();
-    let (tx, rx) = mpsc::channel(256);
-    let (endpoint_tx, endpoint_rx) = oneshot::channel();
-    let server_id = record.id.clone();
-    let stream_base = base.clone();
-    let reader = tokio::spawn(async move {
-        let base = stream_base;
-        let report = |message: String| {
-            events.emit(Event::Log {
-                server_id: server_id.clone(),
-                level: "error".into(),
-                source: "transport".into(),
-                message,
-            })
-        };
-        let mut endpoint_tx = Some(endpoint_tx);
-        let mut parser = SseParser::new(limit.max());
-        let mut stream = response.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            let Ok(chunk) = chunk else { break };
-            for event in parser.feed(&chunk) {
-                let event = match event {
-                    Ok(e) => e,
-                    Err(Oversized { size }) => {
-                        // The request it answered would wait forever: end the session, and
-                        // tell its caller why.
-                        limit.exceeded(Some(size));
-                        report(format!(
-                            "server sent an event of {size} bytes, larger than {} bytes (the \
-                             pool option maxMessageBytes); closing the connection",
-                            limit.max()
-                        ));
-                        return;
-                    }
-                };
-                match event.event.as_deref() {
-                    Some("endpoint") => {
-                        if let Some(t) = endpoint_tx.take() {
-                            let _ = t.send(base.join(event.data.trim()).map_err(|e| e.to_string()));
-                        }
-                    }
-                    None | Some("message") => match serde_json::from_str(&event.data) {
-                        Ok(msg) => {
-                            if tx.send(msg).await.is_err() {
-                                return;
-                            }
-                        }
-                        Err(e) => {
-                            report(format!("server sent an event that is not JSON-RPC ({e})"))
-                        }
-                    },
-                    Some(_) => {}
+    Ok(response)
+}
+
+/// Reads the stream until it ends: the first `endpoint` event to `endpoint_tx`, every
+/// `message` event to `tx`. An event over the limit ends the session.
+async fn read_events(
+    response: reqwest::Response,
+    tx: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    endpoint_tx: oneshot::Sender<std::result::Result<reqwest::Url, String>>,
+    base: reqwest::Url,
+    server_id: String,
+    events: EventBus,
+    limit: Arc<MessageLimit>,
+) {
+    let report = |message: String| {
+        events.emit(Event::Log {
+            server_id: server_id.clone(),
+            level: "error".into(),
+            source: "transport".into(),
+            message,
+        })
+    };
+    let mut endpoint_tx = Some(endpoint_tx);
+    let mut parser = SseParser::new(limit.max());
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else { break };
+        for event in parser.feed(&chunk) {
+            let event = match event {
+                Ok(e) => e,
+                Err(Oversized { size }) => {
+                    // The request it answered would wait forever: end the session, and
+                    // tell its caller why.
+                    limit.exceeded(Some(size));
+                    report(format!(
+                        "server sent an event of {size} bytes, larger than {} bytes (the \
+                         pool option maxMessageBytes); closing the connection",
+                        limit.max()
+                    ));
+                    return;
                 }
+            };
+            match event.event.as_deref() {
+                Some("endpoint") => {
+                    if let Some(t) = endpoint_tx.take() {
+                        let _ = t.send(base.join(event.data.trim()).map_err(|e| e.to_string()));
+                    }
+                }
+                None | Some("message") => match serde_json::from_str(&event.data) {
+                    Ok(msg) => {
+                        if tx.send(msg).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => report(format!("server sent an event that is not JSON-RPC ({e})")),
+                },
+                Some(_) => {}
             }
         }
-    });
+    }
+}
+
+/// Where to POST, from the stream's `endpoint` event: only on the stream's own origin.
+async fn endpoint(
+    endpoint_rx: oneshot::Receiver<std::result::Result<reqwest::Url, String>>,
+    base: &reqwest::Url,
+    name: &str,
+) -> Result<reqwest::Url> {
     let endpoint = match endpoint_rx.await {
         Ok(Ok(url)) => url,
         Ok(Err(e)) => {
-            return Err(Error::connection(&name, format!("bad endpoint event: {e}")));
+            return Err(Error::connection(name, format!("bad endpoint event: {e}")));
         }
         Err(_) => {
             return Err(Error::connection(
-                &name,
+                name,
                 "the SSE stream ended before its endpoint event",
             ));
         }
@@ -150,17 +192,11 @@ pub(crate) async fn open(
         // The spec pins the endpoint to the stream's origin; anything else is a redirect of
         // our messages (and headers) elsewhere.
         return Err(Error::connection(
-            &name,
+            name,
             "the endpoint event points to another origin",
         ));
     }
-    Ok(SseTransport {
-        client,
-        endpoint: endpoint.as_str().into(),
-        headers,
-        rx,
-        reader,
-    })
+    Ok(endpoint)
 }
 
 impl Transport<RoleClient> for SseTransport {
