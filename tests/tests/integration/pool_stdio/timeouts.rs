@@ -1,0 +1,127 @@
+//! Time limits: the connect and call timeouts, progress resetting a call's, limits kept by
+//! one task per session.
+
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use mcpmux::{CallOptions, ErrorKind, PoolOptions};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_server_times_out_and_progress_resets_the_call_timeout() {
+    let pool = pool_with(PoolOptions {
+        connect_timeout_ms: 1_000,
+        ..options()
+    })
+    .await;
+    add_test_server(&pool, "silent", &["--silent"]).await;
+    let started = Instant::now();
+    let err = pool.list_tools(Some("silent")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    add_test_server(&pool, "t", &[]).await;
+    // Without progress the call timeout holds, and the connection stays usable after it.
+    times_out(&pool, "mcp__t__hang", json!({"ms": 5_000}), 500).await;
+    let r = call_ok(&pool, "mcp__t__echo", json!({"text": "alive"})).await;
+    assert_eq!(text(&r), "alive");
+    let short = CallOptions {
+        timeout: Some(Duration::from_millis(600)),
+        ..Default::default()
+    };
+    let (r, seen) = call_with_progress(&pool, "mcp__t__sleep", json!({"ms": 1_500}), short).await;
+    assert_eq!(text(&r), "slept");
+    assert!(seen.len() >= 5, "{seen:?}");
+    assert_eq!(seen[0].total, Some(1500.0));
+    // Without a progress callback too (the direct stdio path): progress still resets it.
+    let r = pool
+        .call_tool(
+            "mcp__t__sleep",
+            json!({"ms": 1_200}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(500)),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "slept");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_timeout_runs_out_while_a_longer_call_waits() {
+    // A session's time limits are kept by one task, which sleeps until the earliest: a
+    // request with an earlier limit than the one it sleeps for must wake it.
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    pool.connect("t").await.unwrap();
+    let long = {
+        let pool = pool.clone();
+        let minute = CallOptions {
+            timeout: Some(Duration::from_secs(60)),
+            ..Default::default()
+        };
+        tokio::spawn(async move {
+            pool.call_tool("mcp__t__hang", json!({"ms": 2_000}), minute)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
+    times_out(&pool, "mcp__t__sleep", json!({"ms": 10_000}), 50).await;
+    // The server heard that the call was given up on; the longer one is still answered.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let told = text(&call_ok(&pool, "mcp__t__cancelled", json!({})).await);
+        if told == "1" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server was told {told} times"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(text(&long.await.unwrap().unwrap()), "done");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_limits_hold_after_the_runtime_of_the_first_call_shuts_down() {
+    // The task that keeps a session's limits runs on the runtime of the call that started
+    // it; when that runtime goes, the next call must start another.
+    let pool = pool().await;
+    add_test_server(&pool, "t", &[]).await;
+    pool.connect("t").await.unwrap();
+    let elsewhere = pool.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let r = rt.block_on(call_ok(&elsewhere, "mcp__t__echo", json!({"text": "x"})));
+        assert_eq!(text(&r), "x");
+    })
+    .join()
+    .unwrap();
+    // Less than `sleep`'s first progress report (at 100 ms), which would restart it.
+    times_out(&pool, "mcp__t__sleep", json!({"ms": 10_000}), 50).await;
+    pool.close().await;
+}
+
+/// Calls `tool` with a timeout of `limit_ms` and checks that it times out, well within 2 s.
+async fn times_out(pool: &mcpmux::Pool, tool: &str, args: serde_json::Value, limit_ms: u64) {
+    let started = Instant::now();
+    let limit = CallOptions {
+        timeout: Some(Duration::from_millis(limit_ms)),
+        ..Default::default()
+    };
+    let err = pool.call_tool(tool, args, limit).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{tool}: {err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{tool} timed out after {:?}",
+        started.elapsed()
+    );
+}
