@@ -60,7 +60,10 @@ function optionalLimit(limit) {
   return limit;
 }
 
-/** Asks the approval callback; a throw, or an answer core refuses, denies, with a warning. */
+/**
+ * Asks the approval callback. A throw, or an answer core refuses, is warned about here and goes
+ * back as a failure, which core takes as a denial (`host::answers::approval_or_deny`).
+ */
 function approvalBridge(nativePool, approve) {
   return bridge(nativePool, async (request) => {
     try {
@@ -69,7 +72,7 @@ function approvalBridge(nativePool, approve) {
       return answer ?? null;
     } catch (err) {
       warn(err);
-      return 'deny';
+      throw err;
     }
   });
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcpmux::agent::{
-    Agent, AgentOptions, Approval, ApproveFn, HostChat, HostProvider, Provider, ProviderConfig,
-    RunOptions, RunParams, TokenFn, create_provider,
+    Agent, AgentOptions, ApproveFn, HostChat, HostProvider, Provider, ProviderConfig, RunOptions,
+    RunParams, TokenFn, create_provider,
 };
 use mcpmux::{CallOptions, Conversation};
 use napi::Env;
@@ -27,21 +27,13 @@ fn token_fn(callback: JsonCallback) -> TokenFn {
     })
 }
 
-/// What the host answered to an approval request, read as core's host contract says; a
-/// failure or a refused answer denies (`index.js` warns about both).
-fn approval(answer: Result<Value, String>) -> Approval {
-    answer
-        .ok()
-        .and_then(|v| mcpmux::host::answers::approval(&v).ok())
-        .unwrap_or(Approval::Deny)
-}
-
 fn approve_fn(js: JsFn) -> ApproveFn {
     Arc::new(move |request| {
         let js = js.clone();
         Box::pin(async move {
             let payload = serde_json::to_value(&request).unwrap_or(Value::Null);
-            approval(js.ask(payload, None).await)
+            // Core denies what failed or cannot be read; `lib/bridge.js` warns about both.
+            mcpmux::host::answers::approval_or_deny(js.ask(payload, None).await)
         })
     })
 }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use mcpmux::agent::{
-    Agent, AgentOptions, Approval, ApprovalRequest, ApproveFn, HostChat, HostChatFn, HostProvider,
-    Provider, ProviderConfig, RunOptions, RunParams,
+    Agent, AgentOptions, ApprovalRequest, ApproveFn, HostChat, HostChatFn, HostProvider, Provider,
+    ProviderConfig, RunOptions, RunParams,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -96,14 +96,12 @@ fn approve_fn(event_loop: Py<PyAny>, adapter: Py<PyAny>) -> ApproveFn {
     Arc::new(move |request: ApprovalRequest| {
         let answer = callback.call(one(serde_json::to_string(&request).unwrap_or_default()));
         Box::pin(async move {
-            // The adapter reports a failing callback and a refused answer itself; both deny.
+            // Core denies what failed or cannot be read; the adapter (`_host.py`) reports both.
             let value = answer
                 .await
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok());
-            value
-                .and_then(|v| mcpmux::host::answers::approval(&v).ok())
-                .unwrap_or(Approval::Deny)
+                .map_err(|e| e.to_string())
+                .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}")));
+            mcpmux::host::answers::approval_or_deny(value)
         })
     })
 }

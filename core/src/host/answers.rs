@@ -110,6 +110,17 @@ pub fn approval(answer: &Value) -> std::result::Result<Approval, String> {
     }
 }
 
+/// An approval as an agent takes it from a callback of the host's (Python, JS): the answer
+/// read as [`approval`] reads it, and a denial where there is no answer (the callback failed)
+/// or none that can be read. A tool runs only when the host said so; each binding tells its
+/// own language about the failure (an exception handler, a warning).
+pub fn approval_or_deny(answer: std::result::Result<Value, String>) -> Approval {
+    answer
+        .ok()
+        .and_then(|v| approval(&v).ok())
+        .unwrap_or(Approval::Deny)
+}
+
 /// A sampling answer: MCP's CreateMessageResult, or just the text (a string), which becomes
 /// an assistant text message from model `host` that ended its turn.
 pub fn sampling_result(answer: Value) -> std::result::Result<CreateMessageResult, String> {
@@ -247,6 +258,18 @@ pub fn contract_table() -> Vec<ContractCase> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_or_unreadable_approval_denies() {
+        assert_eq!(
+            approval_or_deny(Err("the callback raised".into())),
+            Approval::Deny
+        );
+        assert_eq!(approval_or_deny(Ok(json!("perhaps"))), Approval::Deny);
+        assert_eq!(approval_or_deny(Ok(json!({"allow": true}))), Approval::Deny);
+        assert_eq!(approval_or_deny(Ok(json!("always"))), Approval::AllowAlways);
+        assert_eq!(approval_or_deny(Ok(json!(true))), Approval::AllowOnce);
+    }
 
     #[test]
     fn every_answer_of_the_contract_table_gives_what_the_table_says() {

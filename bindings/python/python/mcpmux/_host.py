@@ -117,8 +117,9 @@ def elicitation_adapter(fn: Callable[[HostRequest], Any]) -> Adapter:
 
 def approve_adapter(fn: Callable[[ApprovalRequest], Any]) -> Adapter:
     """``fn(request)`` answers ``True``/``"once"``/``"allow"``, ``"always"``, or
-    ``False``/``"deny"``/``None``. An exception, or an answer that is none of these, denies
-    the call and goes to the loop's exception handler."""
+    ``False``/``"deny"``/``None``. An exception, or an answer that is none of these, goes to
+    the loop's exception handler and fails the answer, which core takes as a denial
+    (``host::answers::approval_or_deny``)."""
 
     async def adapter(request_json: str) -> str:
         request = ApprovalRequest.from_dict(json.loads(request_json))
@@ -129,7 +130,7 @@ def approve_adapter(fn: Callable[[ApprovalRequest], Any]) -> Adapter:
             asyncio.get_running_loop().call_exception_handler(
                 {"message": f"mcpmux approval callback {fn!r} failed; denied", "exception": exc}
             )
-            return json.dumps("deny")
+            raise
         return answer
 
     return adapter
