@@ -19,6 +19,24 @@ fn fields<T: JsonSchema>() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The `type` of each variant of an internally tagged enum (the provider kinds).
+#[cfg(feature = "agent")]
+fn tags<T: JsonSchema>() -> Vec<String> {
+    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    schema["oneOf"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|variant| {
+            let tag = &variant["properties"]["type"];
+            tag["const"]
+                .as_str()
+                .or_else(|| tag["enum"][0].as_str())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
 /// Each event's name (its `type`) and its other fields.
 fn events() -> Map<String, Value> {
     let schema =
@@ -40,7 +58,7 @@ fn events() -> Map<String, Value> {
 }
 
 /// `{"types": {"ServerRecord": [fields], ...}, "events": {"connection:state": [fields],
-/// ...}, "errorCodes": [...]}`.
+/// ...}, "errorCodes": [...], "providerTypes": ["openai", ...]}`.
 pub fn mirrored() -> Value {
     let mut mirrored = json!({
         "types": {
@@ -77,7 +95,9 @@ pub fn mirrored() -> Value {
     #[cfg(feature = "agent")]
     {
         types["ApprovalRequest"] = json!(fields::<crate::agent::ApprovalRequest>());
+        mirrored["providerTypes"] = json!(tags::<crate::agent::ProviderConfig>());
     }
+    #[cfg(not(feature = "agent"))]
     let _ = types;
     mirrored
 }
@@ -89,6 +109,10 @@ mod tests {
     #[test]
     fn the_mirrored_shapes_name_every_field_event_and_code() {
         let m = mirrored();
+        assert_eq!(
+            m["providerTypes"],
+            json!(["openai", "remote", "anthropic", "ollama"])
+        );
         let record = m["types"]["ServerRecord"].as_array().unwrap();
         for f in [
             "id",

@@ -126,4 +126,5 @@ class Agent {
   }
 }
 
-module.exports = { Agent };
+// PROVIDER_TYPES for test/mirror.test.js, which checks it against core's provider kinds.
+module.exports = { Agent, PROVIDER_TYPES };

@@ -67,3 +67,20 @@ test('each error code of core has its class and is in the ErrorCode type', () =>
   const classes = Object.values(mcpmux).filter((v) => typeof v === 'function' && typeof v.code === 'string');
   assert.deepEqual(classes.map((c) => c.code).sort(), [...MIRRORED.errorCodes].sort(), 'the exported error classes');
 });
+
+test('the provider kinds of core are the ProviderConfig union of index.d.ts and what Agent takes', () => {
+  const file = path.join(packageDir, 'index.d.ts');
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+  let kinds = [];
+  source.forEachChild((node) => {
+    if (ts.isTypeAliasDeclaration(node) && node.name.text === 'ProviderConfig') {
+      kinds = node.type.types.map((member) => {
+        const tag = member.members.find((m) => m.name.getText(source) === 'type');
+        return tag.type.literal.text;
+      });
+    }
+  });
+  assert.deepEqual([...kinds].sort(), [...MIRRORED.providerTypes].sort(), 'the ProviderConfig type of index.d.ts');
+  const { PROVIDER_TYPES } = require(path.join(packageDir, 'lib', 'agent.js'));
+  assert.deepEqual([...PROVIDER_TYPES].sort(), [...MIRRORED.providerTypes].sort(), 'lib/agent.js');
+});

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import typing
 from typing import Any
 
 import pytest
@@ -82,3 +83,8 @@ def test_every_error_code_has_its_exception_class() -> None:
 
 def test_every_event_core_emits_can_be_subscribed_to() -> None:
     assert sorted(MIRRORED["events"]) == sorted(mcpmux.EVENT_NAMES)
+
+
+def test_the_provider_kinds_of_core_are_the_provider_config_literal() -> None:
+    hints = typing.get_type_hints(mcpmux.types._ProviderConfigBase)
+    assert sorted(typing.get_args(hints["type"])) == sorted(MIRRORED["providerTypes"])

@@ -69,7 +69,7 @@ pub(crate) async fn cancellable<T>(
 
 /// A provider described as data (WebMCP Auto-UI's `createProvider` config), camelCase JSON with a
 /// `type`: `openai` (any compatible API), `remote` (a key-adding proxy), `anthropic`, `ollama`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
