@@ -13,6 +13,7 @@ mod oauth;
 mod pool;
 mod runtime;
 mod serve;
+mod tasks;
 
 /// mimalloc, set up for a library in someone else's process (see `mcpmux::alloc`).
 #[global_allocator]
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agent::host_provider, m)?)?;
     m.add_class::<pool::NativePool>()?;
     m.add_class::<pool::NativeConversation>()?;
+    m.add_class::<tasks::NativeTaskRun>()?;
     m.add_class::<apps::NativeAppBridge>()?;
     m.add_class::<serve::NativeHttpServer>()?;
     m.add_class::<agent::NativeProvider>()?;

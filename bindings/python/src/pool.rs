@@ -298,23 +298,9 @@ impl NativePool {
             .map(|text| from_json("call options", &text))
             .transpose()?;
         let with_progress = on_progress.is_some();
-        let on_progress = match on_progress {
-            None => None,
-            Some(callback) => {
-                let event_loop = running_loop(py)?.unbind();
-                let f: mcpmux::ProgressFn = Arc::new(move |p: Progress| {
-                    attach(|py| {
-                        // A closed loop means nobody waits for the call any more.
-                        let _ = event_loop.call_method1(
-                            py,
-                            "call_soon_threadsafe",
-                            (callback.clone_ref(py), p.progress, p.total, p.message),
-                        );
-                    });
-                });
-                Some(f)
-            }
-        };
+        let on_progress = on_progress
+            .map(|callback| progress_fn(py, callback))
+            .transpose()?;
         // Boxed at once: the call's state machine is large, and every move would copy it.
         // Cancelling the awaitable drops this future, and dropping a call in flight is what
         // sends the server `notifications/cancelled`: no cancellation token is needed.
@@ -352,6 +338,36 @@ impl NativePool {
                 Ok(crate::runtime::Delivered(call.await))
             })
         }
+    }
+
+    /// `call_tool` started in the background, followed by the `NativeTaskRun` it returns
+    /// (core's `TaskRun`; `TaskRun` in `_pool.py` is its Python face).
+    #[pyo3(signature = (tool_id, arguments, timeout=None, on_progress=None, options_json=None))]
+    fn start_task(
+        &self,
+        py: Python<'_>,
+        tool_id: String,
+        arguments: &Bound<'_, PyAny>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+        options_json: Option<String>,
+    ) -> PyResult<crate::tasks::NativeTaskRun> {
+        let pool = self.pool()?;
+        let arguments = crate::convert::arguments(arguments)?;
+        let mut options = CallOptions {
+            timeout: timeout_of(timeout)?,
+            on_progress: on_progress
+                .map(|callback| progress_fn(py, callback))
+                .transpose()?,
+            ..Default::default()
+        };
+        if let Some(text) = options_json {
+            from_json::<mcpmux::CallSettings>("call options", &text)?.apply(&mut options);
+        }
+        let _ctx = runtime().enter();
+        Ok(crate::tasks::NativeTaskRun::new(
+            pool.start_task(&tool_id, arguments, options),
+        ))
     }
 
     /// With `refresh`, the servers are asked again past every cache.
@@ -963,6 +979,21 @@ pub fn read_host_answer(kind: &str, answer_json: &str) -> PyResult<String> {
     })?;
     let value = from_json("answer", answer_json)?;
     to_json(&answers::read(kind, value).map_err(to_py)?)
+}
+
+/// A Python progress callback, called on `py`'s running loop with each update.
+fn progress_fn(py: Python<'_>, callback: Py<PyAny>) -> PyResult<mcpmux::ProgressFn> {
+    let event_loop = running_loop(py)?.unbind();
+    Ok(Arc::new(move |p: Progress| {
+        attach(|py| {
+            // A closed loop means nobody waits for the call any more.
+            let _ = event_loop.call_method1(
+                py,
+                "call_soon_threadsafe",
+                (callback.clone_ref(py), p.progress, p.total, p.message),
+            );
+        });
+    }))
 }
 
 /// Parses a timeout in seconds.

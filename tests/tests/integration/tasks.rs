@@ -232,7 +232,7 @@ async fn a_started_task_reports_its_status_and_its_result_or_is_cancelled() {
     let Some(pool) = tasks_pool().await else {
         return;
     };
-    let mut run = pool.start_task("mcp__tasks__crunch", json!({"n": 3}), Default::default());
+    let run = pool.start_task("mcp__tasks__crunch", json!({"n": 3}), Default::default());
     let mut seen = Vec::new();
     while let Some(update) = run.changed().await {
         seen.push(update.status);
@@ -252,7 +252,7 @@ async fn a_started_task_reports_its_status_and_its_result_or_is_cancelled() {
 
     let marker = pool.dir.path().join("stopped");
     let args = json!({"marker": marker.to_string_lossy()});
-    let mut run = pool.start_task("mcp__tasks__stall", args, Default::default());
+    let run = pool.start_task("mcp__tasks__stall", args, Default::default());
     let working = run.changed().await.expect("the task is announced");
     assert_eq!(working.status, "working");
     assert!(!working.task_id.is_empty());

@@ -15,6 +15,7 @@ __all__ = [
     "NativePool",
     "NativeProvider",
     "NativeSubscription",
+    "NativeTaskRun",
     "__version__",
     "_register_errors",
     "_register_result_types",
@@ -73,6 +74,14 @@ class NativePool:
         options_json: str | None = None,
         on_task: Callable[[str, str, str | None], Any] | None = None,
     ) -> Awaitable[Any]: ...
+    def start_task(
+        self,
+        tool_id: str,
+        arguments: Any,
+        timeout: float | None = None,
+        on_progress: Callable[[float, float | None, str | None], Any] | None = None,
+        options_json: str | None = None,
+    ) -> NativeTaskRun: ...
     def list_resources(
         self, server: str | None = None, refresh: bool = False
     ) -> Awaitable[str]: ...
@@ -149,6 +158,13 @@ class NativePool:
     def subscribe(self, event_loop: Any, callback: Callable[[str], Any]) -> NativeSubscription: ...
     def serve_http(self, settings_json: str) -> Awaitable[NativeHttpServer]: ...
     def close(self) -> Awaitable[None]: ...
+
+@final
+class NativeTaskRun:
+    def status(self) -> tuple[str, str, str | None] | None: ...
+    def changed(self) -> Awaitable[tuple[str, str, str | None] | None]: ...
+    def cancel(self) -> None: ...
+    def result(self) -> Awaitable[Any]: ...
 
 @final
 class NativeHttpServer:

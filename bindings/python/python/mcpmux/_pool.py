@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -308,48 +308,36 @@ class TaskRun:
     """A tool call started with :meth:`Pool.start_task`: the status of the task its server
     runs it as (``None`` until the server announces one, and for a call answered at once),
     :meth:`changed` to wait for the next, :meth:`cancel` (the task at the server too) and
-    :meth:`result`."""
+    :meth:`result`. The following is core's (``TaskRun``); this class gives it Python's
+    types."""
 
-    def __init__(self) -> None:
+    def __init__(self, native: _native.NativeTaskRun) -> None:
         """Internal: use :meth:`Pool.start_task`."""
-        self._status: TaskUpdate | None = None
-        self._news = asyncio.Event()
-        self._call: asyncio.Task[CallToolResult] | None = None
-
-    def _start(self, call: Coroutine[Any, Any, CallToolResult]) -> None:
-        self._call = asyncio.ensure_future(call)
-
-    def _told(self, update: TaskUpdate) -> None:
-        self._status = update
-        self._news.set()
+        self._native = native
+        self._result: asyncio.Future[CallToolResult] | None = None
 
     @property
     def status(self) -> TaskUpdate | None:
         """The task's last status, if the server announced one."""
-        return self._status
+        status = self._native.status()
+        return None if status is None else TaskUpdate(*status)
 
     async def changed(self) -> TaskUpdate | None:
-        """Waits for the next status; ``None`` once the call has ended."""
-        assert self._call is not None
-        if not self._news.is_set():
-            news = asyncio.ensure_future(self._news.wait())
-            await asyncio.wait({news, self._call}, return_when=asyncio.FIRST_COMPLETED)
-            news.cancel()
-        if not self._news.is_set():
-            return None
-        self._news.clear()
-        return self._status
+        """Waits for the next status; ``None`` once the call has ended (after its last
+        status)."""
+        status = await self._native.changed()
+        return None if status is None else TaskUpdate(*status)
 
     def cancel(self) -> None:
         """Cancels the call, and the task at the server; :meth:`result` then raises
-        :class:`asyncio.CancelledError`."""
-        assert self._call is not None
-        self._call.cancel()
+        :class:`mcpmux.CancelledError` (an :class:`asyncio.CancelledError`)."""
+        self._native.cancel()
 
     async def result(self) -> CallToolResult:
-        """The call's result, as :meth:`Pool.call_tool` gives it."""
-        assert self._call is not None
-        return await self._call
+        """The call's result, as :meth:`Pool.call_tool` gives it (as often as asked)."""
+        if self._result is None:
+            self._result = asyncio.ensure_future(self._native.result())
+        return await asyncio.shield(self._result)
 
 
 class HttpServer:
@@ -764,9 +752,28 @@ class Pool:
         """Starts a tool call in the background and returns a :class:`TaskRun` to follow it:
         for tools that run long (a server's tasks), where the host shows the status as it
         changes and lets the user cancel. ``options`` are :meth:`call_tool`'s."""
-        run = TaskRun()
-        run._start(self.call_tool(tool_id, args, on_task=run._told, **options))
-        return run
+        return TaskRun(self._start_task(tool_id, args, **options))
+
+    def _start_task(
+        self,
+        tool_id: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        validate: bool = True,
+        meta: Mapping[str, Any] | None = None,
+        max_total: float | None = None,
+    ) -> _native.NativeTaskRun:
+        """The native run of :meth:`start_task`, with :meth:`call_tool`'s options."""
+        if args is None:
+            args = {}
+        elif isinstance(args, Mapping) and type(args) is not dict:
+            args = dict(args)
+        options, callback, _ = _call_extras(
+            _trace_meta(), validate, meta, max_total, on_progress, None
+        )
+        return self._native.start_task(tool_id, args, timeout, callback, options)
 
     # --- resources ---------------------------------------------------------------------
 

@@ -86,23 +86,30 @@ struct TaskSeen {
 
 /// A tool call started in the background ([`Pool::start_task`]), for a host that follows it:
 /// the status of the task its server runs it as (none while the server has announced none, and
-/// never for a call answered directly), a wait for each change, its result, and a cancel.
+/// never for a call answered directly), a wait for each change, its result, and a cancel. The
+/// one follower of a call in every language: the bindings wrap it, each in its own idiom.
 pub struct TaskRun {
-    status: tokio::sync::watch::Receiver<Option<TaskUpdate>>,
+    /// The last status, read without waiting.
+    latest: tokio::sync::watch::Receiver<Option<TaskUpdate>>,
+    /// The follower's own receiver: what [`TaskRun::changed`] has told.
+    told: tokio::sync::Mutex<tokio::sync::watch::Receiver<Option<TaskUpdate>>>,
     cancel: tokio_util::sync::CancellationToken,
-    call: tokio::task::JoinHandle<Result<CallToolResult>>,
+    call: std::sync::Mutex<Option<tokio::task::JoinHandle<Result<CallToolResult>>>>,
 }
 
 impl TaskRun {
     /// The task's last status, if the server announced one.
     pub fn status(&self) -> Option<TaskUpdate> {
-        self.status.borrow().clone()
+        self.latest.borrow().clone()
     }
 
-    /// Waits for the next status; `None` once the call has ended.
-    pub async fn changed(&mut self) -> Option<TaskUpdate> {
-        self.status.changed().await.ok()?;
-        self.status()
+    /// Waits for the next status not told yet; `None` once the call has ended and every
+    /// status was told. The last status is always told before the end: a call's task reports
+    /// it before the call returns.
+    pub async fn changed(&self) -> Option<TaskUpdate> {
+        let mut told = self.told.lock().await;
+        told.changed().await.ok()?;
+        told.borrow_and_update().clone()
     }
 
     /// Cancels the call (and the task at the server); its result is then `Cancelled`.
@@ -110,10 +117,16 @@ impl TaskRun {
         self.cancel.cancel();
     }
 
-    /// The call's result, as `call_tool` gives it.
-    pub async fn result(self) -> Result<CallToolResult> {
-        self.call
-            .await
+    /// The call's result, as `call_tool` gives it. Given once: a second call is refused (a
+    /// binding that lets its users ask again keeps the first answer).
+    pub async fn result(&self) -> Result<CallToolResult> {
+        let call = self.call.lock().unwrap().take();
+        let Some(call) = call else {
+            return Err(Error::invalid(
+                "the result of this task run was taken already",
+            ));
+        };
+        call.await
             .unwrap_or_else(|e| Err(Error::invalid(format!("the task's call panicked: {e}"))))
     }
 }
@@ -141,9 +154,10 @@ impl Pool {
         let (pool, tool_id) = (self.clone(), tool_id.to_string());
         let call = tokio::spawn(async move { pool.call_tool(&tool_id, arguments, options).await });
         TaskRun {
-            status,
+            latest: status.clone(),
+            told: tokio::sync::Mutex::new(status),
             cancel,
-            call,
+            call: std::sync::Mutex::new(Some(call)),
         }
     }
 }

@@ -1,0 +1,70 @@
+//! `NativeTaskRun`: core's `TaskRun` (a tool call followed in the background) behind
+//! awaitables. The following itself is core's; `TaskRun` in `_pool.py` only gives it Python's
+//! types.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+
+use crate::errors::to_py;
+use crate::runtime::{Deliver, awaitable};
+
+/// A task run: its status, the next one, cancel, and the result.
+#[pyclass(frozen, module = "mcpmux._native")]
+pub struct NativeTaskRun {
+    run: Arc<mcpmux::TaskRun>,
+}
+
+/// A status as Python takes it: `(task_id, status, status_message)`.
+type Update = (String, String, Option<String>);
+
+fn update(u: mcpmux::TaskUpdate) -> Update {
+    (u.task_id, u.status, u.status_message)
+}
+
+impl NativeTaskRun {
+    pub fn new(run: mcpmux::TaskRun) -> Self {
+        NativeTaskRun { run: Arc::new(run) }
+    }
+}
+
+#[pymethods]
+impl NativeTaskRun {
+    /// The last status, if the server announced one.
+    fn status(&self) -> Option<Update> {
+        self.run.status().map(update)
+    }
+
+    /// An awaitable of the next status not told yet, or `None` once the call has ended.
+    fn changed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let run = self.run.clone();
+        awaitable(py, async move { Ok(run.changed().await.map(update)) })
+    }
+
+    /// Cancels the call and its task at the server.
+    fn cancel(&self) {
+        self.run.cancel();
+    }
+
+    /// An awaitable of the call's `CallToolResult` (given once; `TaskRun` keeps it).
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let run = self.run.clone();
+        let call: crate::runtime::BoxFuture = Box::pin(async move {
+            let result = run.result().await;
+            Box::new(move |py: Python<'_>| match result {
+                Ok(r) => crate::convert::call_tool_result(py, &r).map(Bound::unbind),
+                Err(e) => Err(to_py(e)),
+            }) as Deliver
+        });
+        #[cfg(unix)]
+        {
+            crate::completion::future_on_runtime(py, call)
+        }
+        #[cfg(not(unix))]
+        {
+            crate::runtime::legacy_awaitable(py, async move {
+                Ok(crate::runtime::Delivered(call.await))
+            })
+        }
+    }
+}
