@@ -99,58 +99,54 @@ function toldBy(callback) {
   };
 }
 
-/** A tool call started with `startTask`: the status of its task, the next one, cancel, result. */
+/**
+ * A tool call started with `startTask`: core's `TaskRun` (the status of its task, the next one,
+ * cancel, the result) in JS's idiom: JSON parsed, errors as the package's classes, the result
+ * kept for every `result()`.
+ */
 class TaskRun {
-  #status = null;
-  #news = false;
-  #waiting = [];
-  #done = false;
-  #abort = new AbortController();
+  #native;
+  #signal;
   #result;
 
-  constructor(start, outer) {
-    if (outer) {
-      if (outer.aborted) this.#abort.abort(outer.reason);
-      else outer.addEventListener('abort', () => this.#abort.abort(outer.reason), { once: true });
-    }
-    this.#result = start((update) => {
-      this.#status = update;
-      const waiting = this.#waiting.splice(0);
-      this.#news = waiting.length === 0;
-      for (const wake of waiting) wake(update);
-    }, this.#abort.signal);
-    // After the addon's queued status callbacks: the last status is told before the call's
-    // promise settles, but reaches JS through a queue of its own.
-    const end = () =>
-      setImmediate(() => {
-        this.#done = true;
-        for (const wake of this.#waiting.splice(0)) wake(null);
-      });
-    this.#result.then(end, end);
+  constructor(native, signal) {
+    this.#native = native;
+    this.#signal = signal;
+    if (signal?.aborted) native.cancel();
+    else signal?.addEventListener('abort', () => native.cancel(), { once: true });
   }
 
   /** The task's last status, if the server announced one. */
   get status() {
-    return this.#status;
+    const json = this.#native.status();
+    return json == null ? null : JSON.parse(json);
   }
 
-  /** Resolves with the next status, or null once the call has ended. */
-  changed() {
-    if (this.#news) {
-      this.#news = false;
-      return Promise.resolve(this.#status);
+  /** Resolves with the next status, or null once the call has ended (after its last status). */
+  async changed() {
+    let json;
+    try {
+      json = await this.#native.changed();
+    } catch (err) {
+      throw fromNative(err);
     }
-    if (this.#done) return Promise.resolve(null);
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    return json == null ? null : JSON.parse(json);
   }
 
   /** Cancels the call, and the task at the server: `result()` then rejects with CancelledError. */
   cancel() {
-    this.#abort.abort();
+    this.#native.cancel();
   }
 
   /** The call's result, as `callTool` gives it. */
   result() {
+    this.#result ??= this.#native.result().then(JSON.parse, (err) => {
+      const mapped = fromNative(err);
+      if (mapped instanceof CancelledError && this.#signal?.aborted && mapped.cause === undefined) {
+        mapped.cause = this.#signal.reason;
+      }
+      throw mapped;
+    });
     return this.#result;
   }
 }
@@ -406,8 +402,22 @@ class Pool extends EventEmitter {
   }
 
   startTask(toolId, args, options = {}) {
+    requireString('toolId', toolId);
+    if (args !== undefined && args !== null) requireObject('args', args);
     requireObject('options', options);
-    return new TaskRun((hears, signal) => this.callTool(toolId, args, { ...options, onTask: hears, signal }), options.signal);
+    const { signal, timeoutMs, onProgress } = options;
+    if (onProgress !== undefined && typeof onProgress !== 'function') {
+      throw new InvalidArgumentError(`onProgress must be a function, not ${describe(onProgress)}`);
+    }
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
+    }
+    const argsJson = args === undefined || args === null ? '{}' : toJson('args', args);
+    const progress = onProgress && toldBy(onProgress);
+    const native = callSync(() =>
+      this.#native.startTask(toolId, argsJson, timeoutMs, progress, callSettings(options)),
+    );
+    return new TaskRun(native, signal);
   }
 
   // --- resources ------------------------------------------------------------------------------

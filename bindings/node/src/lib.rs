@@ -14,6 +14,7 @@ mod host;
 mod oauth;
 mod serve;
 mod stdout_watch;
+mod tasks;
 mod uv;
 mod write_batch;
 
@@ -578,6 +579,28 @@ impl NativePool {
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), promise) })
     }
 
+    /// `callTool` started in the background, followed by the `NativeTaskRun` it returns (core's
+    /// `TaskRun`; `TaskRun` in `lib/pool.js` is its JS face).
+    #[napi]
+    pub fn start_task(
+        &self,
+        tool_id: String,
+        arguments: String,
+        timeout_ms: Option<f64>,
+        on_progress: Option<JsonCallback>,
+        options: Option<String>,
+    ) -> Result<tasks::NativeTaskRun> {
+        let arguments: serde_json::Value = parse("tool arguments", &arguments)?;
+        let callbacks = Callbacks {
+            on_progress,
+            on_task: None,
+        };
+        let options = call_options(timeout_ms, callbacks, None, options.as_deref())?;
+        let _ctx = self.runtime.enter();
+        let run = self.pool().start_task(&tool_id, arguments, options);
+        Ok(tasks::NativeTaskRun::new(run))
+    }
+
     /// With `refresh`, the servers are asked again past every cache.
     #[napi]
     pub fn list_resources<'e>(
@@ -837,16 +860,14 @@ struct Callbacks {
     on_task: Option<JsonCallback>,
 }
 
-async fn call_tool(
-    pool: &Pool,
-    tool_id: &str,
-    arguments: &str,
+/// A call's options as JS gives them: its time limit, its callbacks (each told JSON), its
+/// cancellation and its settings (core's `CallSettings`, as JSON).
+fn call_options(
     timeout_ms: Option<f64>,
     callbacks: Callbacks,
     cancel: Option<CancellationToken>,
     settings: Option<&str>,
-) -> Result<impl Serialize + Send + 'static> {
-    let arguments: serde_json::Value = parse("tool arguments", arguments)?;
+) -> Result<CallOptions> {
     let settings: Option<mcpmux::CallSettings> =
         settings.map(|s| parse("call options", s)).transpose()?;
     let timeout = match timeout_ms {
@@ -883,6 +904,20 @@ async fn call_tool(
     if let Some(settings) = settings {
         settings.apply(&mut options);
     }
+    Ok(options)
+}
+
+async fn call_tool(
+    pool: &Pool,
+    tool_id: &str,
+    arguments: &str,
+    timeout_ms: Option<f64>,
+    callbacks: Callbacks,
+    cancel: Option<CancellationToken>,
+    settings: Option<&str>,
+) -> Result<impl Serialize + Send + 'static> {
+    let arguments: serde_json::Value = parse("tool arguments", arguments)?;
+    let options = call_options(timeout_ms, callbacks, cancel, settings)?;
     // Core watches `cancel` for server and host tools alike.
     pool.call_tool(tool_id, arguments, options)
         .await

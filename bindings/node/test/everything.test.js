@@ -156,6 +156,8 @@ test('a started task reports its status, then its result, or is cancelled', asyn
   assert.equal(seen[0], 'working', seen.join());
   assert.equal(seen[seen.length - 1], 'completed', seen.join());
   assert.equal(text(await run.result()), 'crunched 3');
+  assert.equal(text(await run.result()), 'crunched 3', 'the result, kept for every result()');
+  assert.equal(run.status.status, 'completed');
 
   const marker = path.join(tempDir(), 'stopped');
   const stall = pool.startTask('mcp__tasks__stall', { marker });
@@ -167,4 +169,11 @@ test('a started task reports its status, then its result, or is cancelled', asyn
   await assert.rejects(stall.result(), { code: 'cancelled' });
   for (let i = 0; i < 100 && !fs.existsSync(marker); i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(fs.readFileSync(marker, 'utf8'), 'cancelled');
+
+  // The signal of its options cancels a run too, as it cancels a call.
+  const controller = new AbortController();
+  const left = pool.startTask('mcp__tasks__stall', { marker: `${marker}-left` }, { signal: controller.signal });
+  assert.equal((await left.changed()).status, 'working');
+  controller.abort(new Error('the user left'));
+  await assert.rejects(left.result(), (err) => err.code === 'cancelled' && err.cause?.message === 'the user left');
 });

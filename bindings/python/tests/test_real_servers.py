@@ -126,6 +126,8 @@ async def test_a_started_task_reports_its_status_then_its_result_or_is_cancelled
         seen.append(update.status)
     assert seen[0] == "working" and seen[-1] == "completed", seen
     assert (await run.result()).text == "crunched 3"
+    assert (await run.result()).text == "crunched 3", "the result, kept for every await"
+    assert run.status is not None and run.status.status == "completed"
 
     marker = tmp_path / "stopped"
     run = pool.start_task("mcp__tasks__stall", {"marker": str(marker)})
