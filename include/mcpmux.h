@@ -195,6 +195,12 @@ typedef void (*mcpmux_completion_fn)(void *user_data,
 typedef void (*mcpmux_progress_fn)(void *user_data, const char *json, size_t len);
 
 /**
+ * A tool call followed in the background: an opaque handle from mcpmux_task_start(),
+ * freed with mcpmux_task_free().
+ */
+typedef uint64_t mcpmux_task_run;
+
+/**
  * The host's end of one rendered MCP App view: an opaque handle from
  * mcpmux_app_bridge_new(), freed with mcpmux_app_bridge_free().
  */
@@ -592,6 +598,69 @@ mcpmux_status mcpmux_tools_call_async(mcpmux_pool pool,
                                       mcpmux_completion_fn callback,
                                       void *user_data,
                                       mcpmux_request_id *out_request_id);
+
+/**
+ * Starts a call of tool `tool_id` in the background, as mcpmux_tools_call() makes it (the
+ * same `arguments_json`, `options_json` and `timeout_ms`), and gives a handle to follow it:
+ * for tools that run long (a server's tasks), where the host shows the status as it changes
+ * and lets the user cancel. Free it with mcpmux_task_free() (the call goes on until it ends
+ * or is cancelled).
+ */
+mcpmux_status mcpmux_task_start(mcpmux_pool pool,
+                                const char *tool_id,
+                                const char *arguments_json,
+                                const char *options_json,
+                                uint32_t timeout_ms,
+                                mcpmux_task_run *out_run);
+
+/**
+ * Frees a task run's handle; the call goes on until it ends (mcpmux_task_cancel() stops
+ * it). A second free is MCPMUX_ERR_INVALID_HANDLE; 0 is ignored.
+ */
+mcpmux_status mcpmux_task_free(mcpmux_task_run run);
+
+/**
+ * The last status of the call's task, `{"taskId": ..., "status": "working" |
+ * "input_required" | "completed" | "failed" | "cancelled", "statusMessage"?: ...}`, or `null`
+ * while the server has announced none (and for a call answered at once). Does not wait.
+ */
+mcpmux_status mcpmux_task_status(mcpmux_task_run run, char **out_json);
+
+/**
+ * Waits for the next status not told yet (as mcpmux_task_status() gives it), or `null` once
+ * the call has ended and its last status was told. `timeout_ms`: 0 waits as long as it takes;
+ * past it, MCPMUX_ERR_TIMEOUT (the call goes on).
+ */
+mcpmux_status mcpmux_task_changed(mcpmux_task_run run, uint32_t timeout_ms, char **out_json);
+
+/**
+ * Asynchronous mcpmux_task_changed().
+ */
+mcpmux_status mcpmux_task_changed_async(mcpmux_task_run run,
+                                        uint32_t timeout_ms,
+                                        mcpmux_completion_fn callback,
+                                        void *user_data,
+                                        mcpmux_request_id *out_request_id);
+
+/**
+ * Cancels the call, and the task at the server: its result is then MCPMUX_ERR_CANCELLED.
+ */
+mcpmux_status mcpmux_task_cancel(mcpmux_task_run run);
+
+/**
+ * Waits for the call's result, as mcpmux_tools_call() answers it. Given once: a second ask is
+ * MCPMUX_ERR_INVALID_ARGUMENT. `timeout_ms`: 0 waits as long as it takes.
+ */
+mcpmux_status mcpmux_task_result(mcpmux_task_run run, uint32_t timeout_ms, char **out_json);
+
+/**
+ * Asynchronous mcpmux_task_result().
+ */
+mcpmux_status mcpmux_task_result_async(mcpmux_task_run run,
+                                       uint32_t timeout_ms,
+                                       mcpmux_completion_fn callback,
+                                       void *user_data,
+                                       mcpmux_request_id *out_request_id);
 
 /**
  * Resources of every server that offers them, or of one (NULL for all):

@@ -23,6 +23,7 @@ pub(crate) enum Tag {
     Conversation = 4,
     HttpServer = 5,
     AppBridge = 6,
+    TaskRun = 7,
 }
 
 struct Slot<T> {

@@ -166,3 +166,7 @@ pub type mcpmux_http_server = u64;
 /// The host's end of one rendered MCP App view: an opaque handle from
 /// mcpmux_app_bridge_new(), freed with mcpmux_app_bridge_free().
 pub type mcpmux_app_bridge = u64;
+
+/// A tool call followed in the background: an opaque handle from mcpmux_task_start(),
+/// freed with mcpmux_task_free().
+pub type mcpmux_task_run = u64;

@@ -402,6 +402,7 @@ int main(void) {
         {"server_everything", test_server_everything},
         {"skills", test_skills},
         {"tasks", test_tasks},
+        {"task_run", test_task_run},
         {"apps", test_apps},
         {"message_too_large", test_message_too_large},
         {"agent_on_a_fresh_config", test_agent_on_a_fresh_config},

@@ -252,6 +252,7 @@ void test_server_everything(void);
 void test_skills(void);
 /* test_tasks.c */
 void test_tasks(void);
+void test_task_run(void);
 /* test_apps.c */
 void test_apps(void);
 /* test_agent_openai.c */

@@ -80,3 +80,87 @@ void test_tasks(void) {
     CHECK(access(marker, F_OK) == 0);
     CHECK_STATUS(mcpmux_pool_close(pool, -1), MCPMUX_OK);
 }
+
+/* Waits for a run's statuses until its end (`null`): how many there were, the first and the
+ * last. */
+static int follow(mcpmux_task_run run, char *first, char *last, size_t size) {
+    int seen = 0;
+    for (;;) {
+        char *update = NULL;
+        CHECK_STATUS(mcpmux_task_changed(run, 60000, &update), MCPMUX_OK);
+        if (update == NULL || strcmp(update, "null") == 0) {
+            mcpmux_string_free(update);
+            return seen;
+        }
+        if (seen == 0) {
+            snprintf(first, size, "%s", update);
+        }
+        snprintf(last, size, "%s", update);
+        seen++;
+        mcpmux_string_free(update);
+    }
+}
+
+/* A call followed in the background (core's TaskRun, the one every language follows a call
+ * with): its task's status as it changes, the end once the last status is told, its result,
+ * given once; a run cancelled stops its task at the server; a freed run is an invalid
+ * handle. */
+void test_task_run(void) {
+    const char *python = getenv("MCPMUX_SKILLS_PYTHON");
+    const char *script = getenv("MCPMUX_TASKS_SERVER");
+    if (!python || !script || access(python, X_OK) != 0) {
+        skip("FastMCP 4.1 with fastmcp-tasks (.deps/tasks-venv, from scripts/test-deps.sh)");
+        return;
+    }
+    char input[1000], *out = NULL;
+    mcpmux_pool pool = open_pool();
+    snprintf(input, sizeof input,
+             "{\"name\": \"tasks\", \"config\": {\"command\": \"%s\", \"args\": [\"%s\"]}}",
+             python, script);
+    CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
+    mcpmux_string_free(out);
+
+    mcpmux_task_run run = 0;
+    CHECK_STATUS(mcpmux_task_start(pool, "mcp__tasks__crunch", "{\"n\": 3}", NULL, 60000, &run),
+                 MCPMUX_OK);
+    CHECK(run != 0);
+    char first[400] = "", last[400] = "";
+    CHECK(follow(run, first, last, sizeof first) >= 2);
+    CHECK_CONTAINS(first, "\"status\":\"working\"");
+    CHECK_CONTAINS(first, "\"taskId\":");
+    CHECK_CONTAINS(last, "\"status\":\"completed\"");
+    CHECK_STATUS(mcpmux_task_status(run, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"status\":\"completed\"");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_task_result(run, 60000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "crunched 3");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_task_result(run, 60000, &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    CHECK(out == NULL);
+    CHECK_STATUS(mcpmux_task_free(run), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_task_free(run), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_task_status(run, &out), MCPMUX_ERR_INVALID_HANDLE);
+    CHECK_STATUS(mcpmux_task_cancel(0), MCPMUX_ERR_INVALID_HANDLE);
+
+    char marker[320], started[340], args[400];
+    snprintf(marker, sizeof marker, "%s/task-run-%d", tmp_root, ++tmp_counter);
+    snprintf(started, sizeof started, "%s.started", marker);
+    snprintf(args, sizeof args, "{\"marker\": \"%s\"}", marker);
+    CHECK_STATUS(mcpmux_task_start(pool, "mcp__tasks__stall", args, NULL, 60000, &run), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_task_changed(run, 60000, &out), MCPMUX_OK);
+    CHECK_CONTAINS(out, "\"status\":\"working\"");
+    mcpmux_string_free(out);
+    for (int i = 0; i < 300 && access(started, F_OK) != 0; i++) {
+        sleep_ms(50);
+    }
+    CHECK(access(started, F_OK) == 0);
+    CHECK_STATUS(mcpmux_task_cancel(run), MCPMUX_OK);
+    CHECK_STATUS(mcpmux_task_result(run, 20000, &out), MCPMUX_ERR_CANCELLED);
+    CHECK_STATUS(mcpmux_task_free(run), MCPMUX_OK);
+    /* The server was told: its task stopped. */
+    for (int i = 0; i < 200 && access(marker, F_OK) != 0; i++) {
+        sleep_ms(50);
+    }
+    CHECK(access(marker, F_OK) == 0);
+    CHECK_STATUS(mcpmux_pool_close(pool, -1), MCPMUX_OK);
+}

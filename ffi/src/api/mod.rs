@@ -11,6 +11,8 @@ pub mod servers;
 
 pub mod tools;
 
+pub mod tasks;
+
 pub mod resources;
 
 pub mod prompts;
