@@ -8,7 +8,8 @@ use napi::bindgen_prelude::PromiseRaw;
 use napi_derive::napi;
 
 use crate::errors::core_error;
-use crate::{Result, promise, to_json};
+use crate::tools::{Callbacks, call_options};
+use crate::{JsonCallback, NativePool, Result, parse, promise, to_json};
 
 /// A task run: its status, the next one, cancel, and the result.
 #[napi]
@@ -54,5 +55,30 @@ impl NativeTaskRun {
         promise(env, async move {
             to_json(&run.result().await.map_err(core_error)?)
         })
+    }
+}
+
+#[napi]
+impl NativePool {
+    /// `callTool` started in the background, followed by the `NativeTaskRun` it returns (core's
+    /// `TaskRun`; `TaskRun` in `lib/pool.js` is its JS face).
+    #[napi]
+    pub fn start_task(
+        &self,
+        tool_id: String,
+        arguments: String,
+        timeout_ms: Option<f64>,
+        on_progress: Option<JsonCallback>,
+        options: Option<String>,
+    ) -> Result<NativeTaskRun> {
+        let arguments: serde_json::Value = parse("tool arguments", &arguments)?;
+        let callbacks = Callbacks {
+            on_progress,
+            on_task: None,
+        };
+        let options = call_options(timeout_ms, callbacks, None, options.as_deref())?;
+        let _ctx = self.runtime.enter();
+        let run = self.pool().start_task(&tool_id, arguments, options);
+        Ok(NativeTaskRun::new(run))
     }
 }
