@@ -6,8 +6,9 @@ use std::sync::Arc;
 use mcpmux::AppBridge;
 use pyo3::prelude::*;
 
-use crate::pool::{from_json, to_json};
+use crate::pool::{NativePool, from_json, json_result, to_json};
 use crate::runtime::{InRuntime, awaitable};
+use mcpmux::CallOptions;
 
 /// One rendered view's bridge: the host passes the view's messages in and posts out what
 /// comes back.
@@ -70,5 +71,63 @@ impl NativeAppBridge {
     /// The call did not finish: the messages to post now, as a JSON array.
     fn tool_cancelled(&self, reason: String) -> PyResult<String> {
         to_json(&self.inner.tool_cancelled(&reason))
+    }
+}
+
+#[pymethods]
+impl NativePool {
+    /// The MCP App view of a tool, read and checked, as JSON.
+    fn app_view<'py>(&self, py: Python<'py>, tool_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(
+            py,
+            async move { json_result(pool.app_view(&tool_id).await) },
+        )
+    }
+
+    /// A view's call of its server's tool `name`.
+    fn app_call<'py>(
+        &self,
+        py: Python<'py>,
+        view_json: String,
+        name: String,
+        arguments_json: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let view: mcpmux::AppView = from_json("view", &view_json)?;
+        let arguments: serde_json::Value = from_json("tool arguments", &arguments_json)?;
+        awaitable(py, async move {
+            json_result(
+                pool.app_call(&view, &name, arguments, CallOptions::default())
+                    .await,
+            )
+        })
+    }
+
+    /// A view's read of its server's resource `uri`.
+    fn app_read_resource<'py>(
+        &self,
+        py: Python<'py>,
+        view_json: String,
+        uri: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        let view: mcpmux::AppView = from_json("view", &view_json)?;
+        awaitable(py, async move {
+            json_result(pool.app_read_resource(&view, &uri).await)
+        })
+    }
+
+    /// The bridge of a view being rendered.
+    fn app_bridge(
+        &self,
+        view_json: String,
+        host_context_json: String,
+    ) -> PyResult<crate::apps::NativeAppBridge> {
+        let view: mcpmux::AppView = from_json("view", &view_json)?;
+        let context: serde_json::Value = from_json("host context", &host_context_json)?;
+        Ok(crate::apps::NativeAppBridge::new(
+            self.pool()?.app_bridge(view, context),
+        ))
     }
 }

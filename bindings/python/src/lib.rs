@@ -6,14 +6,23 @@ mod apps;
 mod callbacks;
 #[cfg(unix)]
 mod completion;
+mod conversations;
 mod convert;
 mod errors;
 mod events;
+mod host;
 mod oauth;
 mod pool;
+mod prompts;
+mod requests;
+mod resources;
 mod runtime;
 mod serve;
+mod servers;
+mod skills;
 mod tasks;
+mod tools;
+mod widgets;
 
 /// mimalloc, set up for a library in someone else's process (see `mcpmux::alloc`).
 #[global_allocator]
@@ -29,14 +38,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::_register_result_types, m)?)?;
     m.add_function(wrap_pyfunction!(pool::open_pool, m)?)?;
     m.add_function(wrap_pyfunction!(pool::default_options, m)?)?;
-    m.add_function(wrap_pyfunction!(pool::read_host_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(host::read_host_answer, m)?)?;
     m.add("EVENT_NAMES", mcpmux::EVENT_NAMES.to_vec())?;
     // What the Python types mirror (fields, events, error codes), for the drift tests.
     m.add("MIRRORED", mcpmux::mirror::mirrored().to_string())?;
     m.add_function(wrap_pyfunction!(agent::create_provider, m)?)?;
     m.add_function(wrap_pyfunction!(agent::host_provider, m)?)?;
     m.add_class::<pool::NativePool>()?;
-    m.add_class::<pool::NativeConversation>()?;
+    m.add_class::<conversations::NativeConversation>()?;
     m.add_class::<tasks::NativeTaskRun>()?;
     m.add_class::<apps::NativeAppBridge>()?;
     m.add_class::<serve::NativeHttpServer>()?;

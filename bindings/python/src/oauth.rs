@@ -11,6 +11,9 @@ use pyo3::types::PyTuple;
 use serde_json::Value;
 
 use crate::callbacks::{PyCallback, one};
+use crate::errors::{invalid, to_py};
+use crate::pool::NativePool;
+use crate::runtime::awaitable;
 
 /// `adapter(prompt_json) -> json string of the redirect URL` (an exception is the failure).
 pub fn handler(event_loop: Py<PyAny>, adapter: Py<PyAny>, redirect_uri: String) -> OAuthHandler {
@@ -83,5 +86,57 @@ impl TokenStore for PyTokenStore {
     fn clear(&self, server_id: &str) -> BoxFuture<Result<(), String>> {
         let answer = self.call("clear", server_id, "null".into());
         Box::pin(async move { answer.await.map(drop) })
+    }
+}
+
+#[pymethods]
+impl NativePool {
+    /// Sets how users authorize OAuth-protected servers: `adapter(prompt_json)` answers the
+    /// redirect URL (JSON text); with `None`, the default (browser and loopback listener).
+    #[pyo3(signature = (event_loop=None, adapter=None, redirect_uri=None))]
+    fn set_oauth_handler(
+        &self,
+        event_loop: Option<Py<PyAny>>,
+        adapter: Option<Py<PyAny>>,
+        redirect_uri: Option<String>,
+    ) -> PyResult<()> {
+        let pool = self.pool()?;
+        let handler = match (event_loop, adapter) {
+            (Some(event_loop), Some(adapter)) => {
+                let redirect_uri = redirect_uri
+                    .ok_or_else(|| invalid("an OAuth handler needs its redirect_uri"))?;
+                Some(crate::oauth::handler(event_loop, adapter, redirect_uri))
+            }
+            _ => None,
+        };
+        pool.set_oauth_handler(handler);
+        Ok(())
+    }
+
+    /// Keeps OAuth tokens with a Python store: `adapter(op, server_id, credentials_json)`.
+    fn set_token_store(&self, event_loop: Py<PyAny>, adapter: Py<PyAny>) -> PyResult<()> {
+        let store = crate::oauth::PyTokenStore::new(event_loop, adapter);
+        self.pool()?.set_token_store(Arc::new(store));
+        Ok(())
+    }
+
+    /// Keeps OAuth tokens in a JSON file (mode 0600).
+    fn set_file_token_store(&self, path: std::path::PathBuf) -> PyResult<()> {
+        let store = mcpmux::auth::FileTokenStore::new(path);
+        self.pool()?.set_token_store(Arc::new(store));
+        Ok(())
+    }
+
+    /// Keeps OAuth tokens in memory only.
+    fn set_memory_token_store(&self) -> PyResult<()> {
+        let store = mcpmux::auth::MemoryTokenStore::default();
+        self.pool()?.set_token_store(Arc::new(store));
+        Ok(())
+    }
+
+    /// Forgets a server's OAuth tokens and disconnects it.
+    fn logout<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move { pool.logout(&server).await.map_err(to_py) })
     }
 }

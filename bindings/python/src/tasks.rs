@@ -7,7 +7,10 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use crate::errors::to_py;
-use crate::runtime::{Deliver, awaitable};
+use crate::pool::{NativePool, from_json};
+use crate::runtime::{Deliver, awaitable, runtime};
+use crate::tools::{progress_fn, timeout_of};
+use mcpmux::CallOptions;
 
 /// A task run: its status, the next one, cancel, and the result.
 #[pyclass(frozen, module = "mcpmux._native")]
@@ -66,5 +69,38 @@ impl NativeTaskRun {
                 Ok(crate::runtime::Delivered(call.await))
             })
         }
+    }
+}
+
+#[pymethods]
+impl NativePool {
+    /// `call_tool` started in the background, followed by the `NativeTaskRun` it returns
+    /// (core's `TaskRun`; `TaskRun` in `_pool.py` is its Python face).
+    #[pyo3(signature = (tool_id, arguments, timeout=None, on_progress=None, options_json=None))]
+    fn start_task(
+        &self,
+        py: Python<'_>,
+        tool_id: String,
+        arguments: &Bound<'_, PyAny>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+        options_json: Option<String>,
+    ) -> PyResult<crate::tasks::NativeTaskRun> {
+        let pool = self.pool()?;
+        let arguments = crate::convert::arguments(arguments)?;
+        let mut options = CallOptions {
+            timeout: timeout_of(timeout)?,
+            on_progress: on_progress
+                .map(|callback| progress_fn(py, callback))
+                .transpose()?,
+            ..Default::default()
+        };
+        if let Some(text) = options_json {
+            from_json::<mcpmux::CallSettings>("call options", &text)?.apply(&mut options);
+        }
+        let _ctx = runtime().enter();
+        Ok(crate::tasks::NativeTaskRun::new(
+            pool.start_task(&tool_id, arguments, options),
+        ))
     }
 }
