@@ -1,4 +1,8 @@
 // Public API of the `mcpmux` npm package. Data shapes are the Rust core's JSON (camelCase).
+// Between "@generated" and "@end": each member's name, whether it may be absent, and its type,
+// and the literal types, written from core's JSON Schemas by tests/tests/integration/mirrors
+// (which fails CI when they drift); the doc comments are this file's own, kept as written.
+// Refresh: MCPMUX_UPDATE_MIRRORS=1 cargo test -p mcpmux-tests --test integration mirrors
 /// <reference types="node" />
 import { EventEmitter } from 'node:events';
 
@@ -8,6 +12,7 @@ import { EventEmitter } from 'node:events';
 
 /** How a pool behaves; every field is optional. An unknown key is an `InvalidArgumentError`. */
 export interface PoolOptions {
+  // @generated PoolOptions
   /** The config file; default `$MCPMUX_CONFIG` or the platform default. Electron apps pass a
    * path under `app.getPath('userData')`. */
   configPath?: string;
@@ -55,14 +60,30 @@ export interface PoolOptions {
    * these view types (`{}`: HTML views), so servers offer their views; see `Pool.appView`.
    * Unset (the default): off. */
   apps?: AppsOptions;
+  // @end
 }
 
 /** A host's opt-in to MCP Apps. */
 export interface AppsOptions {
+  // @generated AppsOptions
   /** The view types the host renders (default `['text/html;profile=mcp-app']`). */
   mimeTypes?: string[];
+  // @end
 }
 
+// @generated literal types
+/** Why the policy asks about a call: the `reason` of an [`ApprovalRequest`], by its name. */
+export type ApprovalReason =
+  | 'untrusted_server'
+  | 'changed_since_trusted'
+  | 'new_since_trusted'
+  | 'not_auto_approved'
+  | 'destructive'
+  | 'not_read_only'
+  | 'always'
+  | 'sampling';
+export type ConnectionState = 'disconnected' | 'connecting' | 'connected' | 'error';
+export type InstallSource = 'builtin' | 'manual' | 'protocol' | 'unknown';
 /** Server log severities, least severe first (syslog's, as MCP names them). */
 export type LogLevel =
   | 'debug'
@@ -73,12 +94,32 @@ export type LogLevel =
   | 'critical'
   | 'alert'
   | 'emergency';
-export type TransportType = 'stdio' | 'http' | 'sse' | 'websocket';
+/** How a client gets its OAuth tokens: a user signs in (with PKCE), machine to machine,
+ * enterprise-managed (cross-app access: the user's ID token from `idp` becomes an ID-JAG that
+ * `clientId`/`clientSecret` redeem at the server's authorization server), or workload identity
+ * (`jwt_bearer`: the workload's JWT, `assertionFile` or `assertion`, becomes an access token). */
+export type OAuthGrant =
+  | 'authorization_code'
+  | 'client_credentials'
+  | 'enterprise_managed'
+  | 'jwt_bearer';
 export type Scope = 'user' | 'local';
-export type InstallSource = 'builtin' | 'manual' | 'protocol' | 'unknown';
+/** Which tools clients of a served pool see: every tool (`direct`), the search tools
+ * `search_tools`, `describe_tools` and `call_tool` (`search`), or every tool up to `autoLimit`
+ * and the search tools past it (`auto`). */
+export type ServeMode = 'direct' | 'search' | 'auto';
+/** Whether the clients of a served pool share a server (`shared`, the default), or each gets a
+ * connection (for a stdio server, a process) of its own (`perClient`): for servers that keep
+ * state for their client, such as a browser, a REPL or a signed-in session. */
+export type SessionScope = 'shared' | 'perClient';
+/** Where a server listed a skill. */
+export type SkillSource = 'skills/list' | 'resources';
+export type TransportType = 'stdio' | 'websocket' | 'http' | 'sse';
+// @end
 
 /** Connection settings: `command`/`args`/`env`/`cwd` for stdio, `url`/`headers` otherwise. */
 export interface ServerConfig {
+  // @generated ServerConfig
   command?: string;
   args?: string[];
   env?: Record<string, string>;
@@ -93,21 +134,13 @@ export interface ServerConfig {
   /** OAuth for a remote server. Optional: a server answering 401 is authorized anyway, with
    * dynamic client registration. */
   oauth?: OAuthSettings;
+  // @end
 }
 
-/** How a client gets its OAuth tokens: a user signs in (with PKCE), machine to machine,
- * enterprise-managed (cross-app access: the user's ID token from `idp` becomes an ID-JAG that
- * `clientId`/`clientSecret` redeem at the server's authorization server), or workload identity
- * (`jwt_bearer`: the workload's JWT, `assertionFile` or `assertion`, becomes an access token). */
-export type OAuthGrant =
-  | 'authorization_code'
-  | 'client_credentials'
-  | 'enterprise_managed'
-  | 'jwt_bearer'
-  | 'workload_identity';
 
 /** A server's OAuth settings (`config.oauth`); all optional. */
 export interface OAuthSettings {
+  // @generated OAuthSettings
   /** A client registered beforehand with the authorization server. */
   clientId?: string;
   clientSecret?: string;
@@ -132,10 +165,12 @@ export interface OAuthSettings {
   /** For `jwt_bearer`: a file holding the workload's JWT, read each time a token is needed
    * (platforms rotate it), e.g. a Kubernetes projected service account token. */
   assertionFile?: string;
+  // @end
 }
 
 /** The enterprise identity provider of the `enterprise_managed` grant (`oauth.idp`). */
 export interface IdpSettings {
+  // @generated IdpSettings
   /** Its issuer identifier, exactly as in its metadata and ID tokens. */
   issuer: string;
   /** Its token endpoint; read from the issuer's metadata when absent. */
@@ -148,23 +183,23 @@ export interface IdpSettings {
   /** The signed-in user's ID token from this provider (short-lived: update the server's
    * config with a new one when it expires). */
   idToken?: string;
+  // @end
 }
 
-/** Whether the clients of a served pool share a server (`shared`, the default), or each gets a
- * connection (for a stdio server, a process) of its own (`perClient`): for servers that keep
- * state for their client, such as a browser, a REPL or a signed-in session. */
-export type SessionScope = 'shared' | 'perClient';
 
 /** Per-server time limits in milliseconds; unset ones use the pool's. */
 export interface Timeouts {
+  // @generated Timeouts
   connectMs?: number;
   requestMs?: number;
   /** Limits of some of the server's tools (by their own names), instead of `requestMs`. */
   tools?: Record<string, number>;
+  // @end
 }
 
 /** One MCP server as stored in the config file. */
 export interface ServerRecord {
+  // @generated ServerRecord
   /** `mcp_{timestamp}_{random}`; never changes. */
   id: string;
   name: string;
@@ -190,6 +225,7 @@ export interface ServerRecord {
   /** The server's tools as they were when it was trusted, by name: a tool that changed since,
    * or is new, is asked about again. */
   trustedTools?: Record<string, TrustedTool>;
+  // @end
 }
 
 /** A tool as its server was trusted with it. */
@@ -203,6 +239,7 @@ export interface TrustedTool {
 /** What `addServer` takes: everything but `name` and `config` has a default. `type` is inferred
  * from `config` when absent. */
 export interface ServerInput {
+  // @generated ServerInput
   name: string;
   type?: TransportType;
   scope?: Scope;
@@ -217,10 +254,12 @@ export interface ServerInput {
   logLevel?: LogLevel;
   sessionScope?: SessionScope;
   maxClients?: number;
+  // @end
 }
 
 /** A partial update; absent fields stay as they are. Unknown keys are errors. */
 export interface ServerPatch {
+  // @generated ServerPatch
   name?: string;
   type?: TransportType;
   scope?: Scope;
@@ -235,16 +274,19 @@ export interface ServerPatch {
   logLevel?: LogLevel;
   sessionScope?: SessionScope;
   maxClients?: number;
+  // @end
 }
 
 /** The outcome of one entry of `addJson`. */
 export interface ImportResult {
+  // @generated ImportResult
   name: string;
   success: boolean;
   record?: ServerRecord;
   error?: string;
   /** The server was saved before as this entry asks: nothing was added (an import run again). */
   alreadyThere: boolean;
+  // @end
 }
 
 /** Whether a server connects, and its tools if so. */
@@ -308,6 +350,7 @@ export interface DiscoverResult {
 
 /** A tool under its pool-unique id `mcp__{server}__{tool}` (at most 64 characters). */
 export interface ToolInfo {
+  // @generated ToolInfo
   id: string;
   serverId: string;
   serverName: string;
@@ -322,6 +365,7 @@ export interface ToolInfo {
   icons?: Array<Record<string, unknown>>;
   /** The server's `_meta` of the tool (extensions' data, e.g. an MCP App's `ui`). */
   _meta?: Record<string, unknown>;
+  // @end
 }
 
 /** A server whose tools an answer lacks because they could not be listed, and why. */
@@ -391,10 +435,12 @@ export interface ReadResourceResult {
 
 /** One file of a skill, as its listing promises it: the size and digest its bytes must have. */
 export interface SkillFile {
+  // @generated SkillFile
   uri: string;
   /** `sha256:` and 64 hex digits. */
   digest: string;
   size: number;
+  // @end
 }
 
 /**
@@ -403,6 +449,7 @@ export interface SkillFile {
  * when the server says they change (nothing can be checked).
  */
 export interface SkillInfo {
+  // @generated SkillInfo
   serverId: string;
   serverName: string;
   name: string;
@@ -414,26 +461,32 @@ export interface SkillInfo {
   files: SkillFile[] | null;
   /** `skills/list` (the Skills extension) or `resources` (a `skill://…/SKILL.md` resource of a
    * server without it, as FastMCP's skills provider serves them). */
-  listedBy: 'skills/list' | 'resources';
+  listedBy: SkillSource;
+  // @end
 }
 
 /** A skill loaded for use: its `SKILL.md` checked against the listing. */
 export interface LoadedSkill {
+  // @generated LoadedSkill
   skill: SkillInfo;
   /** What `SKILL.md` says after its front matter. */
   instructions: string;
+  // @end
 }
 
 /** A file of a skill, checked against the listing: `text`, or `blob` (base64) for a binary file. */
 export interface SkillFileContents {
+  // @generated SkillFileContents
   uri: string;
   mimeType?: string;
   text?: string;
   blob?: string;
+  // @end
 }
 
 /** The origins an MCP App view declares (`_meta.ui.csp`); only well-formed ones are kept. */
 export interface AppCsp {
+  // @generated AppCsp
   /** fetch, XHR and WebSocket (`connect-src`). */
   connectDomains: string[];
   /** Scripts, styles, images, fonts and media. */
@@ -442,19 +495,23 @@ export interface AppCsp {
   frameDomains: string[];
   /** The document's base URIs (`base-uri`). */
   baseUriDomains: string[];
+  // @end
 }
 
 /** The browser features an MCP App view asks for; a host may grant them. */
 export interface AppPermissions {
+  // @generated AppPermissions
   camera: boolean;
   microphone: boolean;
   geolocation: boolean;
   clipboardWrite: boolean;
+  // @end
 }
 
 /** An MCP App view ready to render (`Pool.appView`): load `html` in a sandboxed frame under
  * `contentSecurityPolicy`, with `allow` as the frame's `allow` attribute. */
 export interface AppView {
+  // @generated AppView
   /** The tool whose view this is. */
   toolId: string;
   serverId: string;
@@ -475,6 +532,7 @@ export interface AppView {
   /** A dedicated origin the view asks for (its format is the host's to check). */
   domain?: string;
   tool: ToolInfo;
+  // @end
 }
 
 /** A JSON-RPC message between a view and its host. */
@@ -482,12 +540,14 @@ export type AppMessage = Record<string, unknown>;
 
 /** What to do after handing a bridge one message from the view. */
 export interface AppBridgeOutput {
+  // @generated AppBridgeOutput
   /** Post these to the view, in order. */
   post: AppMessage[];
   /** A message only the host can act on, as the view sent it: `ui/open-link`, `ui/message`,
    * `ui/update-model-context`, `ui/request-display-mode` (post the reply, e.g.
    * `AppBridge.reply(id, result)`) or `ui/notifications/size-changed` (resize the frame). */
   host?: AppMessage;
+  // @end
 }
 
 /**
@@ -524,7 +584,6 @@ export interface GetPromptResult {
   [key: string]: unknown;
 }
 
-export type ConnectionState = 'disconnected' | 'connecting' | 'connected' | 'error';
 export type ConnectionPhase =
   | 'transport'
   | 'handshake'
@@ -538,6 +597,7 @@ export type ConnectionPhase =
 /** A server's connection, with what the server said of itself at its last connection
  * (known before connecting, from the catalog). */
 export interface ServerStatus {
+  // @generated ServerStatus
   id: string;
   name: string;
   state: ConnectionState;
@@ -553,6 +613,7 @@ export interface ServerStatus {
   instructions?: string;
   /** What the server offers, as it said. */
   capabilities?: Record<string, unknown>;
+  // @end
 }
 
 /** One progress update of a call. */
@@ -1118,6 +1179,7 @@ export interface AgentOptions {
 
 /** What the approval callback is asked about. */
 export interface ApprovalRequest {
+  // @generated ApprovalRequest
   /** The tool's id, or `'sampling/createMessage'` for `handleSampling`. */
   toolId: string;
   serverName: string;
@@ -1133,18 +1195,11 @@ export interface ApprovalRequest {
   trusted: boolean;
   /** Why the policy asks: `changed_since_trusted` / `new_since_trusted` for a tool of a
    * trusted server that is not what the user trusted (see `change`). */
-  reason?:
-    | 'untrusted_server'
-    | 'changed_since_trusted'
-    | 'new_since_trusted'
-    | 'not_auto_approved'
-    | 'destructive'
-    | 'not_read_only'
-    | 'always'
-    | 'sampling';
+  reason?: ApprovalReason;
   /** For a tool of a trusted server that changed or is new since it was trusted: what is not
    * as the user saw it (the description before and now). */
   change?: string;
+  // @end
 }
 
 /** `true` / `'once'`: run it; `'always'`: for the rest of this agent's life; `false` /
@@ -1209,15 +1264,11 @@ export declare class Agent {
 // Serving a pool as one MCP server
 // ---------------------------------------------------------------------------------------------
 
-/** Which tools clients of a served pool see: every tool (`direct`), the search tools
- * `search_tools`, `describe_tools` and `call_tool` (`search`), or every tool up to `autoLimit`
- * and the search tools past it (`auto`). */
-export type ServeMode = 'direct' | 'search' | 'auto';
-
 /** How `serveHttp` serves a pool (core's `HttpServeSettings`); every field is optional, an
  * unknown one is an `InvalidArgumentError`, as is a combination core refuses (the message
  * names the fix). */
 export interface HttpServeSettings {
+  // @generated HttpServeSettings
   /** Where to listen, an IP address and port (default `127.0.0.1:0`: loopback, any free port).
    * A host name such as `localhost` is refused. */
   addr?: string;
@@ -1257,12 +1308,14 @@ export interface HttpServeSettings {
   /** The most connections served at once from one address (default 256; on loopback every
    * local client has the same address). */
   maxConnectionsPerPeer?: number;
+  // @end
 }
 
 /** OAuth resource-server mode of `serveHttp` (core's `OAuthResourceSettings`): clients find
  * the issuer in `/.well-known/oauth-protected-resource/mcp` (a 401 points there) and bring JWT
  * access tokens it issued for this server; bearer and DPoP-bound tokens are both taken. */
 export interface OAuthResourceSettings {
+  // @generated OAuthResourceSettings
   /** The authorization server's issuer identifier, exactly as in its metadata and tokens
    * (HTTPS, or HTTP on this machine). */
   issuer: string;
@@ -1276,6 +1329,7 @@ export interface OAuthResourceSettings {
   scopes?: string[];
   /** The issuer's key set, for an issuer that publishes no metadata. */
   jwksUri?: string;
+  // @end
 }
 
 /**

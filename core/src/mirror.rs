@@ -1,19 +1,19 @@
-//! What the bindings mirror by hand in their own languages (`index.d.ts`, `types.py`, the
-//! option list of the C header): the fields of each record type, the fields of each event,
-//! and every error code, read from the types' JSON Schemas. Each binding's tests compare its
-//! copy with this, so that a field or a code core gains and a binding lacks fails a test
-//! instead of reaching users as `undefined` or a missing class.
+//! What the bindings mirror in their own languages (`index.d.ts`, `types.py`, the option list
+//! of the C header): the record types with their JSON Schemas, the fields of each event, and
+//! every error code. The record types' fields in `index.d.ts` and `types.py` are generated from
+//! these schemas (tests/tests/integration/mirrors/, which also fails CI when they drift); each
+//! binding's tests compare the rest of its copy with this, so that a field or a code core gains
+//! and a binding lacks fails a test instead of reaching users as `undefined` or a missing class.
 
 use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::error::ErrorKind;
 
-/// The JSON field names of `T` (its schema's properties).
-fn fields<T: JsonSchema>() -> Vec<String> {
-    let schema = schemars::schema_for!(T);
-    let value = serde_json::to_value(schema).unwrap_or_default();
-    value["properties"]
+/// The JSON field names a schema's properties give.
+fn fields(schema: &Value) -> Vec<String> {
+    schema["properties"]
         .as_object()
         .map(|p| p.keys().cloned().collect())
         .unwrap_or_default()
@@ -57,48 +57,123 @@ fn events() -> Map<String, Value> {
     out
 }
 
+/// Which way a mirrored type's values cross into a binding, which decides which of its fields
+/// may be absent: what a caller passes in may leave out every field core fills in
+/// (`#[serde(default)]`); what core hands back leaves out only those it skips when empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    /// A caller's input, read by core (the deserializing side of the schema).
+    In,
+    /// Core's output, read by the caller (the serializing side).
+    Out,
+}
+
+/// One type the bindings mirror: its name there, its way, and where its schema comes from.
+pub struct Mirrored {
+    /// The type's name in `index.d.ts` and `types.py` (core's own, but for re-exports).
+    pub name: &'static str,
+    /// Whether a caller writes its values or reads them.
+    pub way: Way,
+    schema: fn(Way) -> Value,
+}
+
+impl Mirrored {
+    /// The type's JSON Schema for its way (draft 2020-12, `$defs` for the types it names).
+    pub fn schema(&self) -> Value {
+        (self.schema)(self.way)
+    }
+
+    /// The type's schema as core reads it (`In`: with the defaults it fills in) or writes it.
+    pub fn schema_for(&self, way: Way) -> Value {
+        (self.schema)(way)
+    }
+}
+
+/// `T`'s JSON Schema as core reads it (`In`) or writes it (`Out`).
+fn schema<T: JsonSchema>(way: Way) -> Value {
+    let settings = SchemaSettings::draft2020_12();
+    let settings = match way {
+        Way::In => settings.for_deserialize(),
+        Way::Out => settings.for_serialize(),
+    };
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    serde_json::to_value(schema).unwrap_or_default()
+}
+
+macro_rules! mirrored {
+    ($name:literal, $way:ident, $ty:ty) => {
+        Mirrored {
+            name: $name,
+            way: Way::$way,
+            schema: schema::<$ty>,
+        }
+    };
+}
+
+/// Every record type the bindings mirror, in the order of `index.d.ts`: the generated parts of
+/// `types.py` and `index.d.ts` are written from these schemas, and the bindings' tests check
+/// their field names against them.
+pub fn types() -> Vec<Mirrored> {
+    use crate::config::record as r;
+    #[allow(unused_mut)] // without `serve` and `agent`, nothing is pushed
+    let mut types = vec![
+        mirrored!("PoolOptions", In, crate::pool::PoolOptions),
+        mirrored!("AppsOptions", In, crate::pool::AppsOptions),
+        mirrored!("ServerConfig", In, r::ServerConfig),
+        mirrored!("OAuthSettings", In, crate::auth::OAuthSettings),
+        mirrored!("IdpSettings", In, crate::auth::IdpSettings),
+        mirrored!("Timeouts", In, r::Timeouts),
+        mirrored!("ServerRecord", Out, r::ServerRecord),
+        mirrored!("ServerInput", In, r::ServerInput),
+        mirrored!("ServerPatch", In, r::ServerPatch),
+        mirrored!("ImportResult", Out, crate::pool::ImportResult),
+        mirrored!("ToolInfo", Out, crate::tools::ToolInfo),
+        mirrored!("ServerStatus", Out, crate::pool::ServerStatus),
+        mirrored!("SkillInfo", Out, crate::pool::SkillInfo),
+        mirrored!("SkillFile", Out, crate::pool::SkillFile),
+        mirrored!("LoadedSkill", Out, crate::pool::LoadedSkill),
+        mirrored!("SkillFileContents", Out, crate::pool::SkillFileContents),
+        mirrored!("AppView", Out, crate::pool::AppView),
+        mirrored!("AppCsp", Out, crate::pool::AppCsp),
+        mirrored!("AppPermissions", Out, crate::pool::AppPermissions),
+        mirrored!("AppBridgeOutput", Out, crate::pool::AppBridgeOutput),
+    ];
+    #[cfg(feature = "serve")]
+    types.extend([
+        mirrored!("HttpServeSettings", In, crate::serve::HttpServeSettings),
+        mirrored!(
+            "OAuthResourceSettings",
+            In,
+            crate::serve::OAuthResourceSettings
+        ),
+    ]);
+    #[cfg(feature = "agent")]
+    types.push(mirrored!(
+        "ApprovalRequest",
+        Out,
+        crate::agent::ApprovalRequest
+    ));
+    types
+}
+
 /// `{"types": {"ServerRecord": [fields], ...}, "events": {"connection:state": [fields],
 /// ...}, "errorCodes": [...], "providerTypes": ["openai", ...]}`.
 pub fn mirrored() -> Value {
+    let types: Map<String, Value> = types()
+        .iter()
+        // The names a caller may pass: the reading side's, whichever way the type goes.
+        .map(|t| (t.name.to_string(), json!(fields(&t.schema_for(Way::In)))))
+        .collect();
+    #[allow(unused_mut)] // without `agent`, no provider kinds
     let mut mirrored = json!({
-        "types": {
-            "ServerRecord": fields::<crate::config::record::ServerRecord>(),
-            "ServerInput": fields::<crate::config::record::ServerInput>(),
-            "ServerPatch": fields::<crate::config::record::ServerPatch>(),
-            "ServerConfig": fields::<crate::config::record::ServerConfig>(),
-            "ImportResult": fields::<crate::pool::ImportResult>(),
-            "Timeouts": fields::<crate::config::record::Timeouts>(),
-            "OAuthSettings": fields::<crate::auth::OAuthSettings>(),
-            "IdpSettings": fields::<crate::auth::IdpSettings>(),
-            "PoolOptions": fields::<crate::pool::PoolOptions>(),
-            "ToolInfo": fields::<crate::tools::ToolInfo>(),
-            "ServerStatus": fields::<crate::pool::ServerStatus>(),
-            "SkillInfo": fields::<crate::pool::SkillInfo>(),
-            "SkillFile": fields::<crate::pool::SkillFile>(),
-            "LoadedSkill": fields::<crate::pool::LoadedSkill>(),
-            "SkillFileContents": fields::<crate::pool::SkillFileContents>(),
-            "AppsOptions": fields::<crate::pool::AppsOptions>(),
-            "AppView": fields::<crate::pool::AppView>(),
-            "AppCsp": fields::<crate::pool::AppCsp>(),
-            "AppPermissions": fields::<crate::pool::AppPermissions>(),
-            "AppBridgeOutput": fields::<crate::pool::AppBridgeOutput>(),
-        },
+        "types": types,
         "events": events(),
         "errorCodes": ErrorKind::ALL.map(ErrorKind::as_str),
     });
-    let types = &mut mirrored["types"];
-    #[cfg(feature = "serve")]
-    {
-        types["HttpServeSettings"] = json!(fields::<crate::serve::HttpServeSettings>());
-        types["OAuthResourceSettings"] = json!(fields::<crate::serve::OAuthResourceSettings>());
-    }
     #[cfg(feature = "agent")]
     {
-        types["ApprovalRequest"] = json!(fields::<crate::agent::ApprovalRequest>());
         mirrored["providerTypes"] = json!(tags::<crate::agent::ProviderConfig>());
     }
-    #[cfg(not(feature = "agent"))]
-    let _ = types;
     mirrored
 }
 

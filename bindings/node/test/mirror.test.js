@@ -1,7 +1,9 @@
 'use strict';
-// index.d.ts and the error classes mirror core's types by hand: each must have every field,
-// event and code core has (native `mirrored()`, from core's JSON Schemas). A test here fails
-// when core gains one that the JS types lack.
+// index.d.ts and the error classes mirror core's types: the record interfaces' members are
+// generated from core's JSON Schemas (tests/tests/integration/mirrors fails CI when they
+// drift), the events and error classes are written by hand. Each must have every field, event
+// and code core has (native `mirrored()`): a test here fails when core gains one the package
+// lacks.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');

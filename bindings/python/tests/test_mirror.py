@@ -1,6 +1,8 @@
-"""The Python types mirror core's by hand (``types.py``, the error classes, ``Pool.open``'s
-options): each must have every field, event and code that core has (``_native.MIRRORED``,
-from core's JSON Schemas). A test here fails when core gains one that Python lacks."""
+"""The Python types mirror core's: the record types' fields in ``types.py`` are generated from
+core's JSON Schemas (tests/tests/integration/mirrors fails CI when they drift); the error
+classes, the events and ``Pool.open``'s options are written by hand. Each must have every
+field, event and code that core has (``_native.MIRRORED``): a test here fails when core gains
+one that the installed package lacks."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::approval_reason::ApprovalReason;
 use super::providers::{ChatRequest, Provider, TokenFn};
 use super::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
@@ -50,8 +51,9 @@ pub struct ApprovalRequest {
     /// tool was not there when its server was trusted), `not_auto_approved` (the server's
     /// `disabledAutoApproveTools`), `destructive` (the tool says `destructiveHint`),
     /// `not_read_only` (the `read_only` policy), `always` (the `always` policy), or
-    /// `sampling` for a server's sampling request.
+    /// `sampling` for a server's sampling request (an [`ApprovalReason`]'s name).
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[schemars(with = "ApprovalReason")]
     pub reason: String,
     /// For a tool of a trusted server that changed or is new since it was trusted: what is
     /// not as the user saw it (a description before and now).
@@ -526,25 +528,27 @@ impl Agent {
         };
         let mut change = None;
         let reason = if !record.is_trusted {
-            "untrusted_server"
+            ApprovalReason::UntrustedServer
         } else if let Standing::Changed(what) = standing {
             change = Some(what);
-            "changed_since_trusted"
+            ApprovalReason::ChangedSinceTrusted
         } else if standing == Standing::New {
             change = Some("it was not among the server's tools when the server was trusted".into());
-            "new_since_trusted"
+            ApprovalReason::NewSinceTrusted
         } else if record.disabled_auto_approve_tools.contains(&name) {
-            "not_auto_approved"
+            ApprovalReason::NotAutoApproved
         } else {
             match self.options.approval_policy {
-                ApprovalPolicy::Always => "always",
-                ApprovalPolicy::ReadOnly if hint("readOnlyHint") != Some(true) => "not_read_only",
+                ApprovalPolicy::Always => ApprovalReason::Always,
+                ApprovalPolicy::ReadOnly if hint("readOnlyHint") != Some(true) => {
+                    ApprovalReason::NotReadOnly
+                }
                 ApprovalPolicy::Trusted
                     if self.options.ask_destructive
                         && hint("destructiveHint") == Some(true)
                         && hint("readOnlyHint") != Some(true) =>
                 {
-                    "destructive"
+                    ApprovalReason::Destructive
                 }
                 _ => return None,
             }
@@ -559,7 +563,7 @@ impl Agent {
             description: tool.description,
             annotations,
             trusted: record.is_trusted,
-            reason: reason.into(),
+            reason: reason.as_str().into(),
             change,
         })
     }

@@ -45,7 +45,7 @@ pub fn sampling_handler(
                     server_name: req.server_name.clone(),
                     server_id: req.server_id.clone(),
                     arguments: params.clone(),
-                    reason: "sampling".into(),
+                    reason: super::ApprovalReason::Sampling.as_str().into(),
                     ..Default::default()
                 })
                 .await;

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+// Its name in the bindings, beside OAuthSettings.
+#[schemars(rename = "OAuthGrant")]
 pub enum Grant {
     /// A user signs in through the authorization server (with PKCE).
     #[default]
@@ -94,6 +96,7 @@ pub struct IdpSettings {
     /// How the client authenticates at the identity provider's token endpoint:
     /// `client_secret_basic` (the default with a secret), `client_secret_post` or `none`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["client_secret_basic", "client_secret_post", "none", null]))]
     pub token_endpoint_auth_method: Option<String>,
     /// A user's ID token issued by the identity provider to `clientId`. ID tokens are
     /// short-lived: a host with single sign-on supplies fresh ones with
@@ -253,5 +256,20 @@ impl fmt::Debug for OAuthSettings {
             .field("assertion", &secret(&self.assertion))
             .field("assertion_file", &self.assertion_file)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The schema the bindings' types are generated from names the methods `validate` takes.
+    #[test]
+    fn the_schema_of_the_idp_auth_method_is_the_methods_validate_takes() {
+        let schema = serde_json::to_value(schemars::schema_for!(IdpSettings)).unwrap();
+        let listed = &schema["properties"]["tokenEndpointAuthMethod"]["enum"];
+        let mut expected: Vec<serde_json::Value> = AUTH_METHODS.map(Into::into).to_vec();
+        expected.push(serde_json::Value::Null);
+        assert_eq!(listed, &serde_json::Value::Array(expected));
     }
 }

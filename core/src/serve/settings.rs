@@ -37,6 +37,7 @@ pub struct HttpServeSettings {
     pub allowed_hosts: Vec<String>,
     /// `direct`, `search` or `auto` (default).
     #[serde(default)]
+    #[schemars(with = "Option<crate::serve::view::exposure::Exposure>")]
     pub mode: Option<String>,
     /// The most tools `auto` lists before it shows the search tools (default 40).
     #[serde(default)]

@@ -12,6 +12,7 @@ mod common;
 mod first_use;
 mod host_features;
 mod host_requests;
+mod mirrors;
 mod network_transports;
 mod per_client;
 mod pool_stdio;

@@ -57,6 +57,33 @@ __all__ = [
 
 _M = TypeVar("_M", bound="Model")
 
+# Between "@generated" and "@end": each field's name and type, and the literal types below,
+# written from core's JSON Schemas by tests/tests/integration/mirrors (which fails CI when
+# they drift). A field's comment and its default are this file's own, kept as written.
+# Refresh: MCPMUX_UPDATE_MIRRORS=1 cargo test -p mcpmux-tests --test integration mirrors
+
+# @generated literal types
+ApprovalReason = Literal[
+    "untrusted_server",
+    "changed_since_trusted",
+    "new_since_trusted",
+    "not_auto_approved",
+    "destructive",
+    "not_read_only",
+    "always",
+    "sampling",
+]
+ConnectionState = Literal["disconnected", "connecting", "connected", "error"]
+InstallSource = Literal["builtin", "manual", "protocol", "unknown"]
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+OAuthGrant = Literal["authorization_code", "client_credentials", "enterprise_managed", "jwt_bearer"]
+Scope = Literal["user", "local"]
+ServeMode = Literal["direct", "search", "auto"]
+SessionScope = Literal["shared", "perClient"]
+SkillSource = Literal["skills/list", "resources"]
+TransportType = Literal["stdio", "websocket", "http", "sse"]
+# @end
+
 
 def camel(name: str) -> str:
     """``request_timeout_ms`` -> ``requestTimeoutMs``."""
@@ -121,6 +148,7 @@ class OAuthSettings(TypedDict, total=False):
     enterprise grant; ``dpop``: ``False`` never asks for DPoP-bound tokens (by default they
     are used whenever the authorization server offers them)."""
 
+    # @generated OAuthSettings
     client_id: str
     clientId: str
     client_secret: str
@@ -128,7 +156,7 @@ class OAuthSettings(TypedDict, total=False):
     client_metadata_url: str
     clientMetadataUrl: str
     scopes: list[str]
-    grant: Literal["authorization_code", "client_credentials", "enterprise_managed", "jwt_bearer"]
+    grant: OAuthGrant
     private_key_pem: str
     privateKeyPem: str
     signing_algorithm: str
@@ -138,6 +166,7 @@ class OAuthSettings(TypedDict, total=False):
     assertion: str
     assertion_file: str
     assertionFile: str
+    # @end
 
 
 class IdpSettings(TypedDict, total=False):
@@ -149,6 +178,7 @@ class IdpSettings(TypedDict, total=False):
     token from that provider (short-lived: update the server's config with a new one when it
     expires)."""
 
+    # @generated IdpSettings
     issuer: str
     token_endpoint: str
     tokenEndpoint: str
@@ -156,10 +186,11 @@ class IdpSettings(TypedDict, total=False):
     clientId: str
     client_secret: str
     clientSecret: str
-    token_endpoint_auth_method: str
-    tokenEndpointAuthMethod: str
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"]
+    tokenEndpointAuthMethod: Literal["client_secret_basic", "client_secret_post", "none"]
     id_token: str
     idToken: str
+    # @end
 
 
 class OAuthResourceSettings(TypedDict, total=False):
@@ -172,12 +203,14 @@ class OAuthResourceSettings(TypedDict, total=False):
     otherwise (e.g. an Auth0 API identifier); ``scopes``: scopes every token must carry (403
     without); ``jwks_uri``: the issuer's key set, for an issuer that publishes no metadata."""
 
+    # @generated OAuthResourceSettings
     issuer: str
     resource: str
     audience: str
     scopes: list[str]
     jwks_uri: str
     jwksUri: str
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,6 +219,7 @@ class ServerConfig(Model):
     (+ ``strict_transport``: never fall back to legacy HTTP+SSE, and ``oauth``: the
     :class:`OAuthSettings` as the core stores them, camelCase)."""
 
+    # @generated ServerConfig
     command: str | None = None
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -198,6 +232,7 @@ class ServerConfig(Model):
     strict_transport: bool = False
     # Not in the repr: it may hold a client secret or a private key.
     oauth: OAuthSettings | None = field(default=None, repr=False)
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,43 +241,48 @@ class Timeouts(Model):
     some of the server's tools (by their own names) a limit of their own instead of
     ``request_ms`` (both restart with each progress report)."""
 
+    # @generated Timeouts
     connect_ms: int | None = None
     request_ms: int | None = None
     tools: dict[str, int] = field(default_factory=dict)
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
 class ServerRecord(Model):
     """One server as stored in the config file."""
 
+    # @generated ServerRecord
     id: str = ""
     name: str = ""
-    type: str = ""
-    scope: str = "user"
+    type: TransportType = "stdio"
+    scope: Scope = "user"
     config: ServerConfig = field(default_factory=ServerConfig)
     is_active: bool = True
     is_trusted: bool = False
     disabled_tools: list[str] = field(default_factory=list)
     disabled_auto_approve_tools: list[str] = field(default_factory=list)
-    install_source: str = "manual"
+    install_source: InstallSource = "manual"
     project_path: str | None = None
     created_at: int = 0
     updated_at: int | None = None
     timeouts: Timeouts = field(default_factory=Timeouts)
-    log_level: str | None = None
+    log_level: LogLevel | None = None
     #: ``"shared"`` (one connection for every client of a served pool) or ``"perClient"``
     #: (each client its own, at most ``max_clients`` at once; default 8).
-    session_scope: str = "shared"
+    session_scope: SessionScope = "shared"
     max_clients: int | None = None
     #: The server's tools as they were when it was trusted, by name (``{"digest", "description"}``
     #: each): a tool that changed since, or is new, is asked about again.
     trusted_tools: dict[str, dict[str, Any]] | None = None
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
 class ImportResult(Model):
     """The outcome of one entry of ``add_json``."""
 
+    # @generated ImportResult
     name: str = ""
     success: bool = False
     record: ServerRecord | None = None
@@ -250,6 +290,7 @@ class ImportResult(Model):
     #: The server was saved before as this entry asks: nothing was added (an import run
     #: again).
     already_there: bool = False
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,21 +325,24 @@ class ServerStatus(Model):
     ``instructions`` (how to use its tools, for a model) and ``capabilities``. ``error`` says
     why it is not connected: the last failure, kept while a reconnect waits its turn."""
 
+    # @generated ServerStatus
     id: str = ""
     name: str = ""
-    state: str = "disconnected"
+    state: ConnectionState = "disconnected"
     error: str | None = None
     protocol_version: str | None = None
     pid: int | None = None
     server_info: dict[str, Any] | None = None
     instructions: str | None = None
     capabilities: dict[str, Any] | None = None
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
 class ToolInfo(Model):
     """A tool, with its pool-unique ``id`` (what ``call_tool`` takes)."""
 
+    # @generated ToolInfo
     id: str = ""
     server_id: str = ""
     server_name: str = ""
@@ -312,6 +356,7 @@ class ToolInfo(Model):
     icons: list[dict[str, Any]] | None = None
     #: The server's ``_meta`` of the tool (extensions' data, e.g. an MCP App's ``ui``).
     meta: dict[str, Any] | None = None
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -376,9 +421,11 @@ class SkillFile(Model):
     """One file of a skill, as its listing promises it: the size and digest its bytes must
     have."""
 
+    # @generated SkillFile
     uri: str = ""
     digest: str = ""
     size: int = 0
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -387,6 +434,7 @@ class SkillInfo(Model):
     it has been read. ``frontmatter`` holds every field of its ``SKILL.md`` front matter;
     ``files`` is ``None`` when the server says they change (nothing can be checked)."""
 
+    # @generated SkillInfo
     server_id: str = ""
     server_name: str = ""
     name: str = ""
@@ -396,7 +444,8 @@ class SkillInfo(Model):
     files: list[SkillFile] | None = None
     #: ``"skills/list"`` (the Skills extension) or ``"resources"`` (a ``skill://…/SKILL.md``
     #: resource of a server without it, as FastMCP's skills provider serves them).
-    listed_by: str = "skills/list"
+    listed_by: SkillSource = "skills/list"
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -404,8 +453,10 @@ class LoadedSkill(Model):
     """A skill loaded for use: its ``SKILL.md`` checked against the listing, and the
     ``instructions`` after its front matter."""
 
+    # @generated LoadedSkill
     skill: SkillInfo = field(default_factory=SkillInfo)
     instructions: str = ""
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -413,10 +464,12 @@ class SkillFileContents(Model):
     """A file of a skill, checked against the listing: ``text`` for a text file, ``blob``
     (base64) for any other."""
 
+    # @generated SkillFileContents
     uri: str = ""
     mime_type: str | None = None
     text: str | None = None
     blob: str | None = None
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -424,20 +477,24 @@ class AppCsp(Model):
     """The origins an MCP App view declares (``_meta.ui.csp``); only well-formed ones are
     kept."""
 
+    # @generated AppCsp
     connect_domains: list[str] = field(default_factory=list)
     resource_domains: list[str] = field(default_factory=list)
     frame_domains: list[str] = field(default_factory=list)
     base_uri_domains: list[str] = field(default_factory=list)
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
 class AppPermissions(Model):
     """The browser features an MCP App view asks for; a host may grant them."""
 
+    # @generated AppPermissions
     camera: bool = False
     microphone: bool = False
     geolocation: bool = False
     clipboard_write: bool = False
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -446,6 +503,7 @@ class AppView(Model):
     sandboxed frame under ``content_security_policy`` (the declared origins and nothing else),
     with ``allow`` as the frame's ``allow`` attribute."""
 
+    # @generated AppView
     tool_id: str = ""
     server_id: str = ""
     server_name: str = ""
@@ -459,6 +517,7 @@ class AppView(Model):
     prefers_border: bool | None = None
     domain: str | None = None
     tool: ToolInfo = field(default_factory=ToolInfo)
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -466,8 +525,10 @@ class AppBridgeOutput(Model):
     """What to do after handing a bridge one message from the view: ``post`` these to it, in
     order; ``host``, when set, is a message only the host can act on."""
 
+    # @generated AppBridgeOutput
     post: list[dict[str, Any]] = field(default_factory=list)
     host: dict[str, Any] | None = None
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -592,6 +653,7 @@ class ApprovalRequest(Model):
     For a tool of a trusted server that changed or is new since it was trusted, ``change``
     says what is not as the user saw it (the description before and now)."""
 
+    # @generated ApprovalRequest
     tool_id: str = ""
     server_name: str = ""
     arguments: Any = None
@@ -600,8 +662,9 @@ class ApprovalRequest(Model):
     description: str | None = None
     annotations: dict[str, Any] | None = None
     trusted: bool = False
-    reason: str = ""
+    reason: ApprovalReason | None = None
     change: str | None = None
+    # @end
 
 
 @dataclass(frozen=True, kw_only=True)

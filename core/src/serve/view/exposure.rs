@@ -11,8 +11,11 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 
-/// Which tools a client sees.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Which tools a client sees. Its schema (the names `from_str` takes) is the bindings'
+/// `ServeMode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(rename = "ServeMode")]
 pub enum Exposure {
     /// Every tool of every server.
     Direct,
@@ -150,6 +153,23 @@ pub struct CallArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bindings' `ServeMode` is generated from the schema: it names what `from_str` takes.
+    #[test]
+    fn the_schema_names_each_mode_as_it_is_parsed_and_shown() {
+        let schema = serde_json::to_value(schemars::schema_for!(Exposure)).unwrap();
+        // Documented variants: a `oneOf` of constants, each with its doc.
+        let names: Vec<&str> = schema["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["direct", "search", "auto"]);
+        for name in names {
+            assert_eq!(name.parse::<Exposure>().unwrap().to_string(), name);
+        }
+    }
 
     #[test]
     fn modes_parse_and_name_the_choices() {
