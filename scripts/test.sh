@@ -45,17 +45,18 @@ exec > >(tee "$run_log" | stdbuf -oL cut -c -2000) 2>&1
 trap print_timings EXIT
 echo "== free disk where the build writes: $(df -h . | awk 'NR==2 {print $4}')"
 
-step "test dependencies (scripts/test-deps.sh)"
-bash scripts/test-deps.sh
-# The deps are installed: a test that cannot find one must fail, not skip.
-export MCPMUX_REQUIRE_SERVERS=1
-
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "repository checks (scripts/check-repo.py, shellcheck)"
 python3 scripts/check-repo.py
 bash scripts/apt-install.sh shellcheck
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -x
+# The test dependencies (pinned MCP servers from npm and PyPI, nginx, chromium) download and
+# install while the compiler checks the code: mostly network and disk beside clippy's CPU.
+# Started after shellcheck's install (one apt at a time), waited for before the tests.
+deps_log="$(mktemp "${TMPDIR:-/tmp}/mcpmux-deps.XXXXXX")"
+bash scripts/test-deps.sh >"$deps_log" 2>&1 &
+deps_pid=$!
 step "cargo clippy"
 # Every member at once, the bindings' crates too: one check build with the features unified,
 # where a separate clippy of each binding would check the core and its dependencies again
@@ -68,12 +69,24 @@ step "core without serve and agent (cargo features)"
 for features in "" serve agent; do
     cargo clippy -p mcpmux --no-default-features --features "$features" --quiet -- -D warnings
 done
+step "test dependencies (scripts/test-deps.sh, installed beside the checks)"
+deps_status=0
+wait "$deps_pid" || deps_status=$?
+cat "$deps_log"
+if ((deps_status != 0)); then
+    echo "scripts/test-deps.sh failed (exit $deps_status)"
+    exit "$deps_status"
+fi
+# The deps are installed: a test that cannot find one must fail, not skip.
+export MCPMUX_REQUIRE_SERVERS=1
 step "cargo test"
 # One debug build for every step (scripts/debug-build.sh): the test crate turns on core's
 # `mimalloc` (the bindings' allocator, whose own tests are core's alloc::) and `otel`
 # features for the whole workspace, and the later steps reuse its programs and libraries.
 bash scripts/debug-build.sh
-cargo test
+# Four tests at a time on 2 cores: the integration tests mostly wait on servers, timeouts and
+# reconnects (two at a time used about half of the cores; four take 140 s here, not 195).
+RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}" cargo test
 # ffi's own tests (the header drift among them) ran here: scripts/test-c.sh skips them.
 export MCPMUX_CARGO_TESTED=1
 step "MCP conformance suite (tests/conformance)"
