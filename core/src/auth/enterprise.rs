@@ -19,23 +19,14 @@ use rmcp::transport::auth::{
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::flow::{GrantedToken, auth_error, discover, manager};
+use super::flow::invalid_oauth as invalid;
+use super::flow::{GrantedToken, auth_error, discover, grant_failed, manager};
 use super::{IdTokenFn, IdTokenRequest, IdpSettings, OAuthSettings, TokenStore};
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 
-fn invalid(record: &ServerRecord, message: impl std::fmt::Display) -> Error {
-    Error::InvalidConfig {
-        path: Default::default(),
-        message: format!("server '{}': config.oauth: {message}", record.name),
-    }
-}
-
 fn failed(record: &ServerRecord, message: impl std::fmt::Display) -> Error {
-    Error::connection(
-        &record.name,
-        format!("enterprise authorization failed: {message}"),
-    )
+    grant_failed(record, "enterprise", message)
 }
 
 /// Gets an access token with the enterprise grant and answers a manager that uses it.

@@ -26,6 +26,26 @@ pub(super) fn auth_error(record: &ServerRecord, what: &str, e: AuthError) -> Err
     }
 }
 
+/// OAuth settings of `record` that cannot work: the error names the server and the key.
+pub(super) fn invalid_oauth(record: &ServerRecord, message: impl std::fmt::Display) -> Error {
+    Error::InvalidConfig {
+        path: Default::default(),
+        message: format!("server '{}': config.oauth: {message}", record.name),
+    }
+}
+
+/// A grant that failed for `record`; `grant` names it ("enterprise", "workload identity").
+pub(super) fn grant_failed(
+    record: &ServerRecord,
+    grant: &str,
+    message: impl std::fmt::Display,
+) -> Error {
+    Error::connection(
+        &record.name,
+        format!("{grant} authorization failed: {message}"),
+    )
+}
+
 pub(super) fn is_local(url: &str) -> bool {
     let host = url
         .split("://")

@@ -11,7 +11,8 @@ use std::time::Duration;
 use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata};
 use serde::Deserialize;
 
-use super::flow::{GrantedToken, discover, is_local, manager};
+use super::flow::invalid_oauth as invalid;
+use super::flow::{GrantedToken, discover, grant_failed, is_local, manager};
 use super::oauth_http::OAuthHttp;
 use super::{OAuthSettings, TokenStore};
 use crate::config::record::ServerRecord;
@@ -20,18 +21,8 @@ use crate::error::{Error, Result};
 /// The grant type of RFC 7523 section 2.1.
 pub(super) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
-fn invalid(record: &ServerRecord, message: impl std::fmt::Display) -> Error {
-    Error::InvalidConfig {
-        path: Default::default(),
-        message: format!("server '{}': config.oauth: {message}", record.name),
-    }
-}
-
 fn failed(record: &ServerRecord, message: impl std::fmt::Display) -> Error {
-    Error::connection(
-        &record.name,
-        format!("workload identity authorization failed: {message}"),
-    )
+    grant_failed(record, "workload identity", message)
 }
 
 /// Gets an access token with the workload's JWT and answers a manager that uses it.

@@ -353,30 +353,43 @@ pub(crate) async fn blocking<T: Send + 'static>(
 /// times per `idle` so that one is stopped not much later than that.
 async fn idle_loop(pool: std::sync::Weak<Inner>, idle: Duration, shutdown: CancellationToken) {
     let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = shutdown.cancelled() => return,
-        }
-        let Some(inner) = pool.upgrade() else { return };
+    every_while_open(pool, every, shutdown, |inner| async move {
         for slot in inner.slots() {
             slot.stop_if_idle(&inner, idle).await;
         }
         inner.clients.stop_idle(&inner, idle).await;
-    }
+    })
+    .await
 }
 
 /// Checks idle connections now and then, so a dead server is found before a call needs it.
 async fn health_loop(pool: std::sync::Weak<Inner>, every: Duration, shutdown: CancellationToken) {
+    every_while_open(pool, every, shutdown, |inner| async move {
+        for slot in inner.slots() {
+            slot.background_check(&inner).await;
+        }
+    })
+    .await
+}
+
+/// Runs `work` every `every` until the pool shuts down or is gone (the loop holds it only
+/// while the work runs).
+async fn every_while_open<W, F>(
+    pool: std::sync::Weak<Inner>,
+    every: Duration,
+    shutdown: CancellationToken,
+    work: W,
+) where
+    W: Fn(Arc<Inner>) -> F,
+    F: Future<Output = ()>,
+{
     loop {
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
             _ = shutdown.cancelled() => return,
         }
         let Some(inner) = pool.upgrade() else { return };
-        for slot in inner.slots() {
-            slot.background_check(&inner).await;
-        }
+        work(inner).await;
     }
 }
 

@@ -15,6 +15,7 @@ use crate::pool::listing::unlisted::Unlisted;
 use crate::pool::{CallOptions, Pool};
 use crate::tools::canonical::canonical_name;
 use crate::tools::host_tools::HOST_TOOLS_SERVER;
+use crate::tools::search::SearchHit;
 use crate::tools::{ToolInfo, sanitize};
 
 /// One server's tools as a layer (WebMCP Auto-UI's `ToolLayer`).
@@ -191,10 +192,7 @@ fn string_arg(args: &Value, key: &str, tool: &str) -> Result<String> {
 }
 
 /// The answer of a search tool: the hits, and the servers that could not be searched.
-fn search_answer(
-    hits: Vec<crate::tools::search::SearchHit>,
-    unlisted: &[Unlisted],
-) -> CallToolResult {
+fn search_answer(hits: Vec<SearchHit>, unlisted: &[Unlisted]) -> CallToolResult {
     let mut answer = json!({ "tools": hits });
     if !unlisted.is_empty() {
         answer["unavailable"] = unlisted
@@ -318,6 +316,12 @@ enum Target {
 }
 
 impl Conversation {
+    /// The ten best hits of `query` over the catalog that `keep` keeps (of its fifty best).
+    fn best_hits(&self, query: &str, keep: impl Fn(&SearchHit) -> bool) -> Vec<SearchHit> {
+        let hits = self.pool.inner.search_index().search(query, 50);
+        hits.into_iter().filter(|h| keep(h)).take(10).collect()
+    }
+
     /// Ids of the servers activated so far.
     pub fn activated(&self) -> Vec<String> {
         self.activated.lock().unwrap().iter().cloned().collect()
@@ -462,18 +466,10 @@ impl Conversation {
             Target::GlobalSearch => {
                 let query = string_arg(&args, "query", name)?;
                 let unlisted = self.ensure_catalog().await;
-                let hits: Vec<_> = self
-                    .pool
-                    .inner
-                    .search_index()
-                    .search(&query, 50)
-                    .into_iter()
-                    .filter(|h| {
-                        let id = self.pool.tool_server(&h.id).unwrap_or_default();
-                        self.filter.allows(&id, &h.server_name)
-                    })
-                    .take(10)
-                    .collect();
+                let hits = self.best_hits(&query, |h| {
+                    let id = self.pool.tool_server(&h.id).unwrap_or_default();
+                    self.filter.allows(&id, &h.server_name)
+                });
                 Ok(search_answer(hits, &unlisted))
             }
             Target::Discovery { layer, canonical } => {
@@ -541,15 +537,7 @@ impl Conversation {
                 }
                 "search_tools" => {
                     let query = string_arg(&args, "query", name)?;
-                    let hits: Vec<_> = self
-                        .pool
-                        .inner
-                        .search_index()
-                        .search(&query, 50)
-                        .into_iter()
-                        .filter(|h| h.server_name == HOST_TOOLS_SERVER)
-                        .take(10)
-                        .collect();
+                    let hits = self.best_hits(&query, |h| h.server_name == HOST_TOOLS_SERVER);
                     Ok(search_answer(hits, &[]))
                 }
                 _ => Ok(json_result(summary(&layer.tools))),
@@ -559,15 +547,7 @@ impl Conversation {
             "list_tools" => Ok(json_result(summary(&layer.tools))),
             "search_tools" => {
                 let query = string_arg(&args, "query", name)?;
-                let hits: Vec<_> = self
-                    .pool
-                    .inner
-                    .search_index()
-                    .search(&query, 50)
-                    .into_iter()
-                    .filter(|h| layer.tools.iter().any(|t| t.id == h.id))
-                    .take(10)
-                    .collect();
+                let hits = self.best_hits(&query, |h| layer.tools.iter().any(|t| t.id == h.id));
                 Ok(search_answer(hits, &[]))
             }
             // A server's skills (the Skills extension) are its recipes.

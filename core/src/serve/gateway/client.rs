@@ -41,15 +41,7 @@ pub(super) fn principal(
 
 /// Behind OAuth, the user the request's access token names.
 pub(super) fn owner(context: &RequestContext<RoleServer>) -> Option<String> {
-    context
-        .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| {
-            parts
-                .extensions
-                .get::<crate::serve::resource_server::Principal>()
-        })
-        .map(crate::serve::resource_server::Principal::owner)
+    principal(context).map(crate::serve::resource_server::Principal::owner)
 }
 
 /// What the calling client said it can answer: in the request's `_meta` (2026-07-28), else

@@ -204,20 +204,11 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let keys = self.resource_keys();
-        let resources = self
-            .pool
-            .list_resources(None)
-            .await
-            .map_err(to_error_data)?
-            .into_iter()
-            .filter_map(|r| {
-                let key = keys.get(&r.server_id)?;
-                let mut resource: Resource = r.resource;
-                resource.uri = self.wrap(key, &resource.uri);
-                Some(resource)
-            })
-            .collect();
+        let listed = self.pool.list_resources(None).await;
+        let served = self.served_uris(listed.map_err(to_error_data)?, |r| {
+            (&r.server_id, &mut r.resource.uri)
+        });
+        let resources: Vec<Resource> = served.into_iter().map(|r| r.resource).collect();
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -226,20 +217,11 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let keys = self.resource_keys();
-        let templates = self
-            .pool
-            .list_resource_templates(None)
-            .await
-            .map_err(to_error_data)?
-            .into_iter()
-            .filter_map(|t| {
-                let key = keys.get(&t.server_id)?;
-                let mut template: ResourceTemplate = t.template;
-                template.uri_template = self.wrap(key, &template.uri_template);
-                Some(template)
-            })
-            .collect();
+        let listed = self.pool.list_resource_templates(None).await;
+        let served = self.served_uris(listed.map_err(to_error_data)?, |t| {
+            (&t.server_id, &mut t.template.uri_template)
+        });
+        let templates: Vec<ResourceTemplate> = served.into_iter().map(|t| t.template).collect();
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 

@@ -213,6 +213,25 @@ impl Gateway {
         )
     }
 
+    /// The items (resources, templates) of the servers clients see, each with its URI as they
+    /// see it: `uri` gives an item's server id and its URI to wrap in place.
+    pub(super) fn served_uris<T>(
+        &self,
+        items: Vec<T>,
+        uri: impl Fn(&mut T) -> (&str, &mut String),
+    ) -> Vec<T> {
+        let keys = self.resource_keys();
+        items
+            .into_iter()
+            .filter_map(|mut item| {
+                let (server_id, uri) = uri(&mut item);
+                let key = keys.get(server_id)?;
+                *uri = self.wrap(key, uri);
+                Some(item)
+            })
+            .collect()
+    }
+
     /// A server's resource URI as clients see it: wrapped, or as it is when passed through.
     pub(super) fn wrap(&self, key: &str, uri: &str) -> String {
         if self.profile().pass_through {
