@@ -90,11 +90,7 @@ pub unsafe extern "C" fn mcpmux_task_changed(
     timeout_ms: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        let r = RUNS.get(run)?;
-        run_blocking_into(&r.pool, changed_work(&r), timeout_of(timeout_ms), out)
-    })
+    wait_blocking(run, timeout_ms, out_json, changed_work)
 }
 
 /// Asynchronous mcpmux_task_changed().
@@ -106,9 +102,49 @@ pub unsafe extern "C" fn mcpmux_task_changed_async(
     user_data: *mut c_void,
     out_request_id: *mut mcpmux_request_id,
 ) -> mcpmux_status {
+    wait_async(
+        run,
+        timeout_ms,
+        (callback, user_data),
+        out_request_id,
+        changed_work,
+    )
+}
+
+/// Cancels the call, and the task at the server: its result is then MCPMUX_ERR_CANCELLED.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpmux_task_cancel(run: mcpmux_task_run) -> mcpmux_status {
+    guard(|| {
+        RUNS.get(run)?.run.cancel();
+        Ok(())
+    })
+}
+
+/// A wait on a run (`make` makes it from the run), answered into `*out_json`.
+fn wait_blocking(
+    run: mcpmux_task_run,
+    timeout_ms: u32,
+    out_json: *mut *mut c_char,
+    make: fn(&Arc<RunEntry>) -> Work,
+) -> mcpmux_status {
+    guard(|| {
+        let out = out_arg(out_json, "out_json")?;
+        let r = RUNS.get(run)?;
+        run_blocking_into(&r.pool, make(&r), timeout_of(timeout_ms), out)
+    })
+}
+
+/// A wait on a run (`make` makes it from the run), answered to the callback.
+fn wait_async(
+    run: mcpmux_task_run,
+    timeout_ms: u32,
+    (callback, user_data): (mcpmux_completion_fn, *mut c_void),
+    out_request_id: *mut mcpmux_request_id,
+    make: fn(&Arc<RunEntry>) -> Work,
+) -> mcpmux_status {
     guard(|| {
         let r = RUNS.get(run)?;
-        let work = changed_work(&r);
+        let work = make(&r);
         let timeout = timeout_of(timeout_ms);
         run_async(
             &r.pool,
@@ -119,15 +155,6 @@ pub unsafe extern "C" fn mcpmux_task_changed_async(
             out_request_id,
             None,
         )
-    })
-}
-
-/// Cancels the call, and the task at the server: its result is then MCPMUX_ERR_CANCELLED.
-#[unsafe(no_mangle)]
-pub extern "C" fn mcpmux_task_cancel(run: mcpmux_task_run) -> mcpmux_status {
-    guard(|| {
-        RUNS.get(run)?.run.cancel();
-        Ok(())
     })
 }
 
@@ -144,11 +171,7 @@ pub unsafe extern "C" fn mcpmux_task_result(
     timeout_ms: u32,
     out_json: *mut *mut c_char,
 ) -> mcpmux_status {
-    guard(|| {
-        let out = out_arg(out_json, "out_json")?;
-        let r = RUNS.get(run)?;
-        run_blocking_into(&r.pool, result_work(&r), timeout_of(timeout_ms), out)
-    })
+    wait_blocking(run, timeout_ms, out_json, result_work)
 }
 
 /// Asynchronous mcpmux_task_result().
@@ -160,18 +183,11 @@ pub unsafe extern "C" fn mcpmux_task_result_async(
     user_data: *mut c_void,
     out_request_id: *mut mcpmux_request_id,
 ) -> mcpmux_status {
-    guard(|| {
-        let r = RUNS.get(run)?;
-        let work = result_work(&r);
-        let timeout = timeout_of(timeout_ms);
-        run_async(
-            &r.pool,
-            work,
-            timeout,
-            callback,
-            user_data,
-            out_request_id,
-            None,
-        )
-    })
+    wait_async(
+        run,
+        timeout_ms,
+        (callback, user_data),
+        out_request_id,
+        result_work,
+    )
 }
