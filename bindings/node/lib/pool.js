@@ -51,6 +51,22 @@ function traceMeta() {
   return meta;
 }
 
+/** Throws an InvalidArgumentError for a call option of the wrong type (`callTool`, `startTask`). */
+function checkCallOptions({ signal, timeoutMs, onProgress, onTask }) {
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
+    throw new InvalidArgumentError(`timeoutMs must be a positive number, not ${describe(timeoutMs)}`);
+  }
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new InvalidArgumentError(`onProgress must be a function, not ${describe(onProgress)}`);
+  }
+  if (onTask !== undefined && typeof onTask !== 'function') {
+    throw new InvalidArgumentError(`onTask must be a function, not ${describe(onTask)}`);
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
+  }
+}
+
 /** The data options of a call (`validate`, `meta`, `maxTotalMs`, and the active trace) as
  * core's JSON, or `undefined` when there is none (the common call pays nothing for them). */
 function callSettings({ validate, meta, maxTotalMs }) {
@@ -367,18 +383,7 @@ class Pool extends EventEmitter {
       let onProgress, onTask;
       ({ signal, timeoutMs, onProgress, onTask } = options);
       settings = callSettings(options);
-      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && Number.isFinite(timeoutMs))) {
-        throw new InvalidArgumentError(`timeoutMs must be a positive number, not ${describe(timeoutMs)}`);
-      }
-      if (onProgress !== undefined && typeof onProgress !== 'function') {
-        throw new InvalidArgumentError(`onProgress must be a function, not ${describe(onProgress)}`);
-      }
-      if (onTask !== undefined && typeof onTask !== 'function') {
-        throw new InvalidArgumentError(`onTask must be a function, not ${describe(onTask)}`);
-      }
-      if (signal !== undefined && !(signal instanceof AbortSignal)) {
-        throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
-      }
+      checkCallOptions(options);
       if (signal?.aborted) {
         throw new CancelledError('cancelled before the call started', { cause: signal.reason });
       }
@@ -406,16 +411,12 @@ class Pool extends EventEmitter {
     if (args !== undefined && args !== null) requireObject('args', args);
     requireObject('options', options);
     const { signal, timeoutMs, onProgress } = options;
-    if (onProgress !== undefined && typeof onProgress !== 'function') {
-      throw new InvalidArgumentError(`onProgress must be a function, not ${describe(onProgress)}`);
-    }
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      throw new InvalidArgumentError(`signal must be an AbortSignal, not ${describe(signal)}`);
-    }
+    const settings = callSettings(options);
+    checkCallOptions(options);
     const argsJson = args === undefined || args === null ? '{}' : toJson('args', args);
     const progress = onProgress && toldBy(onProgress);
     const native = callSync(() =>
-      this.#native.startTask(toolId, argsJson, timeoutMs, progress, callSettings(options)),
+      this.#native.startTask(toolId, argsJson, timeoutMs, progress, settings),
     );
     return new TaskRun(native, signal);
   }

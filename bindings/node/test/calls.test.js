@@ -93,6 +93,10 @@ test('callTool errors carry the right code', async (t) => {
   await assert.rejects(pool.callTool('mcp__t__echo', {}, { timeoutMs: NaN }), { code: 'invalid_argument' });
   await assert.rejects(pool.callTool('mcp__t__echo', {}, { signal: {} }), { code: 'invalid_argument' });
   await assert.rejects(pool.callTool('mcp__t__echo', {}, { onProgress: 3 }), { code: 'invalid_argument' });
+  // startTask takes the same options, checked the same way (before anything starts).
+  for (const bad of [{ timeoutMs: -1 }, { signal: {} }, { onProgress: 3 }, { onTask: 'x' }]) {
+    assert.throws(() => pool.startTask('mcp__t__echo', {}, bad), { code: 'invalid_argument' });
+  }
 
   await pool.updateServer('t', { disabledTools: ['echo'] });
   await assert.rejects(pool.callTool('mcp__t__echo', { text: 'x' }), { code: 'invalid_argument', message: /disabled/ });

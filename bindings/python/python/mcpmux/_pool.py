@@ -195,6 +195,16 @@ def _server_fields(
 _listener_tasks: set[asyncio.Future[Any]] = set()
 
 
+def _call_args(args: Any) -> Any:
+    """A call's arguments for the native side: a dict (``None`` is ``{}``); anything but a
+    mapping goes to the core as it is, which explains what it wants."""
+    if args is None:
+        return {}
+    if isinstance(args, Mapping) and type(args) is not dict:
+        return dict(args)
+    return args
+
+
 def _call_extras(
     trace: dict[str, str] | None,
     validate: bool,
@@ -715,14 +725,10 @@ class Pool:
         ``on_task`` gets each :class:`TaskUpdate` of the task the server runs the call as, if
         it does (see :meth:`start_task`).
         """
-        # Anything but a mapping goes to the core as is, which explains what it wants. The
-        # native side converts the arguments directly (json.dumps for what it does not
+        # The native side converts the arguments directly (json.dumps for what it does not
         # cover) and answers a CallToolResult built on this loop's thread.
         if type(args) is not dict:
-            if args is None:
-                args = {}
-            elif isinstance(args, Mapping):
-                args = dict(args)
+            args = _call_args(args)
         trace = _trace_meta()
         if (
             trace is None
@@ -766,10 +772,7 @@ class Pool:
         max_total: float | None = None,
     ) -> _native.NativeTaskRun:
         """The native run of :meth:`start_task`, with :meth:`call_tool`'s options."""
-        if args is None:
-            args = {}
-        elif isinstance(args, Mapping) and type(args) is not dict:
-            args = dict(args)
+        args = _call_args(args)
         options, callback, _ = _call_extras(
             _trace_meta(), validate, meta, max_total, on_progress, None
         )
