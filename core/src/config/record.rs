@@ -194,6 +194,11 @@ impl Timeouts {
     pub(crate) fn connect(&self) -> Option<Duration> {
         self.connect_ms.map(Duration::from_millis)
     }
+
+    /// The time any other request may take, if the record says.
+    pub(crate) fn request(&self) -> Option<Duration> {
+        self.request_ms.map(Duration::from_millis)
+    }
 }
 
 fn yes() -> bool {

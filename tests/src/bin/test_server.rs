@@ -37,6 +37,8 @@
 //!   so a test can change a tool behind its user's back.
 //! * `--stubborn`: serves as usual, but ignores SIGTERM and stays after its stdin closes, so
 //!   only SIGKILL ends it.
+//! * `--mute METHOD` (`tools/list` or `resources/list`, repeatable): serves as usual, but
+//!   never answers METHOD (a server stuck in it, or one whose answer is lost).
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `meta` (the request's `_meta`), `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
@@ -141,6 +143,7 @@ struct Options {
     name: String,
     legacy: bool,
     slow_discover: Option<Duration>,
+    muted: Vec<String>,
     /// How long its first start waits, and the file that marks a first start done.
     slow_first_start: Option<Duration>,
     marker: Option<std::path::PathBuf>,
@@ -169,7 +172,7 @@ fn usage() -> &'static str {
      [--stderr-lines N] [--name NAME] [--legacy] [--slow-discover MS] [--tools-ttl-ms N] \
      [--private-tools] [--generated-tools N] [--apps] [--odd-views] [--hostile-view DECLARED,OTHER] \
      [--slow-first-start MS --marker PATH] \
-     [--describe-echo-from PATH] [--stubborn]"
+     [--describe-echo-from PATH] [--stubborn] [--mute METHOD]"
 }
 
 /// Hand-rolled on purpose: the flag set is tiny and avoiding clap keeps this
@@ -183,6 +186,7 @@ fn parse_args() -> Result<Options, String> {
         name: "mcpmux-test-server".to_owned(),
         legacy: false,
         slow_discover: None,
+        muted: Vec::new(),
         slow_first_start: None,
         marker: None,
         tools_ttl_ms: None,
@@ -201,6 +205,7 @@ fn parse_args() -> Result<Options, String> {
             "--garbage-stdout" => options.garbage_stdout = true,
             "--silent" => options.silent = true,
             "--stubborn" => options.stubborn = true,
+            "--mute" => options.muted.push(value("--mute")?),
             "--legacy" => options.legacy = true,
             "--http" => {
                 let port = value("--http")?;
@@ -402,6 +407,7 @@ struct TestServer {
     name: String,
     legacy: bool,
     slow_discover: Option<Duration>,
+    muted: Vec<String>,
     tools_ttl_ms: Option<u64>,
     private_tools: bool,
     /// The `--generated-tools`, made once per process.
@@ -475,6 +481,13 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 static CANCELLED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl TestServer {
+    /// Waits forever when `method` is muted (`--mute`), else returns at once.
+    async fn unless_muted(&self, method: &str) {
+        if self.muted.iter().any(|m| m == method) {
+            std::future::pending::<()>().await;
+        }
+    }
+
     fn new(options: &Options, changes: Arc<Changes>) -> Self {
         Self {
             tool_router: Self::tool_router(),
@@ -482,6 +495,7 @@ impl TestServer {
             name: options.name.clone(),
             legacy: options.legacy,
             slow_discover: options.slow_discover,
+            muted: options.muted.clone(),
             tools_ttl_ms: options.tools_ttl_ms,
             private_tools: options.private_tools,
             generated: generated_tools(options),
@@ -1123,6 +1137,7 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.unless_muted("tools/list").await;
         self.changes
             .tools_listed
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -1384,6 +1399,7 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        self.unless_muted("resources/list").await;
         let mut resources = vec![
             Resource::new("test://hello", "hello")
                 .with_description("A fixed greeting")

@@ -313,9 +313,12 @@ impl Inner {
                 if options.refresh {
                     conn.peer.clear_response_cache().await;
                 }
-                match f(conn.peer.clone()).await {
-                    Ok(list) => Ok((slot, list)),
-                    Err(e) => Err(slot.request_failed(self, &conn, method, e).await),
+                // A server that never answers must not hold the whole listing.
+                let limit = slot.request_limit(self);
+                match tokio::time::timeout(limit, f(conn.peer.clone())).await {
+                    Ok(Ok(list)) => Ok((slot, list)),
+                    Ok(Err(e)) => Err(slot.request_failed(self, &conn, method, e).await),
+                    Err(_) => Err(slot.no_answer(self, &conn, method, limit)),
                 }
             }
         });

@@ -140,14 +140,19 @@ impl Inner {
             conn.peer.clear_response_cache().await;
         }
         let asked = Instant::now();
-        let listed = conn
-            .peer
-            .list_all_tools_with_cache_hint()
-            .await
-            .map_err(|e| {
+        // Under `fetching`, and a call of a tool not listed yet waits for it: a list that
+        // never comes (a server stuck in it, an answer lost with its session) ends in the
+        // request timeout rather than hold every later call of the server; the connection
+        // is then checked, and replaced if it is dead.
+        let limit = slot.request_limit(self);
+        let listing = conn.peer.list_all_tools_with_cache_hint();
+        let listed = match tokio::time::timeout(limit, listing).await {
+            Ok(listed) => listed.map_err(|e| {
                 slot.connection_failed(self, conn);
                 conn.failure(&slot.name(), "tools/list", e)
-            })?;
+            })?,
+            Err(_) => return Err(slot.no_answer(self, conn, "tools/list", limit)),
+        };
         let tools = Arc::new(crate::tools::stored_tool::store(&listed.items));
         // A 2026-07-28 server's hints (SEP-2549): a shorter freshness than the pool's, and
         // whether the list may be reused beyond the authorization context that got it.

@@ -755,6 +755,29 @@ impl Slot {
         }
     }
 
+    /// The time a request of this server's other than a call may take: its record's
+    /// `requestMs`, else the pool's request timeout.
+    pub fn request_limit(&self, inner: &Inner) -> Duration {
+        let recorded = self.record.read().unwrap().timeouts.request();
+        recorded.unwrap_or(inner.opts.request_timeout())
+    }
+
+    /// The error of a request of `method` that got no answer within `limit`; the connection
+    /// is checked meanwhile, and replaced if it is dead (an answer lost with its session).
+    pub fn no_answer(
+        self: &Arc<Self>,
+        inner: &Arc<Inner>,
+        conn: &Arc<Connection>,
+        method: &str,
+        limit: Duration,
+    ) -> Error {
+        self.verify_in_background(inner, conn);
+        Error::Timeout {
+            what: format!("{method} of server '{}'", self.name()),
+            after: limit,
+        }
+    }
+
     /// Checks a connection after a request timed out, and drops it if it fails.
     pub fn verify_in_background(self: &Arc<Self>, inner: &Arc<Inner>, conn: &Arc<Connection>) {
         let (slot, inner, conn) = (self.clone(), inner.clone(), conn.clone());

@@ -125,3 +125,57 @@ async fn times_out(pool: &mcpmux::Pool, tool: &str, args: serde_json::Value, lim
         started.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_that_never_comes_ends_in_the_request_timeout() {
+    // A call of a tool the pool has not listed yet waits for its server's list, and one
+    // listing at a time runs per server: a list that never comes (a server stuck in it, or
+    // an answer lost with its session) must end in the request timeout, not hold that call
+    // and every later one of the server. The background listing after `add_server` is the
+    // first to wait here.
+    let pool = pool_with(PoolOptions {
+        request_timeout_ms: 500,
+        connect_on_add: true,
+        ..options()
+    })
+    .await;
+    add_test_server(
+        &pool,
+        "mute",
+        &["--mute", "tools/list", "--mute", "resources/list"],
+    )
+    .await;
+    for _ in 0..2 {
+        let started = Instant::now();
+        let call = pool.call_tool(
+            "mcp__mute__echo",
+            json!({"text": "x"}),
+            CallOptions::default(),
+        );
+        let err = tokio::time::timeout(Duration::from_secs(30), call)
+            .await
+            .expect("the call came back")
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+        assert!(err.to_string().contains("tools/list"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    let listing = tokio::time::timeout(Duration::from_secs(30), pool.list_tools(Some("mute")));
+    let err = listing.await.expect("the listing came back").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    // Every listing has the limit: resources too, alone or with the other servers'.
+    let listing = tokio::time::timeout(Duration::from_secs(30), pool.list_resources(Some("mute")));
+    let err = listing.await.expect("the listing came back").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(err.to_string().contains("resources/list"), "{err}");
+    add_test_server(&pool, "t", &[]).await;
+    let all = tokio::time::timeout(Duration::from_secs(30), pool.list_resources(None));
+    let all = all.await.expect("the listing came back").unwrap();
+    assert!(all.iter().any(|r| r.server_name == "t"), "{all:?}");
+    assert!(all.iter().all(|r| r.server_name != "mute"), "{all:?}");
+    pool.close().await;
+}
