@@ -63,25 +63,41 @@ _M = TypeVar("_M", bound="Model")
 # Refresh: MCPMUX_UPDATE_MIRRORS=1 cargo test -p mcpmux-tests --test integration mirrors
 
 # @generated literal types
-ApprovalReason = Literal[
-    "untrusted_server",
-    "changed_since_trusted",
-    "new_since_trusted",
-    "not_auto_approved",
-    "destructive",
-    "not_read_only",
-    "always",
-    "sampling",
-]
-ConnectionState = Literal["disconnected", "connecting", "connected", "error"]
-InstallSource = Literal["builtin", "manual", "protocol", "unknown"]
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-OAuthGrant = Literal["authorization_code", "client_credentials", "enterprise_managed", "jwt_bearer"]
-Scope = Literal["user", "local"]
-ServeMode = Literal["direct", "search", "auto"]
-SessionScope = Literal["shared", "perClient"]
-SkillSource = Literal["skills/list", "resources"]
-TransportType = Literal["stdio", "websocket", "http", "sse"]
+ApprovalReason = (
+    Literal["untrusted_server"]
+    | Literal["changed_since_trusted"]
+    | Literal["new_since_trusted"]
+    | Literal["not_auto_approved"]
+    | Literal["destructive"]
+    | Literal["not_read_only"]
+    | Literal["always"]
+    | Literal["sampling"]
+)
+ConnectionState = (
+    Literal["disconnected"] | Literal["connecting"] | Literal["connected"] | Literal["error"]
+)
+InstallSource = Literal["builtin"] | Literal["manual"] | Literal["protocol"] | Literal["unknown"]
+LogLevel = (
+    Literal["debug"]
+    | Literal["info"]
+    | Literal["notice"]
+    | Literal["warning"]
+    | Literal["error"]
+    | Literal["critical"]
+    | Literal["alert"]
+    | Literal["emergency"]
+)
+OAuthGrant = (
+    Literal["authorization_code"]
+    | Literal["client_credentials"]
+    | Literal["enterprise_managed"]
+    | Literal["jwt_bearer"]
+)
+Scope = Literal["user"] | Literal["local"]
+ServeMode = Literal["direct"] | Literal["search"] | Literal["auto"]
+SessionScope = Literal["shared"] | Literal["perClient"]
+SkillSource = Literal["skills/list"] | Literal["resources"]
+TransportType = Literal["stdio"] | Literal["websocket"] | Literal["http"] | Literal["sse"]
 # @end
 
 

@@ -288,23 +288,32 @@ fn doc_comment(indent: &str, field: &Field) -> Vec<String> {
         .collect()
 }
 
-/// The `Literal` alias of each string enum, one line each where it fits (ruff's form where
-/// not: a value a line, with a trailing comma that keeps it so).
+/// The alias of each string enum: a union of one-value `Literal`s, in ruff's form (one line
+/// where it fits, else in parentheses: on one line there if it fits, else a member a line). Not `Literal["a", "b"]`: mypy
+/// reads that alias as a union, and stubtest then fails it for not being one at run time.
 fn literal_block(literals: &[LiteralType]) -> Vec<String> {
     let mut out = Vec::new();
     for l in literals {
-        let line = format!("{} = {}", l.name, literal(&l.values));
+        let members: Vec<String> = l
+            .values
+            .iter()
+            .map(|v| format!("Literal[{}]", python_string(v)))
+            .collect();
+        let line = format!("{} = {}", l.name, members.join(" | "));
         if line.len() <= LINE_LIMIT {
             out.push(line);
             continue;
         }
-        out.push(format!("{} = Literal[", l.name));
-        out.extend(
-            l.values
-                .iter()
-                .map(|v| format!("    {},", python_string(v))),
-        );
-        out.push("]".into());
+        out.push(format!("{} = (", l.name));
+        let inside = format!("    {}", members.join(" | "));
+        if inside.len() <= LINE_LIMIT {
+            out.push(inside);
+        } else {
+            for (i, member) in members.iter().enumerate() {
+                out.push(format!("    {}{member}", if i == 0 { "" } else { "| " }));
+            }
+        }
+        out.push(")".into());
     }
     out
 }
