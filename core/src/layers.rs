@@ -11,6 +11,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("events", 0),
     ("fast_map", 0),
     ("front_matter", 0),
+    ("http_layer", 0),
     ("memory", 0),
     ("message", 0),
     ("redact", 0),

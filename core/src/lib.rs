@@ -20,6 +20,7 @@ pub mod events;
 mod fast_map;
 mod front_matter;
 pub mod host;
+mod http_layer;
 #[cfg(test)]
 mod layers;
 mod memory;

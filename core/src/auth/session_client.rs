@@ -9,23 +9,19 @@
 //!
 //! Either way the request is sent once more with the new token, and only once.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::stream::BoxStream;
-use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{AuthClient, AuthorizationCallback, WWWAuthenticateParams};
 use rmcp::transport::streamable_http_client::{
-    InsufficientScopeError, SseError, StreamableHttpClient, StreamableHttpError,
-    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+    InsufficientScopeError, StreamableHttpClient, StreamableHttpError,
 };
 
 use super::loopback::{AUTHORIZE_TIMEOUT, Loopback, open_browser};
 use super::{AuthorizationPrompt, IdTokenFn, OAuthHandler, TokenStore};
 use crate::config::record::ServerRecord;
+use crate::http_layer::{Answer, Head, HttpLayer, Layered, Request};
 
-type Inner = AuthClient<super::token_client::TokenClient>;
+type Inner = AuthClient<Layered<super::token_client::TokenClient>>;
 type HttpError = StreamableHttpError<<Inner as StreamableHttpClient>::Error>;
 
 /// What authorizing the server again takes: what the connection was authorized with.
@@ -73,10 +69,10 @@ impl SessionClient {
         &self,
         auth_header: Option<String>,
         send: F,
-    ) -> Result<StreamableHttpPostResponse, HttpError>
+    ) -> Result<Answer, HttpError>
     where
         F: Fn(Option<String>) -> Fut,
-        Fut: Future<Output = Result<StreamableHttpPostResponse, HttpError>>,
+        Fut: Future<Output = Result<Answer, HttpError>>,
     {
         let seen = self.authorizations().await;
         match send(auth_header).await {
@@ -170,116 +166,20 @@ impl SessionClient {
     }
 }
 
-impl StreamableHttpClient for SessionClient {
+impl HttpLayer for SessionClient {
     type Error = <Inner as StreamableHttpClient>::Error;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.authorized(auth_header, |auth| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth,
-                custom_headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.authorized(auth_header, |auth| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth,
-                custom_headers.clone(),
-                limits,
-            )
-        })
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.authorized(auth_header, |auth| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth,
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, HttpError> {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, HttpError> {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
+    async fn handle(&self, head: Head, request: Request) -> Result<Answer, HttpError> {
+        if !matches!(request, Request::Post(..)) {
+            return request.send(&self.inner, head).await;
+        }
+        self.authorized(head.auth_header.clone(), |auth_header| {
+            let head = Head {
                 auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+                ..head.clone()
+            };
+            request.clone().send(&self.inner, head)
+        })
+        .await
     }
 }

@@ -9,23 +9,16 @@
 //! nonce. The refused request is then sent once more with it; the nonce is kept for the next
 //! ones. Such a 401 is never a reason to authorize again.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::AuthError;
-use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::dpop::{Dpop, wants_nonce};
+use crate::http_layer::{Answer, Head, Headers, HttpLayer, Request};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
-type Headers = HashMap<HeaderName, HeaderValue>;
-type SseStream = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
 
 /// What the nonce probe carries: a JSON-RPC response to a request that was never made.
 const PROBE: &str = r#"{"jsonrpc":"2.0","id":"mcpmux-dpop-nonce","result":{}}"#;
@@ -69,40 +62,47 @@ impl TokenClient {
         Ok(None)
     }
 
-    /// Sends with `send` (given the authorization header for rmcp and the headers), and once
-    /// more when the server demanded a DPoP nonce it then told the probe.
-    async fn presented<T, F, Fut>(
+    /// Sends with `send` (given the request's head with the authorization for rmcp and the
+    /// headers it presents), and once more when the server demanded a DPoP nonce it then
+    /// told the probe.
+    async fn presented<F, Fut>(
         &self,
         method: &str,
-        uri: &str,
-        session_id: Option<&str>,
-        token: Option<String>,
-        headers: Headers,
+        head: Head,
         send: F,
-    ) -> Result<T, HttpError>
+    ) -> Result<Answer, HttpError>
     where
-        F: Fn(Option<String>, Headers) -> Fut,
-        Fut: Future<Output = Result<T, HttpError>>,
+        F: Fn(Head) -> Fut,
+        Fut: Future<Output = Result<Answer, HttpError>>,
     {
-        let mut first = headers.clone();
-        let auth = self.present(method, uri, token.as_ref(), &mut first)?;
-        match send(auth, first).await {
+        let token = head.auth_header.as_ref();
+        match send(self.head_for(method, &head)?).await {
             Err(StreamableHttpError::AuthRequired(challenge))
                 if wants_nonce(&challenge.www_authenticate_header)
                     && self.dpop.for_resource().is_some() =>
             {
+                let session = head.session_id.as_deref();
                 if !self
-                    .learn_nonce(uri, session_id, token.as_ref(), &headers)
+                    .learn_nonce(&head.uri, session, token, &head.custom_headers)
                     .await
                 {
                     return Err(StreamableHttpError::AuthRequired(challenge));
                 }
-                let mut again = headers;
-                let auth = self.present(method, uri, token.as_ref(), &mut again)?;
-                send(auth, again).await
+                send(self.head_for(method, &head)?).await
             }
             other => other,
         }
+    }
+
+    /// `head` as sent: the token presented by [`TokenClient::present`].
+    fn head_for(&self, method: &str, head: &Head) -> Result<Head, HttpError> {
+        let mut headers = head.custom_headers.clone();
+        let auth = self.present(method, &head.uri, head.auth_header.as_ref(), &mut headers)?;
+        Ok(Head {
+            auth_header: auth,
+            custom_headers: headers,
+            ..head.clone()
+        })
     }
 
     /// Asks the server for its nonce with the probe; whether it named one.
@@ -150,174 +150,13 @@ impl TokenClient {
     }
 }
 
-impl StreamableHttpClient for TokenClient {
+impl HttpLayer for TokenClient {
     type Error = reqwest::Error;
 
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let session = session_id.as_deref();
-        self.presented(
-            "POST",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |auth, headers| {
-                self.http.post_message(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    auth,
-                    headers,
-                )
-            },
-        )
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let session = session_id.as_deref();
-        self.presented(
-            "POST",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |auth, headers| {
-                self.http.post_message_with_max_sse_event_size(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    auth,
-                    headers,
-                    max_sse_event_size,
-                )
-            },
-        )
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let session = session_id.as_deref();
-        self.presented(
-            "POST",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |auth, headers| {
-                self.http.post_message_with_response_limits(
-                    uri.clone(),
-                    message.clone(),
-                    session_id.clone(),
-                    auth,
-                    headers,
-                    limits,
-                )
-            },
-        )
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<(), HttpError> {
-        let session = Some(&*session_id);
-        self.presented(
-            "DELETE",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |auth, headers| {
-                self.http
-                    .delete_session(uri.clone(), session_id.clone(), auth, headers)
-            },
-        )
-        .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-    ) -> Result<SseStream, HttpError> {
-        let session = session_id.as_deref();
-        self.presented(
-            "GET",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |auth, headers| {
-                self.http.get_stream(
-                    uri.clone(),
-                    session_id.clone(),
-                    last_event_id.clone(),
-                    auth,
-                    headers,
-                )
-            },
-        )
-        .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> Result<SseStream, HttpError> {
-        let session = session_id.as_deref();
-        self.presented(
-            "GET",
-            &uri,
-            session,
-            auth_header,
-            custom_headers,
-            |auth, headers| {
-                self.http.get_stream_with_max_sse_event_size(
-                    uri.clone(),
-                    session_id.clone(),
-                    last_event_id.clone(),
-                    auth,
-                    headers,
-                    max_sse_event_size,
-                )
-            },
-        )
+    async fn handle(&self, head: Head, request: Request) -> Result<Answer, HttpError> {
+        self.presented(request.method(), head, |head| {
+            request.clone().send(&self.http, head)
+        })
         .await
     }
 }

@@ -13,16 +13,17 @@ use super::http_limit::Limited;
 use super::limit::MessageLimit;
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
+use crate::http_layer::Layered;
 
 /// Headers that the transport itself manages; a user value would break the session.
 const MANAGED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id", "content-type"];
 
-pub(crate) type HttpTransport = StreamableHttpClientTransport<Limited<reqwest::Client>>;
+pub(crate) type HttpTransport = StreamableHttpClientTransport<Layered<Limited<reqwest::Client>>>;
 
 /// Streamable HTTP with OAuth: tokens are added, refreshed once on a rejection, stepped up on a
 /// 403 `insufficient_scope`, and obtained anew when the server still rejects them.
 pub(crate) type AuthorizedTransport =
-    StreamableHttpClientTransport<Limited<crate::auth::SessionClient>>;
+    StreamableHttpClientTransport<Layered<Limited<Layered<crate::auth::SessionClient>>>>;
 
 fn config(
     record: &ServerRecord,
@@ -41,10 +42,10 @@ fn config(
 
 /// Builds the transport; nothing goes on the wire until the handshake.
 pub(crate) fn open(record: &ServerRecord, limit: &Arc<MessageLimit>) -> Result<HttpTransport> {
-    let client = Limited {
+    let client = Layered(Limited {
         inner: default_client()?,
         limit: limit.clone(),
-    };
+    });
     Ok(StreamableHttpClientTransport::with_client(
         client,
         config(record, limit.max())?,
@@ -64,11 +65,11 @@ pub(crate) fn open_authorized(
         http: reqwest::Client::new(),
         dpop: grantor.dpop.clone(),
     };
-    let client = crate::auth::SessionClient::new(AuthClient::new(http, manager), grantor);
-    let client = Limited {
-        inner: client,
+    let client = crate::auth::SessionClient::new(AuthClient::new(Layered(http), manager), grantor);
+    let client = Layered(Limited {
+        inner: Layered(client),
         limit: limit.clone(),
-    };
+    });
     Ok(StreamableHttpClientTransport::with_client(
         client,
         config(record, limit.max())?,

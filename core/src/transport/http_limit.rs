@@ -3,22 +3,16 @@
 //! the reply was too large (rmcp reports a JSON body as a send error and an event as a
 //! stream that closed early) and the connection is opened anew.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use futures::stream::BoxStream;
-use http::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
 };
 
 use super::limit::MessageLimit;
 use super::related_call;
-
-type SseStream = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
+use crate::http_layer::{Answer, Head, HttpLayer, Request, SseStream};
 
 /// An HTTP client for rmcp's transport that notes refused messages in `limit`.
 #[derive(Clone)]
@@ -46,145 +40,46 @@ impl<C: StreamableHttpClient> Limited<C> {
             .boxed()
     }
 
-    /// `response`, watched for refused messages, its server requests marked with `call` (see
-    /// `related_call`) when the POST was a marked call.
+    /// `answer`, watched for refused messages, a POST's server requests marked with `call`
+    /// (see `related_call`) when the POST was a marked call. (Only a POST's JSON body can be
+    /// too large: a stream's events are refused inside it.)
     fn note(
         &self,
-        response: Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>>,
+        answer: Result<Answer, StreamableHttpError<C::Error>>,
         call: Option<u64>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
-        match response {
+    ) -> Result<Answer, StreamableHttpError<C::Error>> {
+        match answer {
             Err(e @ StreamableHttpError::ResponseBodyTooLarge { .. }) => {
                 self.limit.exceeded(None);
                 Err(e)
             }
-            Ok(StreamableHttpPostResponse::Sse(stream, id)) => {
+            Ok(Answer::Posted(StreamableHttpPostResponse::Sse(stream, id))) => {
                 let stream = self.watch(stream);
                 let stream = match call {
                     Some(call) => related_call::mark(stream, call),
                     None => stream,
                 };
-                Ok(StreamableHttpPostResponse::Sse(stream, id))
+                Ok(Answer::Posted(StreamableHttpPostResponse::Sse(stream, id)))
             }
+            Ok(Answer::Stream(stream)) => Ok(Answer::Stream(self.watch(stream))),
             other => other,
         }
     }
 }
 
-impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Limited<C> {
+impl<C: StreamableHttpClient + Sync> HttpLayer for Limited<C> {
     type Error = C::Error;
 
-    async fn post_message(
+    async fn handle(
         &self,
-        uri: Arc<str>,
-        mut message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let call = related_call::take(&mut message);
-        let response = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await;
-        self.note(response, call)
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        mut message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let call = related_call::take(&mut message);
-        let response = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
-        self.note(response, call)
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        mut message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let call = related_call::take(&mut message);
-        let response = self
-            .inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await;
-        self.note(response, call)
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let stream = self
-            .inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await?;
-        Ok(self.watch(stream))
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
-        let stream = self
-            .inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await?;
-        Ok(self.watch(stream))
+        head: Head,
+        mut request: Request,
+    ) -> Result<Answer, StreamableHttpError<C::Error>> {
+        let call = match &mut request {
+            Request::Post(message, _) => related_call::take(message),
+            _ => None,
+        };
+        let answer = request.send(&self.inner, head).await;
+        self.note(answer, call)
     }
 }
