@@ -254,6 +254,29 @@ async fn idp_token_endpoint(record: &ServerRecord, idp: &IdpSettings) -> Result<
 mod tests {
     use std::sync::Mutex;
 
+    /// No DPoP key: the tokens are Bearer tokens.
+    fn no_dpop() -> Arc<crate::auth::dpop::Dpop> {
+        Default::default()
+    }
+
+    /// Authorizes with `provider` giving the ID tokens.
+    async fn with_id_tokens(
+        record: &ServerRecord,
+        settings: &OAuthSettings,
+        store: &Arc<MemoryTokenStore>,
+        provider: IdTokenFn,
+    ) -> Result<AuthorizationManager> {
+        authorize(
+            record,
+            settings,
+            store.clone(),
+            None,
+            Some(provider),
+            &no_dpop(),
+        )
+        .await
+    }
+
     use base64::Engine;
     use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -446,16 +469,9 @@ mod tests {
             Box::pin(async move { Ok(token.to_string()) })
         });
         let settings = record.config.oauth.clone().unwrap();
-        let manager = authorize(
-            &record,
-            &settings,
-            store.clone(),
-            None,
-            Some(provider),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
+        let manager = with_id_tokens(&record, &settings, &store, provider)
+            .await
+            .unwrap();
         assert_eq!(
             manager.get_access_token().await.unwrap(),
             "mcp-access-token"
@@ -530,16 +546,7 @@ mod tests {
             Box::pin(async { Ok("fresh".to_string()) })
         });
         let store = Arc::new(MemoryTokenStore::default());
-        let Err(e) = authorize(
-            &record,
-            &settings,
-            store.clone(),
-            None,
-            Some(provider),
-            &Default::default(),
-        )
-        .await
-        else {
+        let Err(e) = with_id_tokens(&record, &settings, &store, provider).await else {
             panic!("a refused ID token authorized");
         };
         let e = e.to_string();
@@ -564,8 +571,7 @@ mod tests {
         let record = record(&base, None);
         let settings = record.config.oauth.clone().unwrap();
         let store = Arc::new(MemoryTokenStore::default());
-        let Err(e) = authorize(&record, &settings, store, None, None, &Default::default()).await
-        else {
+        let Err(e) = authorize(&record, &settings, store, None, None, &no_dpop()).await else {
             panic!("authorized without an ID token");
         };
         assert_eq!(e.kind(), crate::error::ErrorKind::InvalidConfig);

@@ -20,7 +20,7 @@ use super::direct::Direct;
 use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
 use super::line_tail::LineTail;
-use super::stdout_reader::StdoutReader;
+use super::stdout_reader::{ReaderPeers, StdoutReader};
 use crate::config::record::ServerRecord;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
@@ -105,8 +105,15 @@ pub(crate) fn spawn(
     let stdout = stdout
         .into_owned_fd()
         .and_then(|fd| {
-            let noise = stdout_noise.clone();
-            StdoutReader::new(fd, limit, server_id, events, direct.clone(), secrets, noise)
+            let peers = ReaderPeers {
+                limit,
+                server_id,
+                events,
+                direct: direct.clone(),
+                secrets,
+                noise: stdout_noise.clone(),
+            };
+            StdoutReader::new(fd, peers)
         })
         .map_err(|e| Error::connection(&record.name, format!("cannot read `{command}`: {e}")))?;
     direct.read_by(&stdout);

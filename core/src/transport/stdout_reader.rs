@@ -75,14 +75,19 @@ pub struct StdoutReader {
     ended: AtomicBool,
     /// The foreign event loop watching the pipe (0: none), so that only one does.
     watcher: AtomicU64,
-    limit: Arc<MessageLimit>,
-    server_id: Arc<str>,
-    events: EventBus,
-    direct: Arc<Direct>,
+    peers: ReaderPeers,
+}
+
+/// What the reader hands its lines to and checks them against, beside rmcp.
+pub(crate) struct ReaderPeers {
+    pub limit: Arc<MessageLimit>,
+    pub server_id: Arc<str>,
+    pub events: EventBus,
+    pub direct: Arc<Direct>,
     /// Kept out of a line reported as not JSON-RPC.
-    secrets: Arc<EnvSecrets>,
+    pub secrets: Arc<EnvSecrets>,
     /// The last lines that were not JSON-RPC, for the report of the server's exit.
-    noise: Arc<LineTail>,
+    pub noise: Arc<LineTail>,
 }
 
 impl Drop for StdoutReader {
@@ -155,15 +160,7 @@ pub enum Pumped {
 impl StdoutReader {
     /// Takes over `stdout`, and starts reading it on the runtime; inside a tokio runtime (the
     /// pipe registers with its reactor).
-    pub(crate) fn new(
-        stdout: OwnedFd,
-        limit: Arc<MessageLimit>,
-        server_id: Arc<str>,
-        events: EventBus,
-        direct: Arc<Direct>,
-        secrets: Arc<EnvSecrets>,
-        noise: Arc<LineTail>,
-    ) -> std::io::Result<Arc<StdoutReader>> {
+    pub(crate) fn new(stdout: OwnedFd, peers: ReaderPeers) -> std::io::Result<Arc<StdoutReader>> {
         set_nonblocking(stdout.as_raw_fd())?;
         let reader = Arc::new(StdoutReader {
             registration: Mutex::new(Some(register(&stdout)?)),
@@ -181,12 +178,7 @@ impl StdoutReader {
             runtime_wanted: Notify::new(),
             ended: AtomicBool::new(false),
             watcher: AtomicU64::new(0),
-            limit,
-            server_id,
-            events,
-            direct,
-            secrets,
-            noise,
+            peers,
         });
         tokio::spawn(reader.clone().read_on_runtime());
         Ok(reader)
@@ -314,7 +306,7 @@ impl StdoutReader {
             rest = &rest[(body.len() + usize::from(complete))..];
             match &mut state.discarding {
                 Some(size) => *size += body.len() as u64,
-                None if state.line.len() + body.len() > self.limit.max() => {
+                None if state.line.len() + body.len() > self.peers.limit.max() => {
                     state.discarding = Some((state.line.len() + body.len()) as u64);
                     state.line = Vec::new();
                 }
@@ -326,11 +318,11 @@ impl StdoutReader {
             if let Some(size) = state.discarding.take() {
                 // Whatever request it answered would wait forever: end the session instead,
                 // so callers fail now (told why) and the pool reconnects.
-                self.limit.exceeded(Some(size));
+                self.peers.limit.exceeded(Some(size));
                 self.report(format!(
                     "server sent a message of {size} bytes, larger than {} bytes (the pool \
                      option maxMessageBytes); closing the connection",
-                    self.limit.max()
+                    self.peers.limit.max()
                 ));
                 return Err(self.end());
             }
@@ -342,7 +334,7 @@ impl StdoutReader {
                 continue;
             }
             drop(for_rmcp);
-            if !self.direct.deliver(&mut state.line)
+            if !self.peers.direct.deliver(&mut state.line)
                 && let Some(msg) = self.parse(&state.line)
             {
                 self.lock_queue().queue.push_back(Queued::Message(msg));
@@ -499,7 +491,7 @@ impl StdoutReader {
     /// comes in its next turn, and the replies it waits for reach it with no hand-over. Not
     /// when a reply is awaited by anyone else or many are awaited.
     fn leave_to_watcher(&self) -> bool {
-        self.watcher.load(Ordering::Acquire) != 0 && !self.direct.replies_for_runtime()
+        self.watcher.load(Ordering::Acquire) != 0 && !self.peers.direct.replies_for_runtime()
     }
 
     /// Leaves the pipe to the loop until the next look-in.
@@ -554,7 +546,7 @@ impl StdoutReader {
                 }
                 Queued::Line(mut line) => {
                     // Handled with the queue held: nothing read later can overtake it.
-                    if self.direct.deliver(&mut line) {
+                    if self.peers.direct.deliver(&mut line) {
                         continue;
                     }
                     if let Some(msg) = self.parse(&line) {
@@ -573,7 +565,7 @@ impl StdoutReader {
     /// The stream is over: direct callers stop waiting and rmcp is told. Under the state lock.
     fn end(&self) -> Pumped {
         if !self.ended.swap(true, Ordering::AcqRel) {
-            self.direct.close();
+            self.peers.direct.close();
             self.lock_queue().queue.push_back(Queued::End);
             // The runtime's reader stops, and lets go of the reader.
             self.runtime_wanted.notify_one();
@@ -588,9 +580,9 @@ impl StdoutReader {
     }
 
     fn report(&self, message: String) {
-        tracing::warn!(server_id = %self.server_id, "{message}");
-        self.events.emit(Event::Log {
-            server_id: self.server_id.to_string(),
+        tracing::warn!(server_id = %self.peers.server_id, "{message}");
+        self.peers.events.emit(Event::Log {
+            server_id: self.peers.server_id.to_string(),
             level: "error".into(),
             source: "transport".into(),
             message,
@@ -605,8 +597,8 @@ impl StdoutReader {
         match serde_json::from_slice(line) {
             Ok(msg) => Some(msg),
             Err(e) => {
-                let shown = self.secrets.shown(line, 200);
-                self.noise.keep(&shown);
+                let shown = self.peers.secrets.shown(line, 200);
+                self.peers.noise.keep(&shown);
                 self.report(format!(
                     "server wrote a line that is not JSON-RPC ({e}): {shown}"
                 ));
@@ -698,7 +690,7 @@ mod tests {
     use std::os::fd::{FromRawFd, OwnedFd};
     use std::sync::Arc;
 
-    use super::{Pumped, StdoutReader};
+    use super::{Pumped, ReaderPeers, StdoutReader};
     use crate::events::EventBus;
     use crate::transport::direct::Direct;
     use crate::transport::limit::MessageLimit;
@@ -712,16 +704,15 @@ mod tests {
         let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let direct = Direct::new(Arc::new(tokio::sync::Mutex::new(None)));
         let limit = Arc::new(MessageLimit::new(max));
-        let reader = StdoutReader::new(
-            read,
+        let peers = ReaderPeers {
             limit,
-            "s".into(),
-            EventBus::new(16),
-            direct.clone(),
-            Default::default(),
-            Default::default(),
-        )
-        .unwrap();
+            server_id: "s".into(),
+            events: EventBus::new(16),
+            direct: direct.clone(),
+            secrets: Default::default(),
+            noise: Default::default(),
+        };
+        let reader = StdoutReader::new(read, peers).unwrap();
         direct.read_by(&reader);
         (reader, std::fs::File::from(write))
     }

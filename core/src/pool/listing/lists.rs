@@ -192,25 +192,19 @@ impl Pool {
         server: Option<&str>,
         options: ListOptions,
     ) -> Result<Vec<ResourceInfo>> {
-        let _flight = self.inner.begin()?;
-        let per_server = self
-            .inner
-            .each_capable(
-                server,
-                options,
-                "resources/list",
-                |c| c.resources.is_some(),
-                |peer| async move { peer.list_all_resources().await },
-            )
-            .await?;
-        Ok(tag_servers(
-            per_server,
+        self.listed(
+            server,
+            options,
+            "resources/list",
+            |c| c.resources.is_some(),
+            |peer| async move { peer.list_all_resources().await },
             |server_id, server_name, resource| ResourceInfo {
                 server_id,
                 server_name,
                 resource,
             },
-        ))
+        )
+        .await
     }
 
     /// Resource templates of every server that offers them (or of one).
@@ -228,25 +222,19 @@ impl Pool {
         server: Option<&str>,
         options: ListOptions,
     ) -> Result<Vec<ResourceTemplateInfo>> {
-        let _flight = self.inner.begin()?;
-        let per_server = self
-            .inner
-            .each_capable(
-                server,
-                options,
-                "resources/templates/list",
-                |c| c.resources.is_some(),
-                |peer| async move { peer.list_all_resource_templates().await },
-            )
-            .await?;
-        Ok(tag_servers(
-            per_server,
+        self.listed(
+            server,
+            options,
+            "resources/templates/list",
+            |c| c.resources.is_some(),
+            |peer| async move { peer.list_all_resource_templates().await },
             |server_id, server_name, template| ResourceTemplateInfo {
                 server_id,
                 server_name,
                 template,
             },
-        ))
+        )
+        .await
     }
 
     /// Prompts of every server that offers them (or of one), with the server's name.
@@ -260,24 +248,42 @@ impl Pool {
         server: Option<&str>,
         options: ListOptions,
     ) -> Result<Vec<PromptInfo>> {
-        let _flight = self.inner.begin()?;
-        let per_server = self
-            .inner
-            .each_capable(
-                server,
-                options,
-                "prompts/list",
-                |c| c.prompts.is_some(),
-                |peer| async move { peer.list_all_prompts().await },
-            )
-            .await?;
-        Ok(tag_servers(per_server, |server_id, server_name, prompt| {
-            PromptInfo {
+        self.listed(
+            server,
+            options,
+            "prompts/list",
+            |c| c.prompts.is_some(),
+            |peer| async move { peer.list_all_prompts().await },
+            |server_id, server_name, prompt| PromptInfo {
                 server_id,
                 server_name,
                 prompt,
-            }
-        }))
+            },
+        )
+        .await
+    }
+
+    /// The items of a list request of every capable server (or of one, see
+    /// [`Inner::each_capable`]), each tagged with its server by `tag`.
+    async fn listed<T, U, F, Fut>(
+        &self,
+        server: Option<&str>,
+        options: ListOptions,
+        method: &str,
+        capable: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
+        fetch: F,
+        tag: impl Fn(String, String, T) -> U,
+    ) -> Result<Vec<U>>
+    where
+        F: Fn(Peer<RoleClient>) -> Fut,
+        Fut: Future<Output = std::result::Result<Vec<T>, ServiceError>>,
+    {
+        let _flight = self.inner.begin()?;
+        let per_server = self
+            .inner
+            .each_capable(server, options, method, capable, fetch)
+            .await?;
+        Ok(tag_servers(per_server, tag))
     }
 }
 

@@ -124,6 +124,16 @@ pub struct ServerStatus {
     pub capabilities: Option<serde_json::Value>,
 }
 
+/// When a new state of the server is not recorded.
+#[derive(Clone, Copy)]
+enum Unless {
+    Never,
+    /// A connection became current meanwhile (a connect that finished while the old one
+    /// closed): the state stays what that connection made it. For states that say the
+    /// server has no connection.
+    Connected,
+}
+
 impl Slot {
     pub fn new(record: ServerRecord, inner: &Arc<Inner>) -> Arc<Slot> {
         Slot::of(record, inner, None)
@@ -292,45 +302,20 @@ impl Slot {
         self.live.lock().unwrap().conn.clone()
     }
 
+    /// Records the state and announces it; with [`Unless::Connected`], only while no
+    /// connection is current (checked under the same lock that records it).
     fn set_state(
         &self,
         inner: &Inner,
+        unless: Unless,
         state: ConnectionState,
         phase: ConnectionPhase,
         error: Option<String>,
         attempt: Option<u32>,
-    ) {
-        self.change_state(inner, state, phase, error, attempt, false);
-    }
-
-    /// Sets a state saying the server has no connection, unless a connection became current
-    /// meanwhile (a connect that finished while the old one closed): the state then stays
-    /// what that connection made it.
-    fn set_down(
-        &self,
-        inner: &Inner,
-        state: ConnectionState,
-        phase: ConnectionPhase,
-        error: Option<String>,
-        attempt: Option<u32>,
-    ) {
-        self.change_state(inner, state, phase, error, attempt, true);
-    }
-
-    /// Records the state and announces it; with `only_if_down`, only while no connection is
-    /// current (checked under the same lock that records it).
-    fn change_state(
-        &self,
-        inner: &Inner,
-        state: ConnectionState,
-        phase: ConnectionPhase,
-        error: Option<String>,
-        attempt: Option<u32>,
-        only_if_down: bool,
     ) {
         {
             let mut live = self.live.lock().unwrap();
-            if only_if_down && live.conn.is_some() {
+            if matches!(unless, Unless::Connected) && live.conn.is_some() {
                 return;
             }
             live.state = state;
@@ -428,8 +413,9 @@ impl Slot {
             ),
         );
         // Said down before the process is gone, so no one sees it gone yet `connected`.
-        self.set_down(
+        self.set_state(
             inner,
+            Unless::Connected,
             ConnectionState::Disconnected,
             ConnectionPhase::Closed,
             None,
@@ -456,6 +442,7 @@ impl Slot {
         }
         self.set_state(
             inner,
+            Unless::Never,
             ConnectionState::Connecting,
             ConnectionPhase::Transport,
             None,
@@ -500,6 +487,7 @@ impl Slot {
                 self.refresh_tools(inner);
                 self.set_state(
                     inner,
+                    Unless::Never,
                     ConnectionState::Connected,
                     ConnectionPhase::Ready,
                     None,
@@ -516,6 +504,7 @@ impl Slot {
             Err(e) => {
                 self.set_state(
                     inner,
+                    Unless::Never,
                     ConnectionState::Error,
                     ConnectionPhase::Failed,
                     Some(e.to_string()),
@@ -585,7 +574,7 @@ impl Slot {
         } else {
             ConnectionState::Disconnected
         };
-        self.set_down(inner, state, phase, error, None);
+        self.set_state(inner, Unless::Connected, state, phase, error, None);
     }
 
     /// Whether a request may be using the slot: one holds its connection, or is connecting.
@@ -605,8 +594,9 @@ impl Slot {
         let conn = self.live.lock().unwrap().conn.take();
         if let Some(conn) = conn {
             conn.close(Duration::from_secs(2)).await;
-            self.set_down(
+            self.set_state(
                 inner,
+                Unless::Connected,
                 ConnectionState::Disconnected,
                 ConnectionPhase::Closed,
                 None,
@@ -672,8 +662,9 @@ fn on_lost(slot: Weak<Slot>, pool: Weak<Inner>, generation: u64, reason: String)
         }
     }
     tracing::warn!(server = %slot.name(), %reason, "connection lost");
-    slot.set_down(
+    slot.set_state(
         &inner,
+        Unless::Connected,
         ConnectionState::Disconnected,
         ConnectionPhase::Lost,
         Some(format!("connection lost: {reason}")),
@@ -702,8 +693,9 @@ pub(crate) fn spawn_reconnect(slot: Arc<Slot>, inner: Arc<Inner>) {
                 // What ended the connection (or failed the last attempt) stays the state's
                 // error while it waits: a host that shows the state has the reason to show.
                 let why = slot.live.lock().unwrap().error.clone();
-                slot.set_down(
+                slot.set_state(
                     &inner,
+                    Unless::Connected,
                     ConnectionState::Disconnected,
                     ConnectionPhase::Backoff,
                     why,
