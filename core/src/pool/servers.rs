@@ -390,26 +390,28 @@ impl Pool {
         let _flight = self.inner.begin()?;
         let slot = self.inner.slot(server)?;
         let conn = slot.connection(&self.inner).await?;
-        let name = slot.name();
-        let tools = conn
-            .peer
-            .list_all_tools()
-            .await
-            .map_err(|e| conn.failure(&name, "tools/list", e))?;
+        let inner = &self.inner;
+        let tools = conn.peer.list_all_tools();
+        let tools = slot.answer(inner, &conn, "tools/list", tools).await?;
         let caps = conn.peer.peer_info().map(|i| i.capabilities.clone());
         let (prompts, prompts_error) = match caps.as_ref().and_then(|c| c.prompts.as_ref()) {
             None => (Vec::new(), None),
-            Some(_) => match conn.peer.list_all_prompts().await {
-                Ok(p) => (p, None),
-                Err(e) => (Vec::new(), Some(e.to_string())),
-            },
+            Some(_) => apart(
+                slot.answer(inner, &conn, "prompts/list", conn.peer.list_all_prompts())
+                    .await,
+            ),
         };
         let (resources, resources_error) = match caps.as_ref().and_then(|c| c.resources.as_ref()) {
             None => (Vec::new(), None),
-            Some(_) => match conn.peer.list_all_resources().await {
-                Ok(r) => (r, None),
-                Err(e) => (Vec::new(), Some(e.to_string())),
-            },
+            Some(_) => apart(
+                slot.answer(
+                    inner,
+                    &conn,
+                    "resources/list",
+                    conn.peer.list_all_resources(),
+                )
+                .await,
+            ),
         };
         Ok(DiscoverResult {
             tools,
@@ -545,5 +547,13 @@ impl Inner {
                 .unwrap()
                 .retain(|_, (server_id, _)| &**server_id != id);
         }
+    }
+}
+
+/// A listing that may fail without failing the whole answer: what it listed, or its error.
+fn apart<T>(listed: Result<Vec<T>>) -> (Vec<T>, Option<String>) {
+    match listed {
+        Ok(items) => (items, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
     }
 }

@@ -37,8 +37,9 @@
 //!   so a test can change a tool behind its user's back.
 //! * `--stubborn`: serves as usual, but ignores SIGTERM and stays after its stdin closes, so
 //!   only SIGKILL ends it.
-//! * `--mute METHOD` (`tools/list` or `resources/list`, repeatable): serves as usual, but
-//!   never answers METHOD (a server stuck in it, or one whose answer is lost).
+//! * `--mute METHOD` (`tools/list`, `resources/list`, `resources/read`, `prompts/get` or
+//!   `test/echo`, repeatable): serves as usual, but never answers METHOD (a server stuck in
+//!   it, or one whose answer is lost).
 //!
 //! Tools: `echo {text}`, `add {a, b}`, `meta` (the request's `_meta`), `sleep {ms}`, `pid`, `spawn_grandchild
 //! {inherit_stdio?}`, `fail`, `structured`, `env {name}`, `cwd`, `big {size}`. Resources:
@@ -1249,6 +1250,7 @@ impl ServerHandler for TestServer {
         request: rmcp::model::CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        self.unless_muted(&request.method).await;
         if request.method != "test/echo" {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -1330,6 +1332,7 @@ impl ServerHandler for TestServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        self.unless_muted("prompts/get").await;
         if request.name == "ask" {
             let state = request.request_state.as_deref();
             return Ok(match asked_name(state, request.input_responses.as_ref())? {
@@ -1435,6 +1438,7 @@ impl ServerHandler for TestServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.unless_muted("resources/read").await;
         if let Some(response) = Self::read_in_rounds(&request) {
             return response;
         }

@@ -8,6 +8,7 @@ use rmcp::model::{
     CustomRequest, JsonObject, ServerResult,
 };
 
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use tracing::Instrument;
 
 use crate::error::{Error, Result};
@@ -41,13 +42,9 @@ impl Pool {
                         .into(),
                 });
             }
-            let answer = match conn.peer.complete(params).await {
-                Ok(answer) => answer,
-                Err(e) => {
-                    let method = "completion/complete";
-                    return Err(slot.request_failed(&self.inner, &conn, method, e).await);
-                }
-            };
+            let asked = conn.peer.complete(params);
+            let method = "completion/complete";
+            let answer = slot.answer(&self.inner, &conn, method, asked).await?;
             Ok(answer.completion)
         }
         .instrument(span)
@@ -71,12 +68,19 @@ impl Pool {
             crate::trace_context::stamp_params(&mut params);
             let conn = slot.connection(&self.inner).await?;
             let request = CustomRequest::new(method, params.map(serde_json::Value::Object));
-            let sent = conn
-                .peer
-                .send_request(ClientRequest::CustomRequest(request))
-                .await;
-            let answer = match sent {
+            // rmcp's own timeout, which tells the server the request is cancelled.
+            let limit = slot.request_limit(&self.inner);
+            let options = PeerRequestOptions::with_timeout(limit);
+            let request = ClientRequest::CustomRequest(request);
+            let sent = async {
+                let handle = conn.peer.send_request_with_option(request, options).await?;
+                handle.await_response().await
+            };
+            let answer = match sent.await {
                 Ok(answer) => answer,
+                Err(ServiceError::Timeout { .. }) => {
+                    return Err(slot.no_answer(&self.inner, &conn, method, limit));
+                }
                 Err(e) => return Err(slot.request_failed(&self.inner, &conn, method, e).await),
             };
             conn.touch();

@@ -96,19 +96,15 @@ impl Pool {
         let Some(listener) = &conn.listener else {
             // Before 2026-07-28: the server keeps the subscription; the set is what a new
             // connection subscribes to again.
-            let sent = if subscribe {
-                conn.peer.subscribe(SubscribeRequestParams::new(uri)).await
+            if subscribe {
+                let sent = conn.peer.subscribe(SubscribeRequestParams::new(uri));
+                slot.answer(&self.inner, &conn, "resources/subscribe", sent)
+                    .await?;
             } else {
-                conn.peer
-                    .unsubscribe(UnsubscribeRequestParams::new(uri))
-                    .await
-            };
-            let method = if subscribe {
-                "resources/subscribe"
-            } else {
-                "resources/unsubscribe"
-            };
-            sent.map_err(|e| conn.failure(&name, method, e))?;
+                let sent = conn.peer.unsubscribe(UnsubscribeRequestParams::new(uri));
+                slot.answer(&self.inner, &conn, "resources/unsubscribe", sent)
+                    .await?;
+            }
             slot.shared.set_subscribed(uri, subscribe);
             return Ok(());
         };
@@ -227,12 +223,8 @@ impl Pool {
         }
         let mut rounds = InputRounds::new(self.inner.opts.max_input_rounds);
         loop {
-            // Boxed: an rmcp request's future is some 7 KB, and every future awaiting this
-            // one (a served request's, spawned and moved whole) would carry it.
-            let round = match Box::pin(send(params.clone())).await {
-                Ok(round) => round,
-                Err(e) => return Err(slot.request_failed(&self.inner, conn, method, e).await),
-            };
+            let sent = send(params.clone());
+            let round = slot.answer(&self.inner, conn, method, sent).await?;
             let asked = match round {
                 Round::Done(result) => return Ok(CallRound::Done(result)),
                 Round::Input(asked) if returns_input => return Ok(CallRound::InputRequired(asked)),

@@ -164,17 +164,19 @@ impl Pool {
         });
         let name = slot.name();
         let skills = if extension {
-            let listed = (conn.peer.list_all_skills().await)
-                .map_err(|e| self.inner.closing_or(conn.failure(&name, "skills/list", e)))?;
+            let asked = conn.peer.list_all_skills();
+            let listed = (slot.answer(&self.inner, &conn, "skills/list", asked).await)
+                .map_err(|e| self.inner.closing_or(e))?;
             listed
                 .into_iter()
                 .map(|skill| skill_info(&slot.id, &name, skill))
                 .collect()
         } else if resources {
-            let listed = (conn.peer.list_all_resources().await).map_err(|e| {
-                self.inner
-                    .closing_or(conn.failure(&name, "resources/list", e))
-            })?;
+            let asked = conn.peer.list_all_resources();
+            let listed = (slot
+                .answer(&self.inner, &conn, "resources/list", asked)
+                .await)
+                .map_err(|e| self.inner.closing_or(e))?;
             self.resource_skills(&slot.id, &name, &listed).await
         } else {
             Vec::new()

@@ -320,12 +320,10 @@ impl Inner {
                     conn.peer.clear_response_cache().await;
                 }
                 // A server that never answers must not hold the whole listing.
-                let limit = slot.request_limit(self);
-                match tokio::time::timeout(limit, f(conn.peer.clone())).await {
-                    Ok(Ok(list)) => Ok((slot, list)),
-                    Ok(Err(e)) => Err(slot.request_failed(self, &conn, method, e).await),
-                    Err(_) => Err(slot.no_answer(self, &conn, method, limit)),
-                }
+                let list = slot
+                    .answer(self, &conn, method, f(conn.peer.clone()))
+                    .await?;
+                Ok((slot, list))
             }
         });
         let results = futures::future::join_all(jobs).await;

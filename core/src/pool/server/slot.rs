@@ -302,6 +302,13 @@ impl Slot {
         self.live.lock().unwrap().conn.clone()
     }
 
+    /// Says the server's connection was closed (by the pool, not lost), unless another became
+    /// current meanwhile.
+    fn set_closed(&self, inner: &Inner) {
+        let (state, phase) = (ConnectionState::Disconnected, ConnectionPhase::Closed);
+        self.set_state(inner, Unless::Connected, state, phase, None, None);
+    }
+
     /// Records the state and announces it; with [`Unless::Connected`], only while no
     /// connection is current (checked under the same lock that records it).
     fn set_state(
@@ -413,14 +420,7 @@ impl Slot {
             ),
         );
         // Said down before the process is gone, so no one sees it gone yet `connected`.
-        self.set_state(
-            inner,
-            Unless::Connected,
-            ConnectionState::Disconnected,
-            ConnectionPhase::Closed,
-            None,
-            None,
-        );
+        self.set_closed(inner);
         conn.close(Duration::from_secs(2)).await;
     }
 
@@ -594,14 +594,7 @@ impl Slot {
         let conn = self.live.lock().unwrap().conn.take();
         if let Some(conn) = conn {
             conn.close(Duration::from_secs(2)).await;
-            self.set_state(
-                inner,
-                Unless::Connected,
-                ConnectionState::Disconnected,
-                ConnectionPhase::Closed,
-                None,
-                None,
-            );
+            self.set_closed(inner);
         }
     }
 
@@ -752,6 +745,28 @@ impl Slot {
     pub fn request_limit(&self, inner: &Inner) -> Duration {
         let recorded = self.record.read().unwrap().timeouts.request();
         recorded.unwrap_or(inner.opts.request_timeout())
+    }
+
+    /// `request`'s answer, or the error of a request of `method` that failed or got no
+    /// answer within the server's request timeout: a server that never answers (stuck, or
+    /// its answer lost with its session) must not hold its caller. At the timeout `request`
+    /// is dropped, which tells the server the request is cancelled when rmcp sent it so
+    /// (its verbs that follow input rounds, and completions), and the connection is checked.
+    pub async fn answer<T>(
+        self: &Arc<Self>,
+        inner: &Arc<Inner>,
+        conn: &Arc<Connection>,
+        method: &str,
+        request: impl Future<Output = std::result::Result<T, rmcp::ServiceError>>,
+    ) -> Result<T> {
+        let limit = self.request_limit(inner);
+        // Boxed: an rmcp request's future is some 7 KB, and every future awaiting this one
+        // (a served request's, spawned and moved whole) would carry it.
+        match tokio::time::timeout(limit, Box::pin(request)).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(self.request_failed(inner, conn, method, e).await),
+            Err(_) => Err(self.no_answer(inner, conn, method, limit)),
+        }
     }
 
     /// The error of a request of `method` that got no answer within `limit`; the connection

@@ -179,3 +179,53 @@ async fn a_listing_that_never_comes_ends_in_the_request_timeout() {
     assert!(all.iter().all(|r| r.server_name != "mute"), "{all:?}");
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_that_never_comes_back_ends_in_the_request_timeout() {
+    // Reading a resource, getting a prompt and an extension's request wait for one answer
+    // each: a server stuck in one (or whose answer was lost) must not hold the caller.
+    let pool = pool_with(PoolOptions {
+        request_timeout_ms: 500,
+        ..options()
+    })
+    .await;
+    let muted = ["resources/read", "prompts/get", "test/echo"];
+    let args: Vec<&str> = muted.iter().flat_map(|m| ["--mute", m]).collect();
+    add_test_server(&pool, "mute", &args).await;
+    let resources = pool.list_resources(Some("mute")).await.unwrap();
+    let uri = resources[0].resource.uri.clone();
+    let prompts = pool.list_prompts(Some("mute")).await.unwrap();
+    let prompt = prompts[0].prompt.name.clone();
+    for method in muted {
+        let started = Instant::now();
+        let asked = async {
+            match method {
+                "resources/read" => pool.read_resource("mute", &uri).await.map(|_| ()),
+                "prompts/get" => pool.get_prompt("mute", &prompt, None).await.map(|_| ()),
+                _ => pool.request("mute", method, None).await.map(|_| ()),
+            }
+        };
+        let err = tokio::time::timeout(Duration::from_secs(30), asked)
+            .await
+            .expect("the request came back")
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{method}: {err}");
+        assert!(err.to_string().contains(method), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{method}: {:?}",
+            started.elapsed()
+        );
+    }
+    // The connection stays: what the server does answer still comes.
+    let echoed = pool
+        .call_tool(
+            "mcp__mute__echo",
+            json!({"text": "x"}),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(!echoed.is_error.unwrap_or(false), "{echoed:?}");
+    pool.close().await;
+}
