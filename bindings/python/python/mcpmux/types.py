@@ -864,17 +864,23 @@ class ProviderConfig(_ProviderConfigBase, total=False):
 
 # JSON keys that are not the camelCase of the attribute name.
 _RENAMES: dict[str, dict[str, str]] = {
+    # MCP's own result, not one of core's records.
     "CallToolResult": {"meta": "_meta"},
+    # @generated renames
     "ToolInfo": {"meta": "_meta"},
+    # @end
 }
 
 # Attributes holding another model (or a list of them).
 _NESTED: dict[str, dict[str, type[Model]]] = {
-    "ServerRecord": {"config": ServerConfig, "timeouts": Timeouts},
-    "ImportResult": {"record": ServerRecord},
+    # Results whose fields are written here, not generated.
     "ToolLayer": {"tools": ToolInfo},
     "AgentResult": {"usage": Usage},
+    # @generated nested
+    "ServerRecord": {"config": ServerConfig, "timeouts": Timeouts},
+    "ImportResult": {"record": ServerRecord},
     "SkillInfo": {"files": SkillFile},
     "LoadedSkill": {"skill": SkillInfo},
     "AppView": {"csp": AppCsp, "permissions": AppPermissions, "tool": ToolInfo},
+    # @end
 }

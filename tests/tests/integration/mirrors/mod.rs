@@ -5,7 +5,9 @@
 //! core's schemas give; refresh both with
 //! `MCPMUX_UPDATE_MIRRORS=1 cargo test -p mcpmux-tests --test integration mirrors`.
 //!
-//! What is generated is each field's name, whether it may be absent and its type. The
+//! What is generated is each field's name, whether it may be absent and its type, and the
+//! two tables Python's `from_dict` reads a result with (`_RENAMES`: the attributes whose JSON
+//! key is not their camelCase; `_NESTED`: those that hold another dataclass). The
 //! comments above a field and a Python field's default are the binding's own words, kept as
 //! written (a new field takes core's doc comment and core's default), as the C header keeps
 //! its documentation in `ffi/` while cbindgen writes the declarations.
@@ -174,17 +176,26 @@ fn index_d_ts_is_what_core_s_schemas_generate() {
 /// A field a binding lost comes back (after the others: the file's order is kept where it
 /// has one), and a type written by hand is core's again: what the drift check compares with.
 #[test]
-fn a_lost_field_and_a_hand_written_type_are_generated_back() {
+fn a_lost_field_a_hand_written_type_and_a_lost_table_entry_are_generated_back() {
     let schemas = Schemas::new();
     let py = std::fs::read_to_string(repo_file("bindings/python/python/mcpmux/types.py")).unwrap();
-    let drifted = py.replace("    is_active: bool = True\n", "").replace(
-        "    scope: Scope = \"user\"\n",
-        "    scope: str = \"user\"\n",
-    );
+    // A field, a field's type, and an entry of each of `from_dict`'s tables.
+    let nested = "    \"ImportResult\": {\"record\": ServerRecord},\n";
+    let renamed = "    \"ToolInfo\": {\"meta\": \"_meta\"},\n";
+    let drifted = py
+        .replace("    is_active: bool = True\n", "")
+        .replace(
+            "    scope: Scope = \"user\"\n",
+            "    scope: str = \"user\"\n",
+        )
+        .replace(nested, "")
+        .replace(renamed, "");
     let generated = python::generate(&drifted, &schemas);
     for line in [
         "    is_active: bool = True\n",
         "    scope: Scope = \"user\"\n",
+        nested,
+        renamed,
     ] {
         assert!(
             !drifted.contains(line) && generated.contains(line),

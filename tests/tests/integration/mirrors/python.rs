@@ -1,6 +1,7 @@
 //! `types.py`'s generated parts: the fields of each mirrored dataclass (`snake_case`, with a
 //! default: `from_dict` leaves out what core did not send) or settings `TypedDict` (each key in
-//! both spellings), and a `Literal` alias for each string enum they name.
+//! both spellings), a `Literal` alias for each string enum they name, and `from_dict`'s tables
+//! of the dataclasses' renamed and nested attributes.
 
 use serde_json::Value;
 
@@ -17,9 +18,16 @@ struct Entry {
     default: Option<String>,
 }
 
+/// A dataclass's generated fields, for the tables `from_dict` reads them with.
+struct Model {
+    class: String,
+    fields: Vec<Field>,
+}
+
 pub fn generate(text: &str, schemas: &Schemas) -> String {
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let literals = schemas.literal_types();
+    let models = models(&lines, schemas, &literals);
     let mut out: Vec<String> = Vec::new();
     let mut next = 0;
     for block in blocks(&lines, "#") {
@@ -27,6 +35,13 @@ pub fn generate(text: &str, schemas: &Schemas) -> String {
         let body = &lines[block.body..block.end];
         let written = if block.name == "literal types" {
             literal_block(&literals)
+        } else if block.name == "renames" {
+            table_block(&block.indent, &models, |f| {
+                let key = &f.key;
+                (camel(&attribute(key)) != *key).then(|| python_string(key))
+            })
+        } else if block.name == "nested" {
+            table_block(&block.indent, &models, |f| model_of(&f.ty, &lines))
         } else {
             let t = schemas.get(&block.name).unwrap_or_else(|| {
                 panic!(
@@ -55,6 +70,81 @@ pub fn generate(text: &str, schemas: &Schemas) -> String {
     let mut text = out.join("\n");
     text.push('\n');
     text
+}
+
+/// The dataclasses' generated fields, in file order.
+fn models(lines: &[String], schemas: &Schemas, literals: &[LiteralType]) -> Vec<Model> {
+    let declared = |name: &str| {
+        literals.iter().any(|l| l.name == name)
+            || (schemas.get(name).is_some() && declares_class(lines, name))
+    };
+    let mut out = Vec::new();
+    for block in blocks(lines, "#") {
+        let class = class_line(lines, &block);
+        let Some(t) = schemas.get(&block.name) else {
+            continue;
+        };
+        if !class.ends_with("(Model):") {
+            continue;
+        }
+        out.push(Model {
+            class: class["class ".len()..class.len() - "(Model):".len()].to_string(),
+            fields: schemas.fields(t, &declared),
+        });
+    }
+    out
+}
+
+/// A dataclass a field holds (alone, in a list, or maybe absent), by its class name.
+fn model_of(ty: &Ty, lines: &[String]) -> Option<String> {
+    match ty.without_null().0 {
+        Ty::Named(name) if lines.contains(&format!("class {name}(Model):")) => Some(name),
+        Ty::List(t) => model_of(&t, lines),
+        _ => None,
+    }
+}
+
+/// `"Class": {"attribute": value, ...},` for each dataclass with fields `value` gives one for.
+fn table_block(
+    indent: &str,
+    models: &[Model],
+    value: impl Fn(&Field) -> Option<String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for model in models {
+        let entries: Vec<String> = model
+            .fields
+            .iter()
+            .filter_map(|f| value(f).map(|v| format!("\"{}\": {v}", attribute(&f.key))))
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        let line = format!("{indent}\"{}\": {{{}}},", model.class, entries.join(", "));
+        if line.len() <= LINE_LIMIT {
+            out.push(line);
+            continue;
+        }
+        // As ruff writes a dict too long for one line: one entry a line.
+        out.push(format!("{indent}\"{}\": {{", model.class));
+        out.extend(entries.iter().map(|e| format!("{indent}    {e},")));
+        out.push(format!("{indent}}},"));
+    }
+    out
+}
+
+/// `types.camel`: `request_timeout_ms` is `requestTimeoutMs`.
+fn camel(attribute: &str) -> String {
+    let mut parts = attribute.split('_');
+    let mut out = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    out
 }
 
 /// The `class` line a block is in.
