@@ -13,16 +13,14 @@ static void on_task_question(void *user_data, mcpmux_host_request_id request, co
     mcpmux_host_request_respond(request, "{\"action\": \"accept\", \"content\": {\"ok\": true}}");
 }
 
-/* Tools that run as tasks (FastMCP with fastmcp-tasks): a call follows its task to the
- * result, the task's status messages reach the call's progress callback, a question from
- * inside the task goes to the host's handler and its answer back, and cancelling the call
- * cancels the task at the server. */
-void test_tasks(void) {
+/* A pool with the FastMCP tasks server as "tasks"; 0 (after a skip) when it is not
+ * installed. */
+static mcpmux_pool open_tasks_pool(void) {
     const char *python = getenv("MCPMUX_SKILLS_PYTHON");
     const char *script = getenv("MCPMUX_TASKS_SERVER");
     if (!python || !script || access(python, X_OK) != 0) {
         skip("FastMCP 4.1 with fastmcp-tasks (.deps/tasks-venv, from scripts/test-deps.sh)");
-        return;
+        return 0;
     }
     char input[1000], *out = NULL;
     mcpmux_pool pool = open_pool();
@@ -31,6 +29,19 @@ void test_tasks(void) {
              python, script);
     CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
     mcpmux_string_free(out);
+    return pool;
+}
+
+/* Tools that run as tasks (FastMCP with fastmcp-tasks): a call follows its task to the
+ * result, the task's status messages reach the call's progress callback, a question from
+ * inside the task goes to the host's handler and its answer back, and cancelling the call
+ * cancels the task at the server. */
+void test_tasks(void) {
+    mcpmux_pool pool = open_tasks_pool();
+    if (pool == 0) {
+        return;
+    }
+    char *out = NULL;
 
     static progress_log l;
     progress_log_init(&l);
@@ -106,19 +117,11 @@ static int follow(mcpmux_task_run run, char *first, char *last, size_t size) {
  * given once; a run cancelled stops its task at the server; a freed run is an invalid
  * handle. */
 void test_task_run(void) {
-    const char *python = getenv("MCPMUX_SKILLS_PYTHON");
-    const char *script = getenv("MCPMUX_TASKS_SERVER");
-    if (!python || !script || access(python, X_OK) != 0) {
-        skip("FastMCP 4.1 with fastmcp-tasks (.deps/tasks-venv, from scripts/test-deps.sh)");
+    mcpmux_pool pool = open_tasks_pool();
+    if (pool == 0) {
         return;
     }
-    char input[1000], *out = NULL;
-    mcpmux_pool pool = open_pool();
-    snprintf(input, sizeof input,
-             "{\"name\": \"tasks\", \"config\": {\"command\": \"%s\", \"args\": [\"%s\"]}}",
-             python, script);
-    CHECK_STATUS(mcpmux_servers_add(pool, input, &out), MCPMUX_OK);
-    mcpmux_string_free(out);
+    char *out = NULL;
 
     mcpmux_task_run run = 0;
     CHECK_STATUS(mcpmux_task_start(pool, "mcp__tasks__crunch", "{\"n\": 3}", NULL, 60000, &run),

@@ -16,6 +16,26 @@ use serde_json::json;
 #[allow(dead_code)]
 use crate::support::*;
 
+/// The bearer token the served fleets of these tests take.
+const TOKEN: &str = "t0ken-of-the-tests";
+
+/// `mcpmux serve --http` of `config` in direct mode, behind [`TOKEN`].
+fn serve_direct(config: &Path) -> (ChildGuard, String) {
+    serve_http(config, &["--token", TOKEN, "--mode", "direct"])
+}
+
+/// Runs the Python SDK client's `scenario` against `url` with [`TOKEN`] (off the runtime:
+/// it blocks), unless the SDK is missing (then skipped, or failed in CI).
+async fn python_scenario(scenario: &str, url: &str) {
+    let Some(python) = python_client() else {
+        return;
+    };
+    let (scenario, url) = (scenario.to_owned(), url.to_owned());
+    tokio::task::spawn_blocking(move || run_python_client(&python, &[&scenario, &url, TOKEN]))
+        .await
+        .unwrap();
+}
+
 #[test]
 fn the_python_sdk_client_uses_the_fleet_over_stdio() {
     let Some(python) = python_client() else {
@@ -188,11 +208,8 @@ fn the_typescript_sdk_v2_client_uses_the_fleet_over_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let (_server, url) = serve_direct(&config);
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let tools = pool.list_tools(Some("fleet")).await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for expected in ["demo__echo", "test__echo", "test__pid"] {
@@ -216,7 +233,7 @@ async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
     // Once the servers are known, a client is told each one's instructions under its name.
     let sub = dir.path().join("second");
     std::fs::create_dir(&sub).unwrap();
-    let second = client_pool(&sub, &url, "t0ken-of-the-tests").await;
+    let second = client_pool(&sub, &url, TOKEN).await;
     second.connect("fleet").await.unwrap();
     let instructions = second
         .server_info("fleet")
@@ -234,8 +251,8 @@ async fn a_2026_client_is_served_statelessly_with_the_merged_instructions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let (_server, url) = serve_http(&config, &["--token", TOKEN]);
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let pid_of_test = |pool: Pool| async move {
         let r = pool
             .call_tool("mcp__fleet__test__pid", json!({}), CallOptions::default())
@@ -288,7 +305,7 @@ async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
 
     // Whoever runs the server sees it: the restart in /status and /metrics, the calls too.
     let auth = [("Authorization", "Bearer t0ken-of-the-tests")];
-    let status_json = served_status(&url, "t0ken-of-the-tests");
+    let status_json = served_status(&url, TOKEN);
     let test = status_json["servers"]
         .as_array()
         .unwrap()
@@ -316,12 +333,12 @@ async fn an_upstream_killed_mid_call_fails_that_call_fast_and_comes_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_clients_share_one_upstream_process() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
+    let (_server, url) = serve_http(&config, &["--token", TOKEN]);
     let mut pools = Vec::new();
     for i in 0..20 {
         let sub = dir.path().join(format!("client{i}"));
         std::fs::create_dir(&sub).unwrap();
-        pools.push(client_pool(&sub, &url, "t0ken-of-the-tests").await);
+        pools.push(client_pool(&sub, &url, TOKEN).await);
     }
     let calls = pools.iter().map(|pool| async move {
         let r = pool
@@ -342,12 +359,7 @@ fn http_asks_for_the_token_and_refuses_other_origins() {
     let (_dir, config) = fleet(false).unwrap();
     let (_server, url) = serve_http(
         &config,
-        &[
-            "--token",
-            "t0ken-of-the-tests",
-            "--cors",
-            "http://localhost:5173",
-        ],
+        &["--token", TOKEN, "--cors", "http://localhost:5173"],
     );
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -559,24 +571,18 @@ fn search_fleet() -> (tempfile::TempDir, std::path::PathBuf) {
 #[test]
 fn the_sdk_clients_find_and_call_a_tool_among_hundreds_in_search_mode() {
     let (_dir, config) = search_fleet();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "search"],
-    );
+    let (_server, url) = serve_http(&config, &["--token", TOKEN, "--mode", "search"]);
     if let Some(python) = python_client() {
-        run_python_client(&python, &["search", &url, "t0ken-of-the-tests"]);
+        run_python_client(&python, &["search", &url, TOKEN]);
     }
-    run_ts_client(&["search", &url, "t0ken-of-the-tests"]);
+    run_ts_client(&["search", &url, TOKEN]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_listing_them() {
     let (dir, config) = search_fleet();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "search"],
-    );
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let (_server, url) = serve_http(&config, &["--token", TOKEN, "--mode", "search"]);
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let listed: Vec<String> = pool
         .list_tools(Some("fleet"))
         .await
@@ -660,11 +666,8 @@ async fn in_search_mode_a_client_finds_and_calls_a_tool_among_hundreds_without_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_hears_of_list_changes_on_its_listen_stream() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let (_server, url) = serve_direct(&config);
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let fleet_id = pool.connect("fleet").await.unwrap().id;
     assert_eq!(
         pool.server_info("fleet").unwrap().unwrap().protocol_version,
@@ -706,11 +709,8 @@ async fn a_2026_client_hears_of_list_changes_on_its_listen_stream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_the_client_abandons_is_cancelled_upstream() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let (_server, url) = serve_direct(&config);
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let cancel = tokio_util::sync::CancellationToken::new();
     let options = CallOptions {
         cancel: Some(cancel.clone()),
@@ -755,20 +755,10 @@ async fn a_call_the_client_abandons_is_cancelled_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resource_updates_reach_the_clients_that_subscribed() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
-    if let Some(python) = python_client() {
-        let (python, url) = (python.clone(), url.clone());
-        tokio::task::spawn_blocking(move || {
-            run_python_client(&python, &["subscribe", &url, "t0ken-of-the-tests"])
-        })
-        .await
-        .unwrap();
-    }
+    let (_server, url) = serve_direct(&config);
+    python_scenario("subscribe", &url).await;
 
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let mut events = pool.events();
     pool.subscribe_resource("fleet", "mcpmux:test/test://hello")
         .await
@@ -800,20 +790,10 @@ async fn resource_updates_reach_the_clients_that_subscribed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_log_messages_reach_the_clients_that_ask() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
-    if let Some(python) = python_client() {
-        let (python, url) = (python.clone(), url.clone());
-        tokio::task::spawn_blocking(move || {
-            run_python_client(&python, &["logs", &url, "t0ken-of-the-tests"])
-        })
-        .await
-        .unwrap();
-    }
+    let (_server, url) = serve_direct(&config);
+    python_scenario("logs", &url).await;
 
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let mut events = pool.events();
     let log = |level: &str| {
         let args = json!({"message": format!("a {level} line"), "level": level});
@@ -854,11 +834,8 @@ async fn upstream_log_messages_reach_the_clients_that_ask() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn servers_added_and_removed_while_serving_reach_connected_clients() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let (_server, url) = serve_direct(&config);
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let lists_extra = || {
         let pool = pool.clone();
         async move {
@@ -914,14 +891,14 @@ async fn every_call_is_a_line_of_the_audit_log() {
         &config,
         &[
             "--token",
-            "t0ken-of-the-tests",
+            TOKEN,
             "--mode",
             "direct",
             "--audit-log",
             &log_arg,
         ],
     );
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let call = |tool: &'static str, args: serde_json::Value| {
         let pool = pool.clone();
         async move {
@@ -959,12 +936,9 @@ async fn every_call_is_a_line_of_the_audit_log() {
 #[test]
 fn an_upstreams_input_round_asks_the_calling_client_for_its_roots_and_a_sample() {
     let (_dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
+    let (_server, url) = serve_direct(&config);
     if let Some(python) = python_client() {
-        run_python_client(&python, &["ask", &url, "t0ken-of-the-tests"]);
+        run_python_client(&python, &["ask", &url, TOKEN]);
     }
 }
 
@@ -973,7 +947,7 @@ fn an_upstreams_input_round_asks_the_calling_client_for_its_roots_and_a_sample()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_configured_token_is_said_plainly() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
+    let (_server, url) = serve_http(&config, &["--token", TOKEN]);
     let pool = client_pool(dir.path(), &url, "not-the-token").await;
     let error = pool.connect("fleet").await.unwrap_err().to_string();
     assert!(
@@ -1013,27 +987,17 @@ async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
     let (dir, config) = fleet(false).unwrap();
     let (_server, url) = serve_http(
         &config,
-        &[
-            "--token",
-            "t0ken-of-the-tests",
-            "--mode",
-            "direct",
-            "--idle-stop",
-            "1",
-        ],
+        &["--token", TOKEN, "--mode", "direct", "--idle-stop", "1"],
     );
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let call = || {
         let args = json!({"text": "warm"});
         pool.call_tool("mcp__fleet__demo__echo", args, CallOptions::default())
     };
     assert_eq!(text(&call().await.unwrap()), "warm");
-    assert_eq!(
-        served_state(&url, "t0ken-of-the-tests", "demo"),
-        "connected"
-    );
+    assert_eq!(served_state(&url, TOKEN, "demo"), "connected");
     let deadline = Instant::now() + Duration::from_secs(15);
-    while served_state(&url, "t0ken-of-the-tests", "demo") != "disconnected" {
+    while served_state(&url, TOKEN, "demo") != "disconnected" {
         assert!(
             Instant::now() < deadline,
             "the idle upstream was never stopped"
@@ -1045,15 +1009,9 @@ async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
         .await
         .unwrap();
     assert!(listed.iter().any(|t| t.name == "demo__echo"), "{listed:?}");
-    assert_eq!(
-        served_state(&url, "t0ken-of-the-tests", "demo"),
-        "disconnected"
-    );
+    assert_eq!(served_state(&url, TOKEN, "demo"), "disconnected");
     assert_eq!(text(&call().await.unwrap()), "warm");
-    assert_eq!(
-        served_state(&url, "t0ken-of-the-tests", "demo"),
-        "connected"
-    );
+    assert_eq!(served_state(&url, TOKEN, "demo"), "connected");
     pool.close().await;
 }
 
@@ -1064,30 +1022,13 @@ async fn idle_upstreams_stop_and_a_listing_does_not_start_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_sse_clients_use_the_fleet_when_asked_for() {
     let (dir, config) = fleet(false).unwrap();
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct", "--sse"],
-    );
+    let (_server, url) = serve_http(&config, &["--token", TOKEN, "--mode", "direct", "--sse"]);
     let sse = url.replace("/mcp", "/sse");
-    if let Some(python) = python_client() {
-        let (python, sse) = (python.clone(), sse.clone());
-        tokio::task::spawn_blocking(move || {
-            run_python_client(&python, &["sse", &sse, "t0ken-of-the-tests"])
-        })
-        .await
-        .unwrap();
-    }
+    python_scenario("sse", &sse).await;
 
     let sse_transport = Some(mcpmux::TransportType::Sse);
     let options = mcpmux::PoolOptions::default();
-    let client = client_pool_with(
-        dir.path(),
-        &sse,
-        "t0ken-of-the-tests",
-        sse_transport,
-        options,
-    )
-    .await;
+    let client = client_pool_with(dir.path(), &sse, TOKEN, sse_transport, options).await;
     let echoed = client
         .call_tool(
             "mcp__fleet__demo__echo",
@@ -1111,7 +1052,7 @@ async fn legacy_sse_clients_use_the_fleet_when_asked_for() {
     let (status, body) = http_request(&url, "POST", "/messages?sessionId=nope", &posted, "{}");
     assert_eq!(status, 404, "{body}");
 
-    let (_plain, plain_url) = serve_http(&config, &["--token", "t0ken-of-the-tests"]);
+    let (_plain, plain_url) = serve_http(&config, &["--token", TOKEN]);
     let (status, body) = http_request(&plain_url, "GET", "/sse", &posted, "");
     assert_eq!(status, 404, "{body}");
 }
@@ -1135,11 +1076,10 @@ async fn a_2026_client_answers_an_upstreams_round_through_serve() {
             json!({"name": "test__ask", "arguments": {}}),
         ),
     ] {
-        let (_server, url) =
-            serve_http(&config, &["--token", "t0ken-of-the-tests", "--mode", mode]);
+        let (_server, url) = serve_http(&config, &["--token", TOKEN, "--mode", mode]);
         let client_dir = dir.path().join(mode);
         std::fs::create_dir(&client_dir).unwrap();
-        let pool = client_pool(&client_dir, &url, "t0ken-of-the-tests").await;
+        let pool = client_pool(&client_dir, &url, TOKEN).await;
         pool.set_sampling_handler(Some(std::sync::Arc::new(|_req| {
             Box::pin(async {
                 Ok(serde_json::from_value(json!({
@@ -1210,14 +1150,11 @@ async fn a_per_client_server_gives_each_session_its_own_process() {
     );
     let saved = std::fs::read_to_string(&config).unwrap();
     assert!(saved.contains(r#""sessionScope": "perClient""#), "{saved}");
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
+    let (_server, url) = serve_direct(&config);
 
-    run_python_client(&python, &["per-client", &url, "t0ken-of-the-tests"]);
+    run_python_client(&python, &["per-client", &url, TOKEN]);
 
-    let pool = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let pool = client_pool(dir.path(), &url, TOKEN).await;
     let pid = || async {
         let result = pool
             .call_tool("mcp__fleet__test__pid", json!({}), CallOptions::default())
@@ -1242,10 +1179,7 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("servers.json");
     add_stdio(&config, "app", &test_server_bin(), &["--apps".into()]);
-    let (_server, url) = serve_http(
-        &config,
-        &["--token", "t0ken-of-the-tests", "--mode", "direct"],
-    );
+    let (_server, url) = serve_direct(&config);
 
     let host_dir = dir.path().join("host");
     std::fs::create_dir(&host_dir).unwrap();
@@ -1253,7 +1187,7 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
         apps: Some(mcpmux::AppsOptions::default()),
         ..mcpmux::PoolOptions::default()
     };
-    let host = client_pool_with(&host_dir, &url, "t0ken-of-the-tests", None, renders_views).await;
+    let host = client_pool_with(&host_dir, &url, TOKEN, None, renders_views).await;
     let tools = host.list_tools(Some("fleet")).await.unwrap();
     let dashboard = tools.iter().find(|t| t.name == "app__dashboard").unwrap();
     assert_eq!(
@@ -1265,7 +1199,7 @@ async fn views_reach_the_clients_that_render_them_and_no_other() {
     assert!(view.html.contains("test dashboard"), "{}", view.html);
     host.close().await;
 
-    let plain = client_pool(dir.path(), &url, "t0ken-of-the-tests").await;
+    let plain = client_pool(dir.path(), &url, TOKEN).await;
     let tools = plain.list_tools(Some("fleet")).await.unwrap();
     assert!(tools.iter().all(|t| t.name != "app__refresh"), "{tools:?}");
     assert!(tools.iter().all(|t| t.view_uri().is_none()), "{tools:?}");

@@ -105,7 +105,8 @@ pub unsafe extern "C" fn mcpmux_task_changed_async(
     wait_async(
         run,
         timeout_ms,
-        (callback, user_data),
+        callback,
+        user_data,
         out_request_id,
         changed_work,
     )
@@ -138,7 +139,8 @@ fn wait_blocking(
 fn wait_async(
     run: mcpmux_task_run,
     timeout_ms: u32,
-    (callback, user_data): (mcpmux_completion_fn, *mut c_void),
+    callback: mcpmux_completion_fn,
+    user_data: *mut c_void,
     out_request_id: *mut mcpmux_request_id,
     make: fn(&Arc<RunEntry>) -> Work,
 ) -> mcpmux_status {
@@ -186,7 +188,8 @@ pub unsafe extern "C" fn mcpmux_task_result_async(
     wait_async(
         run,
         timeout_ms,
-        (callback, user_data),
+        callback,
+        user_data,
         out_request_id,
         result_work,
     )
