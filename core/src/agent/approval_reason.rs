@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Why the policy asks about a call: the `reason` of an [`ApprovalRequest`], by its name.
+/// Why the policy asks about a call: the `reason` of an [`ApprovalRequest`](super::ApprovalRequest), by
+/// its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalReason {
@@ -28,7 +29,7 @@ pub enum ApprovalReason {
 }
 
 impl ApprovalReason {
-    /// Its name, as an [`ApprovalRequest`] carries it.
+    /// Its name, as an [`ApprovalRequest`](super::ApprovalRequest) carries it.
     pub fn as_str(self) -> &'static str {
         match self {
             ApprovalReason::UntrustedServer => "untrusted_server",

@@ -73,7 +73,7 @@ impl Pool {
 
     /// Serves the pool to one client over a byte stream (a pipe, a socket), newline-delimited
     /// JSON as on stdio, until the client closes its end. Tool calls take a lane beside rmcp's
-    /// session loop ([`call_lane`]); what a client sees is the same as through
+    /// session loop (`front/call_lane`); what a client sees is the same as through
     /// [`Pool::serve_transport`].
     pub async fn serve_io<R, W>(&self, options: ServeOptions, reader: R, writer: W) -> Result<()>
     where

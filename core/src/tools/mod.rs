@@ -1,7 +1,7 @@
 //! Tools: their ids (`mcp__{server}__{tool}`) and the descriptions the pool hands out (here),
-//! how the pool keeps a server's list ([`stored_tool`]) and saves every server's ([`catalog`]),
+//! how the pool keeps a server's list (`stored_tool`) and saves every server's (the pool's catalog),
 //! ranked search ([`search`]), canonical names ([`canonical`]), the host's own tools
-//! ([`host_tools`]) and what a name that names no tool may have meant ([`suggest`]).
+//! ([`host_tools`]) and what a name that names no tool may have meant (`suggest`).
 
 pub mod canonical;
 pub mod host_tools;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
+use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, bodies_from_parts};
 use super::{ChatRequest, ToolChoice};
 use crate::error::{Error, Result};
 use crate::message::{Block, Image, Response, Role, StopReason, Usage};
@@ -39,11 +39,7 @@ fn image(i: &Image) -> Value {
     json!({"type": "image", "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}})
 }
 
-pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
-    join_body(body_parts(model, req))
-}
-
-/// [`body`] with its tools apart (see [`write_body`]).
+/// The request body of a chat request, its tools apart (see `http::write_body`).
 fn body_parts<'a>(model: &str, req: &'a ChatRequest) -> BodyParts<'a> {
     let messages: Vec<Value> = req
         .messages
@@ -217,13 +213,7 @@ impl Api for AnthropicConfig {
         (&self.base_url, &self.model, self.max_retries)
     }
 
-    fn body(model: &str, request: &ChatRequest) -> Value {
-        body(model, request)
-    }
-
-    fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
-        write_body(body_parts(model, request))
-    }
+    bodies_from_parts!();
 
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         let builder = builder.header("anthropic-version", "2023-06-01");

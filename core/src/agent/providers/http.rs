@@ -138,7 +138,7 @@ pub trait Api: Clone + Send + Sync + 'static {
     /// The request body of one chat request.
     fn body(model: &str, request: &ChatRequest) -> Value;
     /// [`Api::body`] as the bytes sent. The built-in dialects write the tools from their
-    /// stored schema text here ([`write_body`]): an agent's turn offers hundreds of tools,
+    /// stored schema text here (`write_body`): an agent's turn offers hundreds of tools,
     /// and a `Value` of the body parsed every schema again on every turn.
     fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
         serde_json::to_vec(&Self::body(model, request)).unwrap_or_default()
@@ -261,6 +261,22 @@ impl Serialize for ToolsJson<'_> {
         seq.end()
     }
 }
+
+/// [`Api::body`] and [`Api::body_bytes`] of a built-in dialect, from the `body_parts` of the
+/// module it is used in. A macro rather than provided methods of `Api`: `Api` is public, and a
+/// dialect of the crate's own builds [`BodyParts`], which holds what only the crate sees.
+macro_rules! bodies_from_parts {
+    () => {
+        fn body(model: &str, request: &$crate::agent::providers::ChatRequest) -> serde_json::Value {
+            $crate::agent::providers::http::join_body(body_parts(model, request))
+        }
+
+        fn body_bytes(model: &str, request: &$crate::agent::providers::ChatRequest) -> Vec<u8> {
+            $crate::agent::providers::http::write_body(body_parts(model, request))
+        }
+    };
+}
+pub(crate) use bodies_from_parts;
 
 /// A body as a dialect builds it: every field but the tools, then the tools, if any.
 pub(crate) type BodyParts<'a> = (Value, Option<ToolsJson<'a>>);

@@ -3,7 +3,7 @@
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
+use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, bodies_from_parts};
 use super::{ChatRequest, ToolChoice};
 use crate::error::{Error, Result};
 use crate::message::{Block, Response, Role, StopReason, Usage};
@@ -19,11 +19,7 @@ pub struct OllamaConfig {
 /// The provider: an [`HttpProvider`] speaking this API.
 pub type OllamaProvider = HttpProvider<OllamaConfig>;
 
-pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
-    join_body(body_parts(model, req))
-}
-
-/// [`body`] with its tools apart (see [`write_body`]).
+/// The request body of a chat request, its tools apart (see `http::write_body`).
 fn body_parts<'a>(model: &str, req: &'a ChatRequest) -> BodyParts<'a> {
     let mut messages = Vec::new();
     if let Some(system) = &req.system {
@@ -113,13 +109,7 @@ impl Api for OllamaConfig {
         (&self.base_url, &self.model, self.max_retries)
     }
 
-    fn body(model: &str, request: &ChatRequest) -> Value {
-        body(model, request)
-    }
-
-    fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
-        write_body(body_parts(model, request))
-    }
+    bodies_from_parts!();
 
     async fn read(&self, response: reqwest::Response, req: &ChatRequest) -> Result<Response> {
         let (mut text, mut calls, mut usage, mut stop) =

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::ChatRequest;
-use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, join_body, write_body};
+use super::http::{Api, BodyParts, HttpProvider, ToolShape, ToolsJson, bodies_from_parts};
 use crate::agent::textcalls::parse_tool_calls;
 use crate::error::{Error, Result};
 use crate::message::{Block, Response, Role, StopReason, Usage};
@@ -41,12 +41,7 @@ impl std::fmt::Debug for OpenAiConfig {
 /// The provider: an [`HttpProvider`] speaking this API.
 pub type OpenAiProvider = HttpProvider<OpenAiConfig>;
 
-/// The request body for a chat request.
-pub(crate) fn body(model: &str, req: &ChatRequest) -> Value {
-    join_body(body_parts(model, req))
-}
-
-/// [`body`] with its tools apart (see [`write_body`]).
+/// The request body of a chat request, its tools apart (see `http::write_body`).
 fn body_parts<'a>(model: &str, req: &'a ChatRequest) -> BodyParts<'a> {
     let mut messages = Vec::new();
     if let Some(system) = &req.system {
@@ -252,13 +247,7 @@ impl Api for OpenAiConfig {
         (&self.base_url, &self.model, self.max_retries)
     }
 
-    fn body(model: &str, request: &ChatRequest) -> Value {
-        body(model, request)
-    }
-
-    fn body_bytes(model: &str, request: &ChatRequest) -> Vec<u8> {
-        write_body(body_parts(model, request))
-    }
+    bodies_from_parts!();
 
     fn headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if let Some(key) = &self.api_key {
@@ -418,7 +407,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let b = body("m", &req);
+        let b = OpenAiConfig::body("m", &req);
         assert_eq!(b["messages"][0]["role"], "system");
         assert_eq!(
             b["messages"][2]["tool_calls"][0]["function"]["arguments"],
