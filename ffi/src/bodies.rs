@@ -5,12 +5,13 @@ use std::ffi::{c_char, c_void};
 use std::future::Future;
 use std::sync::Arc;
 
+use mcpmux_core::ListOptions;
 use serde::Serialize;
 
 use crate::calls::{
     PoolEntry, Work, pool_entry, run_async, run_blocking, run_blocking_into, timeout_of,
 };
-use crate::error::{FfiResult, guard, into_c_string, out_arg, to_json};
+use crate::error::{FfiResult, guard, into_c_string, opt_json_arg, opt_str_arg, out_arg, to_json};
 use crate::handles::Table;
 use crate::mcpmux_status;
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_request_id};
@@ -22,6 +23,24 @@ where
     F: Future<Output = mcpmux_core::Result<T>> + Send + 'static,
 {
     Box::pin(async move { to_json(&f.await?) })
+}
+
+/// The work of a list call: `server` (NULL for all) and `options_json` (NULL, or core's
+/// `ListOptions`) read, then `list` run on the pool with them.
+pub(crate) fn list_work<T, F, Fut>(
+    e: &Arc<PoolEntry>,
+    server: *const c_char,
+    options_json: *const c_char,
+    list: F,
+) -> FfiResult<Work>
+where
+    T: Serialize,
+    F: FnOnce(mcpmux_core::Pool, Option<String>, ListOptions) -> Fut,
+    Fut: Future<Output = mcpmux_core::Result<T>> + Send + 'static,
+{
+    let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
+    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
+    Ok(work(list(e.pool.clone(), server, options)))
 }
 
 /// Body of a blocking call that answers JSON.

@@ -3,24 +3,20 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use crate::bodies::{asynchronous, blocking, blocking_unit, work};
+use crate::bodies::{asynchronous, blocking, blocking_unit, list_work, work};
 use crate::calls::{PoolEntry, Work};
-use crate::error::{FfiResult, opt_json_arg, opt_str_arg, str_arg};
+use crate::error::{FfiResult, str_arg};
 use crate::mcpmux_status;
 use crate::{mcpmux_completion_fn, mcpmux_pool, mcpmux_request_id};
-use mcpmux_core::ListOptions;
 
 fn resources_list_work(
     e: &Arc<PoolEntry>,
     server: *const c_char,
     options_json: *const c_char,
 ) -> FfiResult<Work> {
-    let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
-    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
-    let p = e.pool.clone();
-    Ok(work(async move {
+    list_work(e, server, options_json, |p, server, options| async move {
         p.list_resources_with(server.as_deref(), options).await
-    }))
+    })
 }
 
 /// Resources of every server that offers them, or of one (NULL for all):
@@ -60,13 +56,10 @@ fn templates_work(
     server: *const c_char,
     options_json: *const c_char,
 ) -> FfiResult<Work> {
-    let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
-    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
-    let p = e.pool.clone();
-    Ok(work(async move {
+    list_work(e, server, options_json, |p, server, options| async move {
         p.list_resource_templates_with(server.as_deref(), options)
             .await
-    }))
+    })
 }
 
 /// Resource templates of every server that offers them, or of one (NULL for all):

@@ -3,9 +3,9 @@
 use std::ffi::{CString, c_char, c_void};
 use std::sync::Arc;
 
-use mcpmux_core::{CallOptions, CallSettings, ListOptions, ProgressFn};
+use mcpmux_core::{CallOptions, CallSettings, ProgressFn};
 
-use crate::bodies::{asynchronous, blocking, work};
+use crate::bodies::{asynchronous, blocking, list_work, work};
 use crate::calls::{Gate, PoolEntry, UserData, Work, pool_entry, run_async, timeout_of};
 use crate::error::{FfiResult, guard, json_arg, opt_json_arg, opt_str_arg, str_arg};
 use crate::mcpmux_status;
@@ -17,12 +17,9 @@ fn tools_list_work(
     server: *const c_char,
     options_json: *const c_char,
 ) -> FfiResult<Work> {
-    let server = unsafe { opt_str_arg(server, "server") }?.map(str::to_owned);
-    let options: ListOptions = unsafe { opt_json_arg(options_json, "options_json") }?;
-    let p = e.pool.clone();
-    Ok(work(async move {
+    list_work(e, server, options_json, |p, server, options| async move {
         p.list_tools_with(server.as_deref(), options).await
-    }))
+    })
 }
 
 /// Tools of every active server, or of one (`server`: id or name; NULL for all), under
