@@ -45,6 +45,8 @@ pub(crate) struct ChildProcess {
     stdout: std::sync::Weak<StdoutReader>,
     /// The lines on its stdout that were not JSON-RPC.
     stdout_noise: Arc<LineTail>,
+    /// Ends when the stdout reader is gone, and with it its last read.
+    stdout_gone: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 /// Spawns the server without a shell, in its own process group, with the environment
@@ -102,6 +104,7 @@ pub(crate) fn spawn(
         })
     });
     let direct = Direct::new(stdin.clone());
+    let (gone, stdout_gone) = tokio::sync::oneshot::channel();
     let stdout = stdout
         .into_owned_fd()
         .and_then(|fd| {
@@ -112,6 +115,7 @@ pub(crate) fn spawn(
                 direct: direct.clone(),
                 secrets,
                 noise: stdout_noise.clone(),
+                _gone: gone,
             };
             StdoutReader::new(fd, peers)
         })
@@ -126,6 +130,7 @@ pub(crate) fn spawn(
         stderr_tail,
         stdout: Arc::downgrade(&stdout),
         stdout_noise,
+        stdout_gone: Some(stdout_gone),
     };
     let transport = StdioTransport {
         stdin,
@@ -214,9 +219,15 @@ impl ChildProcess {
             let _ = tokio::time::timeout(wait, reader).await;
         }
         // What it wrote before it exited may still be in the pipe, or queued for an rmcp
-        // that stopped reading when a write to the exited server failed.
-        if let Some(stdout) = self.stdout.upgrade() {
-            stdout.settle();
+        // that stopped reading when a write to the exited server failed. A reader rmcp let go
+        // of reads it as it goes, perhaps on another thread this moment: that read is awaited.
+        match self.stdout.upgrade() {
+            Some(stdout) => stdout.settle(),
+            None => {
+                if let Some(gone) = self.stdout_gone.take() {
+                    let _ = tokio::time::timeout(wait, gone).await;
+                }
+            }
         }
         let mut report = format!("the server exited ({status}){when}");
         let noise = self.stdout_noise.text();

@@ -88,6 +88,9 @@ pub(crate) struct ReaderPeers {
     pub secrets: Arc<EnvSecrets>,
     /// The last lines that were not JSON-RPC, for the report of the server's exit.
     pub noise: Arc<LineTail>,
+    /// Dropped with the reader, after its `Drop` read what was left: the report of the exit,
+    /// which cannot reach a reader that is going, waits for it instead.
+    pub _gone: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Drop for StdoutReader {
@@ -711,6 +714,7 @@ mod tests {
             direct: direct.clone(),
             secrets: Default::default(),
             noise: Default::default(),
+            _gone: tokio::sync::oneshot::channel().0,
         };
         let reader = StdoutReader::new(read, peers).unwrap();
         direct.read_by(&reader);
