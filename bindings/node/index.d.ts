@@ -94,6 +94,8 @@ export type LogLevel =
   | 'critical'
   | 'alert'
   | 'emergency';
+/** What of the network a sandboxed server may reach. */
+export type Network = 'none' | 'all';
 /** How a client gets its OAuth tokens: a user signs in (with PKCE), machine to machine,
  * enterprise-managed (cross-app access: the user's ID token from `idp` becomes an ID-JAG that
  * `clientId`/`clientSecret` redeem at the server's authorization server), or workload identity
@@ -134,6 +136,8 @@ export interface ServerConfig {
   /** OAuth for a remote server. Optional: a server answering 401 is authorized anyway, with
    * dynamic client registration. */
   oauth?: OAuthSettings;
+  /** For stdio: run the server in a sandbox that grants it only what this says. */
+  sandbox?: Sandbox;
   // @end
 }
 
@@ -188,6 +192,29 @@ export interface IdpSettings {
 
 
 /** Per-server time limits in milliseconds; unset ones use the pool's. */
+/** What a sandboxed stdio server may reach: the paths it may read and write (`~` is the home
+ * folder), the network (`'none'`, the default, or `'all'`), and its memory and open files;
+ * `required` refuses to start it where the kernel cannot keep all of it. What it needs to run
+ * (its program, its runtime, the system's libraries) is found for it. */
+export interface Sandbox {
+  // @generated Sandbox
+  /** The most memory the server's process may allocate, in MiB (its data segment: what it writes
+   * to, not the address space a runtime reserves). */
+  memoryMb?: number;
+  /** Whether the server may use the network at all (default: none). */
+  network?: Network;
+  /** The most files and sockets the server's process may hold open at once. */
+  openFiles?: number;
+  /** Paths the server may read (a folder with everything under it); `~` is the home folder. */
+  read?: string[];
+  /** Refuse to start the server where the kernel cannot keep all of this sandbox, instead of
+   * starting it with what the kernel can keep (and a warning). */
+  required?: boolean;
+  /** Paths the server may read and write (a folder with everything under it). */
+  write?: string[];
+  // @end
+}
+
 export interface Timeouts {
   // @generated Timeouts
   connectMs?: number;

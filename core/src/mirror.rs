@@ -122,6 +122,7 @@ pub fn types() -> Vec<Mirrored> {
         mirrored!("ServerConfig", In, r::ServerConfig),
         mirrored!("OAuthSettings", In, crate::auth::OAuthSettings),
         mirrored!("IdpSettings", In, crate::auth::IdpSettings),
+        mirrored!("Sandbox", In, crate::config::sandbox::Sandbox),
         mirrored!("Timeouts", In, r::Timeouts),
         mirrored!("ServerRecord", Out, r::ServerRecord),
         mirrored!("ServerInput", In, r::ServerInput),

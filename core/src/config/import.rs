@@ -65,6 +65,7 @@ fn entry(name: &str, cfg: Value) -> Result<ServerInput> {
         headers: take_as(name, &mut cfg, "headers")?,
         strict_transport: false,
         oauth: take_as(name, &mut cfg, "oauth")?,
+        sandbox: None,
     };
     Ok(ServerInput {
         name: name.to_string(),

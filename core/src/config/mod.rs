@@ -7,5 +7,6 @@
 pub mod import;
 pub mod oauth;
 pub mod record;
+pub mod sandbox;
 pub mod store;
 pub mod trusted_tools;

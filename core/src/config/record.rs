@@ -104,6 +104,9 @@ pub struct ServerConfig {
     /// authorized with dynamic registration when none are given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<crate::config::oauth::OAuthSettings>,
+    /// For stdio: run the server in a sandbox that grants it only what this says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::config::sandbox::Sandbox>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -124,6 +127,7 @@ impl fmt::Debug for ServerConfig {
             .field("headers", &headers)
             .field("strict_transport", &self.strict_transport)
             .field("oauth", &self.oauth)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -479,6 +483,11 @@ impl ServerRecord {
         if let Some(oauth) = &self.config.oauth {
             oauth.validate().map_err(|m| {
                 Error::invalid(format!("server '{}': config.oauth: {m}", self.name))
+            })?;
+        }
+        if let Some(sandbox) = &self.config.sandbox {
+            sandbox.validate(self.transport).map_err(|m| {
+                Error::invalid(format!("server '{}': config.sandbox: {m}", self.name))
             })?;
         }
         if self.scope == Scope::Local && self.project_path.is_none() {

@@ -10,6 +10,7 @@ pub(crate) mod http_limit;
 pub(crate) mod limit;
 pub(crate) mod line_tail;
 pub(crate) mod related_call;
+pub(crate) mod sandbox;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 pub mod stdout_reader;

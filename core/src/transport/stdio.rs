@@ -20,8 +20,10 @@ use super::direct::Direct;
 use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
 use super::line_tail::LineTail;
+use super::sandbox::{self, Confinement, Launch, PrivateTmp};
 use super::stdout_reader::{ReaderPeers, StdoutReader};
 use crate::config::record::ServerRecord;
+use crate::config::sandbox::Sandbox;
 use crate::error::{Error, Result};
 use crate::events::{Event, EventBus};
 
@@ -47,6 +49,8 @@ pub(crate) struct ChildProcess {
     stdout_noise: Arc<LineTail>,
     /// Ends when the stdout reader is gone, and with it its last read.
     stdout_gone: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// A sandboxed server's temporary folder, removed with the process.
+    _private_tmp: Option<PrivateTmp>,
 }
 
 /// Spawns the server without a shell, in its own process group, with the environment
@@ -63,6 +67,11 @@ pub(crate) fn spawn(
         record.config.inherit_env,
         std::env::vars_os(),
     );
+    let cwd = record.config.cwd.as_deref().filter(|c| !c.is_empty());
+    let confinement = match &record.config.sandbox {
+        Some(sandbox) => Some(confine(record, sandbox, &env, cwd, &events)?),
+        None => None,
+    };
     cmd.args(&record.config.args)
         .env_clear()
         .envs(env)
@@ -71,12 +80,29 @@ pub(crate) fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(false);
-    if let Some(cwd) = record.config.cwd.as_deref().filter(|c| !c.is_empty()) {
+    if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::connection(&record.name, format!("cannot start `{command}`: {e}")))?;
+    let private_tmp = confinement.map(|confinement| {
+        cmd.envs(confinement.tmp.env());
+        let in_child = confinement.in_child;
+        // SAFETY: `apply` makes only system calls (setrlimit, unshare, open, write, close,
+        // prctl, landlock_restrict_self) on what the parent prepared: safe after `fork`.
+        unsafe {
+            cmd.pre_exec(move || in_child.apply());
+        }
+        confinement.tmp
+    });
+    let mut child = cmd.spawn().map_err(|e| {
+        let sandboxed = match private_tmp.is_some() {
+            true => " in its sandbox",
+            false => "",
+        };
+        Error::connection(
+            &record.name,
+            format!("cannot start `{command}`{sandboxed}: {e}"),
+        )
+    })?;
     let pid = child.id().unwrap_or(0) as i32;
     let stdin = Arc::new(Mutex::new(child.stdin.take()));
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -131,6 +157,7 @@ pub(crate) fn spawn(
         stdout: Arc::downgrade(&stdout),
         stdout_noise,
         stdout_gone: Some(stdout_gone),
+        _private_tmp: private_tmp,
     };
     let transport = StdioTransport {
         stdin,
@@ -138,6 +165,37 @@ pub(crate) fn spawn(
         direct,
     };
     Ok((transport, process))
+}
+
+/// The record's sandbox made ready for this start; what the machine cannot keep of it is
+/// said as a warning, or refuses the start when the sandbox is `required`.
+fn confine(
+    record: &ServerRecord,
+    sandbox: &Sandbox,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    cwd: Option<&str>,
+    events: &EventBus,
+) -> Result<Confinement> {
+    let env = env.iter().cloned().collect();
+    let launch = Launch {
+        server_id: &record.id,
+        command: record.config.command.as_deref().unwrap_or_default(),
+        args: &record.config.args,
+        cwd: cwd.map(std::path::Path::new),
+        env: &env,
+    };
+    let confinement = sandbox::confine(sandbox, &launch)
+        .map_err(|why| Error::connection(&record.name, format!("sandbox: {why}")))?;
+    for shortfall in &confinement.shortfalls {
+        tracing::warn!(server = %record.name, "sandbox: {shortfall}");
+        events.emit(Event::Log {
+            server_id: record.id.clone(),
+            level: "warning".into(),
+            source: "sandbox".into(),
+            message: shortfall.clone(),
+        });
+    }
+    Ok(confinement)
 }
 
 impl StdioTransport {

@@ -17,6 +17,7 @@ mod network_transports;
 mod per_client;
 mod pool_stdio;
 mod real_servers;
+mod sandbox;
 mod serve_library;
 mod server_notifications;
 mod skills;

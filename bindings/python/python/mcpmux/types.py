@@ -87,6 +87,7 @@ LogLevel = (
     | Literal["alert"]
     | Literal["emergency"]
 )
+Network = Literal["none"] | Literal["all"]
 OAuthGrant = (
     Literal["authorization_code"]
     | Literal["client_credentials"]
@@ -119,8 +120,20 @@ class Model:
     _raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The core's JSON object, camelCase keys, as a fresh copy."""
-        return copy.deepcopy(self._raw)
+        """The core's JSON object, camelCase keys, as a fresh copy; for one built in Python
+        (``Sandbox(read=[...])``), its fields that are set."""
+        if self._raw:
+            return copy.deepcopy(self._raw)
+        renames = _RENAMES.get(type(self).__name__, {})
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name.startswith("_") or not f.init or value is None:
+                continue
+            if isinstance(value, Model):
+                value = value.to_dict()
+            out[renames.get(f.name, camel(f.name))] = copy.deepcopy(value)
+        return out
 
     @classmethod
     def from_dict(cls: type[_M], data: dict[str, Any]) -> _M:
@@ -248,6 +261,33 @@ class ServerConfig(Model):
     strict_transport: bool = False
     # Not in the repr: it may hold a client secret or a private key.
     oauth: OAuthSettings | None = field(default=None, repr=False)
+    # For stdio: run the server in a sandbox that grants it only what this says.
+    sandbox: Sandbox | None = None
+    # @end
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sandbox(Model):
+    """What a sandboxed stdio server may reach: the paths it may read and write (``~`` is
+    the home folder), the network (``"none"``, the default, or ``"all"``), and its memory and
+    open files; ``required`` refuses to start it where the kernel cannot keep all of it. What
+    it needs to run (its program, its runtime, the system's libraries) is found for it."""
+
+    # @generated Sandbox
+    # The most memory the server's process may allocate, in MiB (its data segment: what it writes
+    # to, not the address space a runtime reserves).
+    memory_mb: int | None = None
+    # Whether the server may use the network at all (default: none).
+    network: Network | None = None
+    # The most files and sockets the server's process may hold open at once.
+    open_files: int | None = None
+    # Paths the server may read (a folder with everything under it); `~` is the home folder.
+    read: list[str] | None = None
+    # Refuse to start the server where the kernel cannot keep all of this sandbox, instead of
+    # starting it with what the kernel can keep (and a warning).
+    required: bool | None = None
+    # Paths the server may read and write (a folder with everything under it).
+    write: list[str] | None = None
     # @end
 
 
@@ -877,6 +917,7 @@ _NESTED: dict[str, dict[str, type[Model]]] = {
     "ToolLayer": {"tools": ToolInfo},
     "AgentResult": {"usage": Usage},
     # @generated nested
+    "ServerConfig": {"sandbox": Sandbox},
     "ServerRecord": {"config": ServerConfig, "timeouts": Timeouts},
     "ImportResult": {"record": ServerRecord},
     "SkillInfo": {"files": SkillFile},
