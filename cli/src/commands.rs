@@ -392,9 +392,14 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                         ),
                     };
                     let flags = format!(
-                        "{}{}",
+                        "{}{}{}",
                         if r.is_active { "" } else { " (disabled)" },
-                        if r.is_trusted { " (trusted)" } else { "" }
+                        if r.is_trusted { " (trusted)" } else { "" },
+                        if r.config.sandbox.is_some() {
+                            " (sandboxed)"
+                        } else {
+                            ""
+                        }
                     );
                     println!("{}  {}  {target}{flags}", r.name, r.transport.as_str());
                 }
@@ -682,6 +687,29 @@ impl ListingJson {
     }
 }
 
+/// The sandbox the flags ask for, if any of them is given.
+fn sandbox_of(args: &crate::SandboxArgs) -> Option<mcpmux::config::sandbox::Sandbox> {
+    use mcpmux::config::sandbox::{Network, Sandbox};
+    let asked = args.sandbox
+        || !args.allow_read.is_empty()
+        || !args.allow_write.is_empty()
+        || args.allow_network
+        || args.memory_mb.is_some()
+        || args.open_files.is_some()
+        || args.sandbox_required;
+    asked.then(|| Sandbox {
+        read: args.allow_read.clone(),
+        write: args.allow_write.clone(),
+        network: match args.allow_network {
+            true => Network::All,
+            false => Network::None,
+        },
+        memory_mb: args.memory_mb,
+        open_files: args.open_files,
+        required: args.sandbox_required,
+    })
+}
+
 fn add_input(args: &AddArgs) -> Result<ServerInput> {
     let mut config = ServerConfig {
         command: args.command.clone(),
@@ -689,6 +717,7 @@ fn add_input(args: &AddArgs) -> Result<ServerInput> {
         inherit_env: args.inherit_env,
         cwd: args.cwd.clone(),
         url: args.url.clone(),
+        sandbox: sandbox_of(&args.sandbox),
         ..Default::default()
     };
     for kv in &args.env {

@@ -130,7 +130,7 @@ enum ServersCommand {
         show_secrets: bool,
     },
     /// Add a stdio server (--command) or a remote one (--url).
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// Import servers from a Claude Desktop / Cursor / VS Code JSON file (`-` reads stdin).
     Import {
         file: String,
@@ -195,6 +195,35 @@ pub struct AddArgs {
     /// With --per-client: the most clients with a process of their own at once (default 8).
     #[arg(long, value_name = "N", requires = "per_client")]
     pub max_clients: Option<u32>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// The sandbox of a stdio server: any of these runs it in one.
+#[derive(Args)]
+pub struct SandboxArgs {
+    /// Run the server in a sandbox: no network, no files but what it needs to run (Linux:
+    /// Landlock, a network namespace, no capabilities). Any flag below implies it.
+    #[arg(long, requires = "command")]
+    pub sandbox: bool,
+    /// A path the sandboxed server may read, `~` for the home folder (repeat for several).
+    #[arg(long = "allow-read", value_name = "PATH", requires = "command")]
+    pub allow_read: Vec<String>,
+    /// A path the sandboxed server may read and write (repeat for several).
+    #[arg(long = "allow-write", value_name = "PATH", requires = "command")]
+    pub allow_write: Vec<String>,
+    /// Let the sandboxed server use the network.
+    #[arg(long, requires = "command")]
+    pub allow_network: bool,
+    /// The most memory the sandboxed server may allocate, in MiB.
+    #[arg(long, value_name = "MIB", requires = "command")]
+    pub memory_mb: Option<u64>,
+    /// The most files and sockets the sandboxed server may hold open.
+    #[arg(long, value_name = "N", requires = "command")]
+    pub open_files: Option<u64>,
+    /// Refuse to start the server where the kernel cannot keep all of its sandbox.
+    #[arg(long, requires = "command")]
+    pub sandbox_required: bool,
 }
 
 /// The async runtime a command runs on: one thread to serve one client over stdio, two

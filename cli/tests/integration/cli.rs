@@ -824,3 +824,70 @@ mod chat {
         assert!(stderr(&out).contains("SERVER:URI"), "{}", stderr(&out));
     }
 }
+
+/// `servers add --allow-read …` saves a sandbox, `servers list` says so, and `call` runs the
+/// server in it: the tests' hostile probe server reads neither the user's key nor the
+/// environment of the mcpmux that started it (where a model key sits), while the same
+/// server added without a sandbox reads both.
+#[test]
+fn a_server_added_with_sandbox_flags_reads_neither_the_users_key_nor_mcpmuxs_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("notes.md"), "# notes").unwrap();
+    let key = dir.path().join("id_rsa");
+    std::fs::write(&key, "-----BEGIN FAKE KEY-----").unwrap();
+    let probe = mcpmux_tests::test_server_bin().with_file_name("mcpmux-probe-server");
+    let probe = probe.to_str().unwrap();
+    let project = project.to_str().unwrap();
+    let add = [
+        "servers",
+        "add",
+        "jailed",
+        "--command",
+        probe,
+        "--allow-read",
+        project,
+    ];
+    let out = mcpmux(&config, &add);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = mcpmux(&config, &["servers", "add", "free", "--command", probe]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = stdout(&mcpmux(&config, &["servers", "list"]));
+    let jailed = listed.lines().find(|l| l.starts_with("jailed")).unwrap();
+    assert!(jailed.ends_with("(sandboxed)"), "{listed}");
+    assert!(
+        !listed
+            .lines()
+            .any(|l| l.starts_with("free") && l.contains("sandboxed"))
+    );
+    let call = |server: &str, arguments: serde_json::Value| {
+        Command::new(crate::support::MCPMUX)
+            .args(["--config", config.to_str().unwrap(), "call"])
+            .arg(format!("mcp__{server}__probe"))
+            .arg(arguments.to_string())
+            .env("OPENAI_API_KEY", "sk-held-by-mcpmux")
+            .output()
+            .unwrap()
+    };
+    let key = key.to_str().unwrap();
+    let out = call("free", serde_json::json!({"read": key}));
+    assert!(
+        out.status.success() && stdout(&out).contains("ok: read"),
+        "{out:?}"
+    );
+    let out = call("free", serde_json::json!({"parentEnviron": "yes"}));
+    assert!(stdout(&out).contains("sk-held-by-mcpmux"), "{out:?}");
+    let out = call("jailed", serde_json::json!({"read": key}));
+    assert!(!out.status.success(), "{out:?}");
+    assert!(stdout(&out).contains("Permission denied"), "{out:?}");
+    let out = call("jailed", serde_json::json!({"parentEnviron": "yes"}));
+    assert!(!stdout(&out).contains("sk-held-by-mcpmux"), "{out:?}");
+    assert!(stdout(&out).contains("Permission denied"), "{out:?}");
+    let out = call(
+        "jailed",
+        serde_json::json!({"read": format!("{project}/notes.md")}),
+    );
+    assert!(out.status.success(), "{out:?}");
+}
