@@ -70,6 +70,7 @@ test_src=(
     tests/c/test_errors.c
     tests/c/test_pool.c
     tests/c/test_servers.c
+    tests/c/test_sandbox.c
     tests/c/test_calls.c
     tests/c/test_resources_and_prompts.c
     tests/c/test_events.c

@@ -398,6 +398,7 @@ int main(void) {
         {"call_options", test_call_options},
         {"server_killed", test_server_killed},
         {"roots", test_roots},
+        {"sandbox", test_sandbox},
         {"host_request_misuse", test_host_request_misuse},
         {"server_everything", test_server_everything},
         {"skills", test_skills},

@@ -250,6 +250,9 @@ void test_host_request_misuse(void);
 void test_server_everything(void);
 /* test_skills.c */
 void test_skills(void);
+/* test_sandbox.c */
+void test_sandbox(void);
+
 /* test_tasks.c */
 void test_tasks(void);
 void test_task_run(void);

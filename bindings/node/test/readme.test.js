@@ -14,6 +14,7 @@ const { packageDir, everything, tempDir, runNode } = require('./helpers');
 /** What each example prints, found by a line only it has; null: a fragment, only parsed. */
 const EXPECTED = new Map([
   ["const tools = await pool.listTools();", null],
+  ["sandbox: { write: ['~/notes'], required: true },", null],
   ['const [skill] = await pool.listSkills();', null],
   ["const view = await pool.appView('mcp__clock__get-time');", null],
   ["pool.registerTool({\n  name: 'open_file',", null],

@@ -30,6 +30,7 @@ EXPECTED: dict[str, list[str] | None] = {
     "serve_http()": ["MCP endpoint: http://127.0.0.1:", '"timezone": "UTC"'],
     "class KeychainStore": None,
     "class Echo": ["The sum is 3", "finished 2"],
+    "sandbox=mcpmux.Sandbox(required=True)": ['"timezone": "UTC"'],
 }
 
 

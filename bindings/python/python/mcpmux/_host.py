@@ -251,7 +251,15 @@ def config_json(config: Any) -> dict[str, Any]:
             out[camel_key] = out.pop(snake_key)
     if out.get("oauth") is not None:
         out["oauth"] = oauth_json(out["oauth"])
+    if out.get("sandbox") is not None:
+        out["sandbox"] = sandbox_json(out["sandbox"])
     return out
+
+
+def sandbox_json(sandbox: Any) -> dict[str, Any]:
+    """A sandbox (a :class:`Sandbox` or a dict, snake_case or camelCase keys) as the core's
+    camelCase object; the core rejects unknown keys."""
+    return _camel_keys(sandbox, {"memory_mb", "open_files"}, "sandbox")
 
 
 _JSON_TYPES: dict[Any, str] = {

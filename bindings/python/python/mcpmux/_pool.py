@@ -21,6 +21,7 @@ from ._host import (
     roots_adapter,
     roots_json,
     sampling_adapter,
+    sandbox_json,
     schema_from_signature,
     token_store_adapter,
     tool_adapter,
@@ -46,6 +47,7 @@ from .types import (
     Recipe,
     ResourceInfo,
     ResourceTemplateInfo,
+    Sandbox,
     SearchHit,
     ServerConfig,
     ServerRecord,
@@ -157,6 +159,7 @@ def _server_fields(
     strict_transport: bool | None = None,
     oauth: OAuthSettings | Mapping[str, Any] | None = None,
     inherit_env: bool | None = None,
+    sandbox: Sandbox | Mapping[str, Any] | None = None,
     **rest: Any,
 ) -> dict[str, Any]:
     """The core's camelCase server JSON from keyword arguments (``None`` = not given)."""
@@ -171,6 +174,7 @@ def _server_fields(
         "headers": headers,
         "strictTransport": strict_transport,
         "oauth": oauth_json(oauth) if oauth is not None else None,
+        "sandbox": sandbox_json(sandbox) if sandbox is not None else None,
     }
     given = {k: v for k, v in flat.items() if v is not None}
     if config is not None:
@@ -532,6 +536,7 @@ class Pool:
         headers: Mapping[str, str] | None = None,
         strict_transport: bool | None = None,
         oauth: OAuthSettings | Mapping[str, Any] | None = None,
+        sandbox: Sandbox | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         scope: str | None = None,
@@ -564,8 +569,8 @@ class Pool:
         body = _server_fields(
             config=config, command=command, args=args, env=env, inherit_env=inherit_env,
             cwd=cwd, url=url,
-            headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
-            type=type, scope=scope, is_active=is_active,
+            headers=headers, strict_transport=strict_transport, oauth=oauth, sandbox=sandbox,
+            timeouts=timeouts, type=type, scope=scope, is_active=is_active,
             is_trusted=is_trusted, disabled_tools=disabled_tools,
             disabled_auto_approve_tools=disabled_auto_approve_tools,
             install_source=install_source, project_path=project_path, log_level=log_level,
@@ -634,6 +639,7 @@ class Pool:
         headers: Mapping[str, str] | None = None,
         strict_transport: bool | None = None,
         oauth: OAuthSettings | Mapping[str, Any] | None = None,
+        sandbox: Sandbox | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
@@ -642,8 +648,8 @@ class Pool:
         body = _server_fields(
             config=config, command=command, args=args, env=env, inherit_env=inherit_env,
             cwd=cwd, url=url,
-            headers=headers, strict_transport=strict_transport, oauth=oauth, timeouts=timeouts,
-            type=type,
+            headers=headers, strict_transport=strict_transport, oauth=oauth, sandbox=sandbox,
+            timeouts=timeouts, type=type,
         )  # fmt: skip
         body["name"] = name
         body.setdefault("config", {})

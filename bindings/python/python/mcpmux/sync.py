@@ -34,6 +34,7 @@ from .types import (
     Recipe,
     ResourceInfo,
     ResourceTemplateInfo,
+    Sandbox,
     SearchHit,
     ServerConfig,
     ServerRecord,
@@ -318,6 +319,7 @@ class Pool:
         headers: Mapping[str, str] | None = None,
         strict_transport: bool | None = None,
         oauth: OAuthSettings | Mapping[str, Any] | None = None,
+        sandbox: Sandbox | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         scope: str | None = None,
@@ -337,7 +339,8 @@ class Pool:
             self._pool.add_server(
                 name, command=command, args=args, env=env, inherit_env=inherit_env, cwd=cwd,
                 url=url, headers=headers,
-                strict_transport=strict_transport, oauth=oauth, config=config, type=type,
+                strict_transport=strict_transport, oauth=oauth, sandbox=sandbox, config=config,
+                type=type,
                 scope=scope, is_active=is_active,
                 is_trusted=is_trusted, disabled_tools=disabled_tools,
                 disabled_auto_approve_tools=disabled_auto_approve_tools,
@@ -401,6 +404,7 @@ class Pool:
         headers: Mapping[str, str] | None = None,
         strict_transport: bool | None = None,
         oauth: OAuthSettings | Mapping[str, Any] | None = None,
+        sandbox: Sandbox | Mapping[str, Any] | None = None,
         config: ServerConfig | Mapping[str, Any] | None = None,
         type: str | None = None,
         timeouts: Timeouts | Mapping[str, Any] | None = None,
@@ -410,7 +414,8 @@ class Pool:
             self._pool.test_config(
                 name, command=command, args=args, env=env, inherit_env=inherit_env, cwd=cwd,
                 url=url, headers=headers,
-                strict_transport=strict_transport, oauth=oauth, config=config, type=type,
+                strict_transport=strict_transport, oauth=oauth, sandbox=sandbox, config=config,
+                type=type,
                 timeouts=timeouts,
             )
         )  # fmt: skip
