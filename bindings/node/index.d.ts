@@ -252,6 +252,9 @@ export interface ServerRecord {
   /** The server's tools as they were when it was trusted, by name: a tool that changed since,
    * or is new, is asked about again. */
   trustedTools?: Record<string, TrustedTool>;
+  /** Saved from another host's file and not yet approved by the user: nothing of it runs (no
+   * process, no connection) until it is approved (`Pool::approve_server`). */
+  pending?: boolean;
   // @end
 }
 
@@ -281,6 +284,9 @@ export interface ServerInput {
   logLevel?: LogLevel;
   sessionScope?: SessionScope;
   maxClients?: number;
+  /** Save it waiting for the user's approval (as an import does); an add the user typed is approved
+   * by that act (the default). */
+  pending?: boolean;
   // @end
 }
 
@@ -301,6 +307,8 @@ export interface ServerPatch {
   logLevel?: LogLevel;
   sessionScope?: SessionScope;
   maxClients?: number;
+  /** `false` approves a server that waits for approval (see `Pool::approve_server`). */
+  pending?: boolean;
   // @end
 }
 
@@ -735,6 +743,36 @@ export interface ConnectionStateEvent {
 export interface ServersChangedEvent {
   type: 'servers:changed';
 }
+/** What running a server would do, for the user to approve: its exact command and arguments
+ * (or URL), the names of what it is given (never the values), its sandbox. */
+export interface Consent {
+  // @generated Consent
+  args?: string[];
+  /** The program a stdio server runs, exactly as it would be started (no shell). */
+  command?: string;
+  cwd?: string;
+  /** The names of the environment variables it is given (never their values). */
+  envKeys?: string[];
+  /** The names of the HTTP headers it is sent (never their values). */
+  headerKeys?: string[];
+  /** It starts with the host's whole environment (less mcpmux's own secrets). */
+  inheritEnv?: boolean;
+  /** The sandbox it would run in; none: the user's full rights. */
+  sandbox?: Sandbox;
+  serverId: string;
+  serverName: string;
+  /** A remote server's address, credentials in it redacted. */
+  url?: string;
+  // @end
+}
+/** A server was saved waiting for the user's approval (imported from another host's file):
+ * show `consent`, then `approveServer` it (or remove it). */
+export interface ServerPendingEvent {
+  type: 'server:pending';
+  serverId: string;
+  serverName: string;
+  consent: Consent;
+}
 export interface ToolCalledEvent {
   type: 'tool:called';
   serverId: string;
@@ -850,6 +888,7 @@ export interface PoolEvents {
   'server:connected': ServerConnectedEvent;
   'connection:state': ConnectionStateEvent;
   'servers:changed': ServersChangedEvent;
+  'server:pending': ServerPendingEvent;
   'tool:called': ToolCalledEvent;
   'tools:changed': ToolsChangedEvent;
   'prompts:changed': PromptsChangedEvent;
@@ -872,6 +911,7 @@ export type PoolEvent =
   | ServerConnectedEvent
   | ConnectionStateEvent
   | ServersChangedEvent
+  | ServerPendingEvent
   | ToolCalledEvent
   | ToolsChangedEvent
   | PromptsChangedEvent
@@ -1419,6 +1459,9 @@ export declare class Pool extends EventEmitter {
   /** Imports servers from JSON in the usual `mcpServers` formats, or a single server. */
   addJson(json: string | Record<string, unknown>): Promise<ImportResult[]>;
   updateServer(idOrName: string, patch: ServerPatch): Promise<ServerRecord>;
+  /** Approves a server imported from another host's file (`pending`): it may run from now on,
+   * and is connected and listed. Show the user its `server:pending` event's `consent` first. */
+  approveServer(idOrName: string): Promise<ServerRecord>;
   /** Removes a server, closing its connection; resolves with the removed record. */
   removeServer(idOrName: string): Promise<ServerRecord>;
   /** Connects to a stored server and lists its tools, without failing on a bad server. */

@@ -34,55 +34,7 @@ pub enum ConnectionPhase {
     Failed,
 }
 
-/// How severe a server's log message is (syslog's levels, as MCP names them), least first.
-/// As an option, the least severe a server is asked to send.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
-}
-
-impl LogLevel {
-    /// Every level, least severe first.
-    pub const ALL: [LogLevel; 8] = [
-        LogLevel::Debug,
-        LogLevel::Info,
-        LogLevel::Notice,
-        LogLevel::Warning,
-        LogLevel::Error,
-        LogLevel::Critical,
-        LogLevel::Alert,
-        LogLevel::Emergency,
-    ];
-
-    /// The protocol's value.
-    #[allow(
-        deprecated,
-        reason = "server logging (SEP-2577) is deprecated but still sent"
-    )]
-    pub(crate) fn to_mcp(self) -> rmcp::model::LoggingLevel {
-        use rmcp::model::LoggingLevel as L;
-        match self {
-            LogLevel::Debug => L::Debug,
-            LogLevel::Info => L::Info,
-            LogLevel::Notice => L::Notice,
-            LogLevel::Warning => L::Warning,
-            LogLevel::Error => L::Error,
-            LogLevel::Critical => L::Critical,
-            LogLevel::Alert => L::Alert,
-            LogLevel::Emergency => L::Emergency,
-        }
-    }
-}
+pub use crate::log_level::LogLevel;
 
 /// Something that happened in the pool. Serialized with a `type` tag, fields in camelCase.
 /// No event ever carries an env value, a header value or a token.
@@ -110,6 +62,14 @@ pub enum Event {
     },
     #[serde(rename = "servers:changed")]
     ServersChanged,
+    /// A server was saved waiting for the user's approval (imported from another host's
+    /// file): what running it would do, for the host to show before `approve_server`.
+    #[serde(rename = "server:pending", rename_all = "camelCase")]
+    ServerPending {
+        server_id: String,
+        server_name: String,
+        consent: Box<crate::config::consent::Consent>,
+    },
     #[serde(rename = "tool:called", rename_all = "camelCase")]
     ToolCalled {
         server_id: String,
@@ -220,6 +180,7 @@ pub const EVENT_NAMES: &[&str] = &[
     "server:connected",
     "connection:state",
     "servers:changed",
+    "server:pending",
     "tool:called",
     "tools:changed",
     "prompts:changed",
@@ -243,6 +204,7 @@ impl Event {
             Event::ServerConnected { .. } => "server:connected",
             Event::ConnectionState { .. } => "connection:state",
             Event::ServersChanged => "servers:changed",
+            Event::ServerPending { .. } => "server:pending",
             Event::ToolCalled { .. } => "tool:called",
             Event::ToolsChanged { .. } => "tools:changed",
             Event::PromptsChanged { .. } => "prompts:changed",

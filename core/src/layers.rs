@@ -8,10 +8,10 @@ const LAYERS: &[(&str, u8)] = &[
     // Leaves: no mcpmux module of their own.
     ("alloc", 0),
     ("boxed_future", 0),
-    ("events", 0),
     ("fast_map", 0),
     ("front_matter", 0),
     ("http_layer", 0),
+    ("log_level", 0),
     ("memory", 0),
     ("message", 0),
     ("redact", 0),
@@ -22,6 +22,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("error", 1),
     // A server's record and the config file.
     ("config", 2),
+    // What happened in the pool, in the terms of the records.
+    ("events", 3),
     ("auth", 3),
     ("tools", 4),
     ("host", 5),

@@ -23,6 +23,7 @@ pub mod host;
 mod http_layer;
 #[cfg(test)]
 mod layers;
+mod log_level;
 mod memory;
 mod message;
 pub mod mirror;

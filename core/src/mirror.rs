@@ -125,6 +125,7 @@ pub fn types() -> Vec<Mirrored> {
         mirrored!("Sandbox", In, crate::config::sandbox::Sandbox),
         mirrored!("Timeouts", In, r::Timeouts),
         mirrored!("ServerRecord", Out, r::ServerRecord),
+        mirrored!("Consent", Out, crate::config::consent::Consent),
         mirrored!("ServerInput", In, r::ServerInput),
         mirrored!("ServerPatch", In, r::ServerPatch),
         mirrored!("ImportResult", Out, crate::pool::ImportResult),

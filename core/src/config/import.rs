@@ -72,6 +72,9 @@ fn entry(name: &str, cfg: Value) -> Result<ServerInput> {
         transport,
         config,
         is_active,
+        // Written by another host, or copied from a page: nothing of it runs before the user
+        // has seen the command and approved it.
+        pending: Some(true),
         ..Default::default()
     })
 }

@@ -4,6 +4,7 @@
 //! settings ([`oauth`], used by `auth`) and the tools the user trusted ([`trusted_tools`], used by
 //! `tools::pins`).
 
+pub mod consent;
 pub mod import;
 pub mod oauth;
 pub mod record;

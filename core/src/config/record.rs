@@ -224,6 +224,10 @@ pub struct ServerRecord {
     pub config: ServerConfig,
     #[serde(default = "yes")]
     pub is_active: bool,
+    /// Saved from another host's file and not yet approved by the user: nothing of it runs
+    /// (no process, no connection) until it is approved (`Pool::approve_server`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
     #[serde(default)]
     pub is_trusted: bool,
     #[serde(default)]
@@ -242,7 +246,7 @@ pub struct ServerRecord {
     pub timeouts: Timeouts,
     /// The least severe log messages asked of this server (else the pool's `logLevel`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub log_level: Option<crate::events::LogLevel>,
+    pub log_level: Option<crate::log_level::LogLevel>,
     /// Shared by every client of a served pool (the default), or one connection per client.
     #[serde(default, skip_serializing_if = "is_shared")]
     pub session_scope: SessionScope,
@@ -273,6 +277,10 @@ pub struct ServerInput {
     pub config: ServerConfig,
     #[serde(default)]
     pub is_active: Option<bool>,
+    /// Save it waiting for the user's approval (as an import does); an add the user typed
+    /// is approved by that act (the default).
+    #[serde(default)]
+    pub pending: Option<bool>,
     #[serde(default)]
     pub is_trusted: Option<bool>,
     #[serde(default)]
@@ -286,7 +294,7 @@ pub struct ServerInput {
     #[serde(default)]
     pub timeouts: Timeouts,
     #[serde(default)]
-    pub log_level: Option<crate::events::LogLevel>,
+    pub log_level: Option<crate::log_level::LogLevel>,
     #[serde(default)]
     pub session_scope: Option<SessionScope>,
     #[serde(default)]
@@ -303,13 +311,15 @@ pub struct ServerPatch {
     pub scope: Option<Scope>,
     pub config: Option<ServerConfig>,
     pub is_active: Option<bool>,
+    /// `false` approves a server that waits for approval (see `Pool::approve_server`).
+    pub pending: Option<bool>,
     pub is_trusted: Option<bool>,
     pub disabled_tools: Option<Vec<String>>,
     pub disabled_auto_approve_tools: Option<Vec<String>>,
     pub install_source: Option<InstallSource>,
     pub project_path: Option<String>,
     pub timeouts: Option<Timeouts>,
-    pub log_level: Option<crate::events::LogLevel>,
+    pub log_level: Option<crate::log_level::LogLevel>,
     pub session_scope: Option<SessionScope>,
     pub max_clients: Option<u32>,
 }
@@ -369,6 +379,7 @@ impl ServerInput {
             scope: self.scope.unwrap_or_default(),
             config: self.config,
             is_active: self.is_active.unwrap_or(true),
+            pending: self.pending.unwrap_or(false),
             is_trusted: self.is_trusted.unwrap_or(false),
             disabled_tools: self.disabled_tools,
             disabled_auto_approve_tools: self.disabled_auto_approve_tools,
@@ -506,6 +517,26 @@ impl ServerRecord {
         Ok(())
     }
 
+    /// Whether anything of this server may run: it is active and not waiting for approval.
+    pub fn runs(&self) -> bool {
+        self.is_active && !self.pending
+    }
+
+    /// Refuses a server that waits for the user's approval, with what approving it would let
+    /// run and how to approve it.
+    pub(crate) fn approved(&self) -> Result<()> {
+        if !self.pending {
+            return Ok(());
+        }
+        Err(Error::invalid(format!(
+            "server '{}' waits for your approval before it first runs:\n{}\napprove it with \
+             `mcpmux servers approve {}` (`approve_server` in the libraries), or remove it",
+            self.name,
+            crate::config::consent::Consent::of(self).describe(),
+            self.name
+        )))
+    }
+
     /// Whether a pool opened for `project` sees this server.
     pub fn visible_from(&self, project: Option<&str>) -> bool {
         match self.scope {
@@ -520,7 +551,8 @@ impl ServerRecord {
     /// `unasked`, which the add left to their defaults. None: the add asks for this server as
     /// it is.
     pub(crate) fn differences_from(&self, added: &ServerRecord, unasked: &[&str]) -> Vec<String> {
-        const NOT_ASKED: [&str; 4] = ["id", "createdAt", "updatedAt", "installSource"];
+        // An import of a server the user approved since does not take the approval back.
+        const NOT_ASKED: [&str; 5] = ["id", "createdAt", "updatedAt", "installSource", "pending"];
         let fields = |r: &ServerRecord| match serde_json::to_value(r) {
             Ok(serde_json::Value::Object(map)) => map,
             _ => serde_json::Map::new(),
@@ -568,6 +600,9 @@ impl ServerRecord {
         }
         if let Some(v) = patch.is_active {
             self.is_active = v;
+        }
+        if let Some(v) = patch.pending {
+            self.pending = v;
         }
         if let Some(v) = patch.is_trusted {
             self.is_trusted = v;
@@ -681,6 +716,12 @@ mod tests {
         let mut enable = stdio("files");
         enable.is_active = Some(true);
         assert_eq!(differences(&changed, enable), ["isActive"]);
+
+        // The host's file imported again after the user approved the server: it stays
+        // approved, and the import finds it there.
+        let mut imported = stdio("files");
+        imported.pending = Some(true);
+        assert_eq!(differences(&saved, imported), Vec::<String>::new());
     }
 
     /// A field `ServerInput` gains must be sorted here on purpose: either an add always
@@ -690,7 +731,7 @@ mod tests {
     #[test]
     fn every_field_of_an_input_is_compared_or_left_to_the_saved_server() {
         const COMPARED: [&str; 5] = ["name", "type", "scope", "config", "projectPath"];
-        const NEVER_ASKED: [&str; 1] = ["installSource"];
+        const NEVER_ASKED: [&str; 2] = ["installSource", "pending"];
         let input = stdio("files");
         let unasked = input.unasked();
         let schema = serde_json::to_value(schemars::schema_for!(ServerInput)).unwrap();

@@ -305,7 +305,7 @@ impl Inner {
 
     fn active_slots(&self) -> Vec<Arc<Slot>> {
         let mut slots = self.slots();
-        slots.retain(|s| s.record.read().unwrap().is_active);
+        slots.retain(|s| s.record.read().unwrap().runs());
         slots
     }
 

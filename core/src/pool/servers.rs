@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::server::slot::Slot;
 use super::session::connection::Connection;
 use super::{Inner, Pool, blocking};
+use crate::config::consent::Consent;
 use crate::config::import::parse_server_json;
 use crate::config::record::{ServerInput, ServerPatch, ServerRecord};
 use crate::error::{Error, Result};
@@ -152,9 +153,16 @@ impl Pool {
                 .insert(record.id.clone(), slot.clone());
             // After the insert: an answer that saw the count before must look again.
             self.inner.tools_changed();
-            if record.is_active && self.inner.opts.connect_on_add {
+            if record.runs() && self.inner.opts.connect_on_add {
                 self.inner.list_in_background(slot);
             }
+        }
+        if record.pending {
+            self.inner.events.emit(Event::ServerPending {
+                server_id: record.id.clone(),
+                server_name: record.name.clone(),
+                consent: Box::new(Consent::of(&record)),
+            });
         }
         self.inner.events.emit(Event::ServersChanged);
         Ok(AddOutcome {
@@ -222,7 +230,8 @@ impl Pool {
                         Some(false) => updated.trusted_tools = None,
                         None => {}
                     }
-                    let enabled = updated.is_active && !records[idx].is_active;
+                    // Enabled, or approved: it may run now where it could not.
+                    let enabled = updated.runs() && !records[idx].runs();
                     if let Some(other) = records.iter().find(|r| {
                         r.id != updated.id && r.name == updated.name && r.shares_view_with(&updated)
                     }) {
@@ -243,6 +252,22 @@ impl Pool {
             .await;
         self.inner.events.emit(Event::ServersChanged);
         Ok(record)
+    }
+
+    /// Approves a server that waits for the user's approval (one imported from another host's
+    /// file): it may run from now on, and with `connectOnAdd` it is connected and listed. The
+    /// host shows the user [`Consent::of`] its record first (the `server:pending` event
+    /// carries it). Approving a server that does not wait changes nothing.
+    pub async fn approve_server(&self, server: &str) -> Result<ServerRecord> {
+        let record = self.get_server(server).await?;
+        if !record.pending {
+            return Ok(record);
+        }
+        let approve = ServerPatch {
+            pending: Some(false),
+            ..Default::default()
+        };
+        self.update_server(&record.id, approve).await
     }
 
     /// The pins of `server_id`'s tools as the pool knows them now (listing them if it must);
@@ -498,12 +523,12 @@ impl Inner {
                 .unwrap()
                 .insert(record.id.clone(), slot.clone());
             self.tools_changed();
-            if list && record.is_active {
+            if list && record.runs() {
                 self.list_in_background(slot);
             }
             return;
         };
-        let active = record.is_active;
+        let active = record.runs();
         // Ids were assigned from the old record (name, disabled tools, config): forget them,
         // so a call with a stale id is resolved again, not sent to a server that may not
         // have that tool any more.

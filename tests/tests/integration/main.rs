@@ -9,6 +9,7 @@ mod agent_host;
 mod apps;
 mod chaos;
 mod common;
+mod consent;
 mod first_use;
 mod host_features;
 mod host_requests;

@@ -331,6 +331,9 @@ class ServerRecord(Model):
     #: The server's tools as they were when it was trusted, by name (``{"digest", "description"}``
     #: each): a tool that changed since, or is new, is asked about again.
     trusted_tools: dict[str, dict[str, Any]] | None = None
+    # Saved from another host's file and not yet approved by the user: nothing of it runs (no
+    # process, no connection) until it is approved (`Pool::approve_server`).
+    pending: bool | None = None
     # @end
 
 
@@ -643,7 +646,9 @@ class Event(Model):
     """Something that happened in the pool.
 
     ``type`` is the event name (``"server:connected"``, ``"connection:state"``,
-    ``"servers:changed"``, ``"tool:called"``, ``"tools:changed"``, ``"prompts:changed"``,
+    ``"servers:changed"``, ``"server:pending"`` (a server imported from another host's file
+    waits for approval: ``data["consent"]`` says what it would run), ``"tool:called"``,
+    ``"tools:changed"``, ``"prompts:changed"``,
     ``"resources:changed"``, ``"resource:updated"``, ``"elicitation:complete"``,
     ``"notification"`` (one mcpmux has no meaning for: ``method``, ``params``),
     ``"progress"``, ``"log"``, and the rest of ``EVENT_NAMES``); ``data`` holds its other

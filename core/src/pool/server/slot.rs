@@ -440,6 +440,7 @@ impl Slot {
                 record.name
             )));
         }
+        record.approved()?;
         self.set_state(
             inner,
             Unless::Never,
@@ -700,7 +701,7 @@ pub(crate) fn spawn_reconnect(slot: Arc<Slot>, inner: Arc<Inner>) {
                 _ = shutdown.cancelled() => break,
             }
             let Some(inner) = weak.upgrade() else { break };
-            if slot.removed.load(Ordering::SeqCst) || !slot.record().is_active {
+            if slot.removed.load(Ordering::SeqCst) || !slot.record().runs() {
                 break;
             }
             let _guard = slot.connect_lock.lock().await;

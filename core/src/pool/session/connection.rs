@@ -263,6 +263,29 @@ impl Opening<'_> {
 
     /// stdio: spawn the server and run the handshake; a server that needs another handshake
     /// (`retry_after`) gets a new process for it.
+    /// A session over the record's transport, handshake done. Every way to a server's
+    /// process or remote session comes through here (a use, a test, a per-client connection,
+    /// a reconnect), so a server that waits for approval is refused here.
+    async fn session_of_record(&self) -> Result<Session> {
+        self.record.approved()?;
+        match self.record.transport {
+            TransportType::Stdio => self.stdio().await,
+            TransportType::Http => self.http().await,
+            TransportType::Sse => {
+                let limit = self.new_limit();
+                let events = self.shared.events.clone();
+                let transport = sse::open(self.record, events, limit.clone()).await?;
+                self.session(transport, limit).await
+            }
+            TransportType::Websocket => {
+                let limit = self.new_limit();
+                let events = self.shared.events.clone();
+                let transport = websocket::open(self.record, events, limit.clone()).await?;
+                self.session(transport, limit).await
+            }
+        }
+    }
+
     async fn stdio(&self) -> Result<Session> {
         let failed = match self.spawned_session(Lifecycle::Auto).await? {
             Ok(session) => return Ok(session),
@@ -493,21 +516,7 @@ impl Connection {
             limit,
             authorized,
             streamable,
-        } = match record.transport {
-            TransportType::Stdio => opening.stdio().await?,
-            TransportType::Http => opening.http().await?,
-            TransportType::Sse => {
-                let limit = opening.new_limit();
-                let transport = sse::open(record, shared.events.clone(), limit.clone()).await?;
-                opening.session(transport, limit).await?
-            }
-            TransportType::Websocket => {
-                let limit = opening.new_limit();
-                let transport =
-                    websocket::open(record, shared.events.clone(), limit.clone()).await?;
-                opening.session(transport, limit).await?
-            }
-        };
+        } = opening.session_of_record().await?;
         let peer = service.peer().clone();
         peer.set_response_cache_config(response_cache(tools_ttl))
             .await;

@@ -97,6 +97,9 @@ async fn test_discover_and_add_json() {
         "{good_again:?}"
     );
     assert_eq!(good_again.record, good.record);
+    // Imported: it waits for the user's approval before anything of it runs.
+    assert!(good.record.as_ref().unwrap().pending);
+    pool.approve_server("good").await.unwrap();
 
     let t = pool.test_server("good").await.unwrap();
     assert!(t.success, "{t:?}");
