@@ -1,7 +1,7 @@
 //! What each command does: parse its input, call the pool, print the outcome.
 
 use std::fmt;
-use std::io::Read;
+use std::io::{IsTerminal, Read, Write};
 
 use mcpmux::model::CallToolResult;
 use mcpmux::{
@@ -392,8 +392,13 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                         ),
                     };
                     let flags = format!(
-                        "{}{}{}",
+                        "{}{}{}{}",
                         if r.is_active { "" } else { " (disabled)" },
+                        if r.pending {
+                            " (waiting for approval)"
+                        } else {
+                            ""
+                        },
                         if r.is_trusted { " (trusted)" } else { "" },
                         if r.config.sandbox.is_some() {
                             " (sandboxed)"
@@ -470,6 +475,28 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                         None => println!("added {}{listing}", r.name),
                         Some(e) => println!("failed {}: {e}", r.name),
                     }
+                    if let Some(record) = r.record.as_ref().filter(|r| r.pending) {
+                        let consent = mcpmux::config::consent::Consent::of(record);
+                        for line in consent.describe().lines() {
+                            println!("    {line}");
+                        }
+                    }
+                }
+                let waiting: Vec<&ServerRecord> = (added.iter())
+                    .filter(|r| r.pending && r.is_active)
+                    .collect();
+                let asked = file != "-" && std::io::stdin().is_terminal();
+                match asked && std::io::stdout().is_terminal() {
+                    true => approve_asking(pool, &waiting).await?,
+                    false if waiting.is_empty() => {}
+                    false => println!(
+                        "{} waiting for your approval: `mcpmux servers approve NAME` (or \
+                         `--all`) lets it run",
+                        match waiting.len() {
+                            1 => "1 server is".to_owned(),
+                            n => format!("{n} servers are"),
+                        }
+                    ),
                 }
             }
             let failed = results.iter().filter(|r| !r.success).count();
@@ -478,6 +505,35 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
                     "{failed} of {} servers could not be imported",
                     results.len()
                 )));
+            }
+            Ok(())
+        }
+        ServersCommand::Approve { name, all } => {
+            let waiting: Vec<String> = match (name, all) {
+                (Some(name), _) => vec![name.clone()],
+                (None, _) => (pool.list_servers().await?.into_iter())
+                    .filter(|r| r.pending)
+                    .map(|r| r.name)
+                    .collect(),
+            };
+            let mut approved = Vec::new();
+            for name in &waiting {
+                approved.push(pool.approve_server(name).await?);
+            }
+            let listed = first_listing(pool, &approved).await;
+            if json {
+                let shown: Vec<ServerRecord> =
+                    approved.iter().map(ServerRecord::redacted).collect();
+                let outcomes: Vec<_> = (shown.iter())
+                    .map(|r| WithListing::new(r, listed.get(&r.id)))
+                    .collect();
+                print_json(&outcomes);
+            } else if approved.is_empty() {
+                println!("no server is waiting for approval");
+            }
+            for r in approved.iter().filter(|_| !json) {
+                let listing = listed.get(&r.id).map(ToString::to_string);
+                println!("approved {}{}", r.name, listing.unwrap_or_default());
             }
             Ok(())
         }
@@ -591,6 +647,8 @@ enum Listing {
     Failed(String),
     /// Disabled: not started.
     Inactive,
+    /// Waiting for the user's approval: not started.
+    Pending,
 }
 
 impl fmt::Display for Listing {
@@ -601,8 +659,36 @@ impl fmt::Display for Listing {
             Listing::Tools(n) => write!(f, ": {n} tools"),
             Listing::Failed(e) => write!(f, ", but its tools could not be listed: {e}"),
             Listing::Inactive => f.write_str(" (disabled: not started)"),
+            Listing::Pending => {
+                f.write_str(", waiting for your approval (nothing of it runs until then)")
+            }
         }
     }
+}
+
+/// Asks on the terminal about each server in `waiting`, showing what approving it lets run
+/// (printed above), and approves those the user says yes to.
+async fn approve_asking(pool: &Pool, waiting: &[&ServerRecord]) -> Result<()> {
+    let mut approved = Vec::new();
+    for record in waiting {
+        print!("Let {} run? [y/N] ", record.name);
+        std::io::stdout().flush().ok();
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer).ok();
+        match answer.trim().eq_ignore_ascii_case("y") || answer.trim() == "yes" {
+            true => approved.push(pool.approve_server(&record.id).await?),
+            false => println!(
+                "{} waits: `mcpmux servers approve {}` lets it run later",
+                record.name, record.name
+            ),
+        }
+    }
+    let listed = first_listing(pool, &approved).await;
+    for r in &approved {
+        let listing = listed.get(&r.id).map(ToString::to_string);
+        println!("approved {}{}", r.name, listing.unwrap_or_default());
+    }
+    Ok(())
 }
 
 /// Waits for the first listing that adding starts (each within its connect timeout, with a
@@ -614,7 +700,7 @@ async fn first_listing(
 ) -> std::collections::HashMap<String, Listing> {
     let ids: Vec<String> = records
         .iter()
-        .filter(|r| r.is_active)
+        .filter(|r| r.runs())
         .map(|r| r.id.clone())
         .collect();
     let servers = ServerFilter {
@@ -625,7 +711,7 @@ async fn first_listing(
         [one] => format!("starting {}…", one.name),
         _ => format!("starting {} servers…", records.len()),
     };
-    let unlisted = if records.iter().any(|r| r.is_active) {
+    let unlisted = if records.iter().any(ServerRecord::runs) {
         connecting(&label, pool.ensure_catalog(&servers)).await
     } else {
         Vec::new()
@@ -636,6 +722,7 @@ async fn first_listing(
         .map(|r| {
             let listing = match unlisted.iter().find(|u| u.server_id == r.id) {
                 _ if !r.is_active => Listing::Inactive,
+                _ if r.pending => Listing::Pending,
                 Some(u) => Listing::Failed(u.error.clone()),
                 None => Listing::Tools(known.iter().filter(|t| t.server_id == r.id).count()),
             };

@@ -132,8 +132,19 @@ enum ServersCommand {
     /// Add a stdio server (--command) or a remote one (--url).
     Add(Box<AddArgs>),
     /// Import servers from a Claude Desktop / Cursor / VS Code JSON file (`-` reads stdin).
+    /// They are saved waiting for your approval: nothing of them runs before you have seen
+    /// each command (asked on a terminal, else `servers approve`).
     Import {
         file: String,
+    },
+    /// Approve an imported server: it may run from now on, and is started and listed.
+    Approve {
+        /// The server to approve.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        name: Option<String>,
+        /// Approve every server that waits for approval.
+        #[arg(long)]
+        all: bool,
     },
     Remove {
         name: String,

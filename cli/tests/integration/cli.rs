@@ -366,6 +366,14 @@ fn another_hosts_config_is_refused_with_the_way_to_import_it() {
     let own = dir.path().join("servers.json");
     let out = mcpmux(&own, &["servers", "import", theirs.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // Nothing of another host's servers runs before the user has seen it and approved it.
+    let said = stdout(&out);
+    assert!(said.contains("waiting for your approval"), "{said}");
+    assert!(said.contains("`mcpmux servers approve NAME`"), "{said}");
+    let tools = stdout(&mcpmux(&own, &["tools"]));
+    assert!(!tools.contains("mcp__demo__echo"), "{tools}");
+    let out = mcpmux(&own, &["servers", "approve", "--all"]);
+    assert!(stdout(&out).contains("approved demo: 3 tools"), "{out:?}");
     let tools = stdout(&mcpmux(&own, &["tools"]));
     assert!(tools.contains("mcp__demo__echo"), "{tools}");
 }
@@ -467,11 +475,38 @@ fn a_server_that_does_not_start_is_added_and_its_error_shown() {
     std::fs::write(&import, servers.to_string()).unwrap();
     let out = mcpmux(&config, &["servers", "import", import.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // Each waits for approval, with the exact command it would run shown.
     let said = stdout(&out);
-    assert!(said.contains("added demo: 3 tools"), "{said}");
     assert!(
-        said.contains("added gone, but its tools could not be listed"),
+        said.contains("added demo, waiting for your approval"),
         "{said}"
+    );
+    assert!(
+        said.contains(&format!("    runs: {exe} demo-server\n")),
+        "{said}"
+    );
+    assert!(
+        said.contains("    sandbox: none: it runs with your full rights"),
+        "{said}"
+    );
+    assert!(
+        said.contains("2 servers are waiting for your approval"),
+        "{said}"
+    );
+    let listed = stdout(&mcpmux(&config, &["servers", "list"]));
+    assert!(listed.contains("(waiting for approval)"), "{listed}");
+    let out = mcpmux(&config, &["servers", "approve", "--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("approved demo: 3 tools"), "{said}");
+    assert!(
+        said.contains("approved gone, but its tools could not be listed"),
+        "{said}"
+    );
+    let out = mcpmux(&config, &["servers", "approve", "--all"]);
+    assert!(
+        stdout(&out).contains("no server is waiting for approval"),
+        "{out:?}"
     );
 
     // A file that is no server list is named, with where it goes wrong.
@@ -890,4 +925,57 @@ fn a_server_added_with_sandbox_flags_reads_neither_the_users_key_nor_mcpmuxs_env
         serde_json::json!({"read": format!("{project}/notes.md")}),
     );
     assert!(out.status.success(), "{out:?}");
+}
+
+/// On a terminal, `servers import` shows each imported server's command and asks before it
+/// lets it run: yes starts and lists it, anything else leaves it waiting.
+#[test]
+fn an_import_on_a_terminal_asks_before_each_server_runs() {
+    let Some(script) = mcpmux_tests::find_in_path("script") else {
+        return mcpmux_tests::skip_or_fail("script (util-linux), for a terminal");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("servers.json");
+    let import = dir.path().join("claude.json");
+    let exe = env!("CARGO_BIN_EXE_mcpmux");
+    let servers = serde_json::json!({"mcpServers": {
+        "yes": {"command": exe, "args": ["demo-server"]},
+        "no": {"command": exe, "args": ["demo-server"]},
+    }});
+    std::fs::write(&import, servers.to_string()).unwrap();
+    let command = format!(
+        "{exe} --config {} servers import {}",
+        config.display(),
+        import.display()
+    );
+    // `script` gives the command a terminal; the answers come through it, in order.
+    let mut terminal = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    let answers = terminal.stdin.as_mut().unwrap();
+    answers.write_all(b"n\ny\n").unwrap();
+    let out = terminal.wait_with_output().unwrap();
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("Let no run? [y/N]") && said.contains("Let yes run?"),
+        "{said}"
+    );
+    assert!(
+        said.contains("no waits: `mcpmux servers approve no`"),
+        "{said}"
+    );
+    assert!(said.contains("approved yes: 3 tools"), "{said}");
+    let listed = stdout(&mcpmux(&config, &["servers", "list"]));
+    let waiting: Vec<&str> = (listed.lines())
+        .filter(|l| l.contains("(waiting for approval)"))
+        .collect();
+    assert!(
+        waiting.len() == 1 && waiting[0].starts_with("no "),
+        "{listed}"
+    );
 }
