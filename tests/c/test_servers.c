@@ -44,6 +44,16 @@ void test_servers_crud(void) {
     CHECK_STATUS(mcpmux_servers_add_json(pool, text, &out), MCPMUX_OK);
     CHECK_CONTAINS(out, "\"name\":\"beta\",\"success\":true");
     CHECK_CONTAINS(out, "\"name\":\"gamma\",\"success\":false");
+    /* Imported from another host's file: it waits for the user's approval. */
+    CHECK_CONTAINS(out, "\"pending\":true");
+    mcpmux_string_free(out);
+    CHECK_STATUS(mcpmux_servers_connect(pool, "beta", 5000, &out), MCPMUX_ERR_INVALID_ARGUMENT);
+    why = mcpmux_last_error();
+    CHECK_CONTAINS(why, "waits for your approval");
+    mcpmux_string_free(why);
+    /* Approved by the update a host makes once the user said yes. */
+    CHECK_STATUS(mcpmux_servers_update(pool, "beta", "{\"pending\": false}", &out), MCPMUX_OK);
+    CHECK(!strstr(out, "\"pending\""));
     mcpmux_string_free(out);
     /* The same text again (an import run twice): beta is found there, not added. */
     CHECK_STATUS(mcpmux_servers_add_json(pool, text, &out), MCPMUX_OK);

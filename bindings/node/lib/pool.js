@@ -303,6 +303,11 @@ class Pool extends EventEmitter {
     return callJson(() => this.#native.updateServer(idOrName, toJson('patch', patch)));
   }
 
+  async approveServer(idOrName) {
+    requireString('server', idOrName);
+    return callJson(() => this.#native.approveServer(idOrName));
+  }
+
   async removeServer(idOrName) {
     requireString('server', idOrName);
     return callJson(() => this.#native.removeServer(idOrName));

@@ -63,6 +63,18 @@ impl NativePool {
     }
 
     #[napi]
+    pub fn approve_server<'e>(
+        &self,
+        env: &'e Env,
+        server: String,
+    ) -> Result<PromiseRaw<'e, String>> {
+        let pool = self.pool();
+        promise(env, async move {
+            to_json(&pool.approve_server(&server).await.map_err(core_error)?)
+        })
+    }
+
+    #[napi]
     pub fn remove_server<'e>(
         &self,
         env: &'e Env,

@@ -148,6 +148,25 @@ test('addJson imports each entry on its own, from text or an object', async (t) 
   await assert.rejects(pool.addJson(7), { code: 'invalid_argument' });
 });
 
+test('an imported server waits for approval, and runs once approved', async (t) => {
+  const pool = await open(t);
+  const pending = waitEvent(pool, 'server:pending');
+  const [imported] = await pool.addJson({
+    mcpServers: { a: { command: testServer, env: { API_KEY: 'sk-not-shown' } } },
+  });
+  assert.equal(imported.record.pending, true);
+  const event = await pending;
+  assert.equal(event.consent.command, testServer);
+  assert.deepEqual(event.consent.envKeys, ['API_KEY']);
+  assert.ok(!JSON.stringify(event).includes('sk-not-shown'));
+  await assert.rejects(pool.connect('a'), { code: 'invalid_argument', message: /waits for your approval/ });
+  assert.deepEqual((await pool.listTools()).filter((tool) => tool.serverName === 'a'), []);
+  const approved = await pool.approveServer('a');
+  assert.ok(!approved.pending);
+  const echoed = await pool.callTool('mcp__a__echo', { text: 'hi' });
+  assert.equal(echoed.content[0].text, 'hi');
+});
+
 test('testServer, testConfig and discover report what a server offers', async (t) => {
   const pool = await open(t);
   await pool.addServer(testServerInput('t'));

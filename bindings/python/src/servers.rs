@@ -47,6 +47,13 @@ impl NativePool {
         })
     }
 
+    fn approve_server<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
+        let pool = self.pool()?;
+        awaitable(py, async move {
+            json_result(pool.approve_server(&server).await)
+        })
+    }
+
     fn remove_server<'py>(&self, py: Python<'py>, server: String) -> PyResult<Bound<'py, PyAny>> {
         let pool = self.pool()?;
         awaitable(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import os
 from pathlib import Path
@@ -143,6 +145,33 @@ async def test_add_json(pool: mcpmux.Pool, test_server: str) -> None:
     assert again[1].error and "with another config.url" in again[1].error
     with pytest.raises(mcpmux.InvalidArgumentError):
         await pool.add_json("{not json")
+
+
+async def test_an_imported_server_waits_for_approval(pool: mcpmux.Pool, test_server: str) -> None:
+    events = pool.events()
+    (imported,) = await pool.add_json(
+        {"mcpServers": {"a": {"command": test_server, "env": {"API_KEY": "sk-not-shown"}}}}
+    )
+    assert imported.record is not None and imported.record.pending
+
+    async def pending() -> mcpmux.Event:
+        async for event in events:
+            if event.type == "server:pending":
+                return event
+        raise AssertionError("no server:pending event")
+
+    event = await asyncio.wait_for(pending(), 5)
+    await events.aclose()
+    # Its fields in Python's spelling; the consent as the core writes it.
+    consent = event["consent"]
+    assert consent["command"] == test_server and consent["envKeys"] == ["API_KEY"]
+    assert "sk-not-shown" not in repr(event)
+    with pytest.raises(mcpmux.InvalidArgumentError, match="waits for your approval"):
+        await pool.connect("a")
+    assert [t for t in await pool.list_tools() if t.server_name == "a"] == []
+    approved = await pool.approve_server("a")
+    assert not approved.pending
+    assert (await pool.call_tool("mcp__a__echo", {"text": "hi"})).text == "hi"
 
 
 async def test_test_server_test_config_and_discover(tpool: mcpmux.Pool, test_server: str) -> None:

@@ -73,7 +73,9 @@ pub unsafe extern "C" fn mcpmux_servers_add(
 /// entry (`[{"name": ..., "success": true, "record": {...}, "alreadyThere": false},
 /// {"name": ..., "success": false, "error": "...", "alreadyThere": false}]`): a bad entry fails
 /// alone, and `alreadyThere` is true for a server saved before as the entry asks (nothing was
-/// added).
+/// added). A server added so is saved `"pending": true`: nothing of it runs until the user
+/// has seen what it would run (the `server:pending` event's `consent`) and the host approves
+/// it with mcpmux_servers_update(pool, name, "{\"pending\": false}", ...).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_servers_add_json(
     pool: mcpmux_pool,
@@ -88,8 +90,9 @@ pub unsafe extern "C" fn mcpmux_servers_add_json(
 }
 
 /// Merges a JSON patch (any record fields, e.g. `{"isActive": false}` or
-/// `{"disabledTools": ["x"]}`) into the server named by id or name; answers the updated
-/// record. A change of type or config reconnects it.
+/// `{"disabledTools": ["x"]}`, or `{"pending": false}` to approve an imported server) into
+/// the server named by id or name; answers the updated record. A change of type or config
+/// reconnects it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpmux_servers_update(
     pool: mcpmux_pool,

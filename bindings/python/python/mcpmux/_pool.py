@@ -618,6 +618,12 @@ class Pool:
         )  # fmt: skip
         return _one(ServerRecord, await self._native.update_server(server, json.dumps(body)))
 
+    async def approve_server(self, server: str) -> ServerRecord:
+        """Approves a server imported from another host's file (``pending``): it may run from
+        now on, and is connected and listed. Show the user its ``"server:pending"`` event's
+        ``consent`` (what it runs, the names of what it is given, its sandbox) first."""
+        return _one(ServerRecord, await self._native.approve_server(server))
+
     async def remove_server(self, server: str) -> ServerRecord:
         """Removes a server (disconnecting it); returns its record."""
         return _one(ServerRecord, await self._native.remove_server(server))

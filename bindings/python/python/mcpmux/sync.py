@@ -383,6 +383,10 @@ class Pool:
             )
         )  # fmt: skip
 
+    def approve_server(self, server: str) -> ServerRecord:
+        """Approves a server waiting for approval (see :meth:`mcpmux.Pool.approve_server`)."""
+        return self._call(self._pool.approve_server(server))
+
     def remove_server(self, server: str) -> ServerRecord:
         """Removes a server; returns its record."""
         return self._call(self._pool.remove_server(server))
