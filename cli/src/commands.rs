@@ -508,7 +508,11 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             }
             Ok(())
         }
-        ServersCommand::Approve { name, all } => {
+        ServersCommand::Approve {
+            name,
+            all,
+            no_sandbox,
+        } => {
             let waiting: Vec<String> = match (name, all) {
                 (Some(name), _) => vec![name.clone()],
                 (None, _) => (pool.list_servers().await?.into_iter())
@@ -518,6 +522,9 @@ async fn servers(cmd: &ServersCommand, pool: &Pool, json: bool) -> Result<()> {
             };
             let mut approved = Vec::new();
             for name in &waiting {
+                if *no_sandbox {
+                    without_sandbox(pool, name).await?;
+                }
                 approved.push(pool.approve_server(name).await?);
             }
             let listed = first_listing(pool, &approved).await;
@@ -664,6 +671,24 @@ impl fmt::Display for Listing {
             }
         }
     }
+}
+
+/// Takes the sandbox off a server before it is approved, at the user's word.
+async fn without_sandbox(pool: &Pool, name: &str) -> Result<()> {
+    let record = pool.get_server(name).await?;
+    if record.config.sandbox.is_none() {
+        return Ok(());
+    }
+    let config = ServerConfig {
+        sandbox: None,
+        ..record.config
+    };
+    let patch = ServerPatch {
+        config: Some(config),
+        ..Default::default()
+    };
+    pool.update_server(&record.id, patch).await?;
+    Ok(())
 }
 
 /// Asks on the terminal about each server in `waiting`, showing what approving it lets run

@@ -145,6 +145,10 @@ enum ServersCommand {
         /// Approve every server that waits for approval.
         #[arg(long)]
         all: bool,
+        /// Let it run without the sandbox an import gives it (its folders and the network),
+        /// with your full rights, for a server that needs more.
+        #[arg(long)]
+        no_sandbox: bool,
     },
     Remove {
         name: String,

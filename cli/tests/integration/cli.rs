@@ -485,24 +485,33 @@ fn a_server_that_does_not_start_is_added_and_its_error_shown() {
         said.contains(&format!("    runs: {exe} demo-server\n")),
         "{said}"
     );
-    assert!(
-        said.contains("    sandbox: none: it runs with your full rights"),
-        "{said}"
-    );
+    // An import's own sandbox: the folders its arguments name (none here), the network.
+    let sandbox = "    sandbox: reads nothing; writes nothing; the whole network\n";
+    assert!(said.contains(sandbox), "{said}");
     assert!(
         said.contains("2 servers are waiting for your approval"),
         "{said}"
     );
     let listed = stdout(&mcpmux(&config, &["servers", "list"]));
     assert!(listed.contains("(waiting for approval)"), "{listed}");
-    let out = mcpmux(&config, &["servers", "approve", "--all"]);
+    let out = mcpmux(&config, &["servers", "approve", "demo"]);
+    assert!(stdout(&out).contains("approved demo: 3 tools"), "{out:?}");
+    let out = mcpmux(&config, &["servers", "approve", "--all", "--no-sandbox"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let said = stdout(&out);
-    assert!(said.contains("approved demo: 3 tools"), "{said}");
     assert!(
         said.contains("approved gone, but its tools could not be listed"),
         "{said}"
     );
+    let listed = mcpmux(&config, &["--json", "servers", "list"]).stdout;
+    let listed: serde_json::Value = serde_json::from_slice(&listed).unwrap();
+    let sandbox_of = |name: &str| {
+        let mut records = listed.as_array().unwrap().iter();
+        let record = records.find(|r| r["name"] == name).unwrap();
+        record["config"]["sandbox"].clone()
+    };
+    assert_eq!(sandbox_of("demo")["network"], "all");
+    assert!(sandbox_of("gone").is_null(), "{listed}");
     let out = mcpmux(&config, &["servers", "approve", "--all"]);
     assert!(
         stdout(&out).contains("no server is waiting for approval"),

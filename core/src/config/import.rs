@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::config::record::{ServerConfig, ServerInput, TransportType};
+use crate::config::sandbox::{Network, Sandbox};
 use crate::error::{Error, Result};
 
 /// Parses `{"mcpServers": {...}}` (Claude Desktop, Cursor), `{"servers": {...}}` (VS Code) or a
@@ -67,6 +68,11 @@ fn entry(name: &str, cfg: Value) -> Result<ServerInput> {
         oauth: take_as(name, &mut cfg, "oauth")?,
         sandbox: None,
     };
+    let sandbox = config
+        .command
+        .as_ref()
+        .map(|_| imported_sandbox(&config.args));
+    let config = ServerConfig { sandbox, ..config };
     Ok(ServerInput {
         name: name.to_string(),
         transport,
@@ -77,6 +83,25 @@ fn entry(name: &str, cfg: Value) -> Result<ServerInput> {
         pending: Some(true),
         ..Default::default()
     })
+}
+
+/// The sandbox an imported stdio server runs in unless the user says otherwise: the folders
+/// its arguments name (what the other host was told to give it, as server-filesystem's
+/// roots), read and write, and the network, which most servers need to reach their service
+/// and which a host's file gives no hint of; nothing else of the user's files. The user sees
+/// it before approving the server.
+fn imported_sandbox(args: &[String]) -> Sandbox {
+    let folders = args
+        .iter()
+        .filter(|arg| std::path::Path::new(arg).is_absolute())
+        .filter(|arg| std::path::Path::new(arg).is_dir())
+        .cloned()
+        .collect();
+    Sandbox {
+        write: folders,
+        network: Network::All,
+        ..Default::default()
+    }
 }
 
 fn take_as<T: serde::de::DeserializeOwned + Default>(
@@ -130,6 +155,11 @@ mod tests {
             .unwrap();
         assert_eq!(fs.config.args, ["-y", "server-fs", "/tmp"]);
         assert_eq!(fs.config.env["K"], "v");
+        // Waiting for approval, in a sandbox of the folder it was given and the network.
+        assert_eq!(fs.pending, Some(true));
+        let sandbox = fs.config.sandbox.as_ref().unwrap();
+        assert_eq!(sandbox.write, ["/tmp"]);
+        assert!(sandbox.read.is_empty() && sandbox.network == Network::All);
         let off = r
             .iter()
             .find(|(n, _)| n == "off")
@@ -138,6 +168,8 @@ mod tests {
             .as_ref()
             .unwrap();
         assert_eq!(off.is_active, Some(false));
+        let remote = &r.iter().find(|(n, _)| n == "remote").unwrap().1;
+        assert!(remote.as_ref().unwrap().config.sandbox.is_none());
     }
 
     #[test]

@@ -567,6 +567,10 @@ impl ServerRecord {
                 // `config`, `timeouts`: the field within.
                 (Some(serde_json::Value::Object(a)), Some(serde_json::Value::Object(b))) => {
                     let inner = differing_keys(a, b).into_iter();
+                    // The sandbox of a server the user approved is theirs: an import of it
+                    // again does not ask for the one it would have given.
+                    let inner =
+                        inner.filter(|k| !(added.pending && key == "config" && *k == "sandbox"));
                     differences.extend(inner.map(|k| format!("{key}.{k}")));
                 }
                 _ => differences.push(key.clone()),
@@ -721,6 +725,9 @@ mod tests {
         // approved, and the import finds it there.
         let mut imported = stdio("files");
         imported.pending = Some(true);
+        assert_eq!(differences(&saved, imported.clone()), Vec::<String>::new());
+        // Nor does it ask again for the sandbox it would give one the user approved without.
+        imported.config.sandbox = Some(Default::default());
         assert_eq!(differences(&saved, imported), Vec::<String>::new());
     }
 

@@ -10,16 +10,14 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_imported_server_starts_nothing_until_it_is_approved() {
     let dir = tempfile::tempdir().unwrap();
-    // The server leaves this file behind the moment its command runs.
+    // The server leaves a file behind in the folder it is given the moment its command runs.
     let started = dir.path().join("started");
-    let script = format!(
-        "touch '{}'; exec '{}'",
-        started.display(),
-        env!("CARGO_BIN_EXE_mcpmux-test-server")
-    );
+    let script = "touch \"$1/started\"; exec \"$2\"";
+    let folder = dir.path().display().to_string();
+    let server = env!("CARGO_BIN_EXE_mcpmux-test-server");
     let claude_desktop = json!({"mcpServers": {"t": {
         "command": "sh",
-        "args": ["-c", script],
+        "args": ["-c", script, "sh", folder, server],
         "env": {"API_KEY": "sk-not-to-be-shown"},
     }}});
     let pool = pool().await;
@@ -38,8 +36,12 @@ async fn an_imported_server_starts_nothing_until_it_is_approved() {
         unreachable!()
     };
     assert_eq!(consent.command.as_deref(), Some("sh"));
-    assert_eq!(consent.args, ["-c", script.as_str()]);
+    assert_eq!(consent.args, ["-c", script, "sh", &folder, server]);
     assert_eq!(consent.env_keys, ["API_KEY"]);
+    // Its sandbox: the folder it is given, and the network; nothing else of the user's.
+    let sandbox = consent.sandbox.as_ref().expect("an imported server is sandboxed");
+    assert_eq!(sandbox.write, std::slice::from_ref(&folder));
+    assert_eq!(sandbox.network, mcpmux::config::sandbox::Network::All);
     assert!(!serde_json::to_string(&pending).unwrap().contains("sk-not"));
 
     // Nothing of it runs: not a listing, a call, a connect or a test.
