@@ -212,6 +212,8 @@ export interface Sandbox {
   required?: boolean;
   /** Paths the server may read and write (a folder with everything under it). */
   write?: string[];
+  /** The most processes and threads the server may run at once, itself included. */
+  processes?: number;
   // @end
 }
 

@@ -808,6 +808,7 @@ fn sandbox_of(args: &crate::SandboxArgs) -> Option<mcpmux::config::sandbox::Sand
         || args.allow_network
         || args.memory_mb.is_some()
         || args.open_files.is_some()
+        || args.processes.is_some()
         || args.sandbox_required;
     asked.then(|| Sandbox {
         read: args.allow_read.clone(),
@@ -818,6 +819,7 @@ fn sandbox_of(args: &crate::SandboxArgs) -> Option<mcpmux::config::sandbox::Sand
         },
         memory_mb: args.memory_mb,
         open_files: args.open_files,
+        processes: args.processes,
         required: args.sandbox_required,
     })
 }

@@ -236,6 +236,9 @@ pub struct SandboxArgs {
     /// The most files and sockets the sandboxed server may hold open.
     #[arg(long, value_name = "N", requires = "command")]
     pub open_files: Option<u64>,
+    /// The most processes and threads the sandboxed server may run at once.
+    #[arg(long, value_name = "N", requires = "command")]
+    pub processes: Option<u64>,
     /// Refuse to start the server where the kernel cannot keep all of its sandbox.
     #[arg(long, requires = "command")]
     pub sandbox_required: bool,

@@ -1,6 +1,6 @@
 //! What a stdio server may reach, as its record says (`config.sandbox`): the files it may read
 //! and write, whether it may use the network, and how much memory and how many open files it
-//! may hold. How the kernel is made to keep it is `transport::sandbox`'.
+//! and processes may hold. How the kernel is made to keep it is `transport::sandbox`'.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +28,9 @@ pub struct Sandbox {
     /// The most files and sockets the server's process may hold open at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_files: Option<u64>,
+    /// The most processes and threads the server may run at once, itself included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
     /// Refuse to start the server where the kernel cannot keep all of this sandbox, instead
     /// of starting it with what the kernel can keep (and a warning).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -65,7 +68,11 @@ impl Sandbox {
         {
             return Err(format!("a path is empty ({path:?}): name a file or folder"));
         }
-        let zero = [("memoryMb", self.memory_mb), ("openFiles", self.open_files)];
+        let zero = [
+            ("memoryMb", self.memory_mb),
+            ("openFiles", self.open_files),
+            ("processes", self.processes),
+        ];
         if let Some((name, _)) = zero.iter().find(|(_, v)| *v == Some(0)) {
             return Err(format!("{name} must be 1 or more, or absent for no limit"));
         }

@@ -20,7 +20,7 @@ use super::direct::Direct;
 use super::env_secrets::EnvSecrets;
 use super::limit::MessageLimit;
 use super::line_tail::LineTail;
-use super::sandbox::{self, Confinement, Launch, PrivateTmp};
+use super::sandbox::{self, Confinement, Held, Launch};
 use super::stdout_reader::{ReaderPeers, StdoutReader};
 use crate::config::record::ServerRecord;
 use crate::config::sandbox::Sandbox;
@@ -49,8 +49,8 @@ pub(crate) struct ChildProcess {
     stdout_noise: Arc<LineTail>,
     /// Ends when the stdout reader is gone, and with it its last read.
     stdout_gone: Option<tokio::sync::oneshot::Receiver<()>>,
-    /// A sandboxed server's temporary folder, removed with the process.
-    _private_tmp: Option<PrivateTmp>,
+    /// What a sandboxed server holds (its temporary folder, its cgroup), undone with it.
+    _sandbox: Option<Held>,
 }
 
 /// Spawns the server without a shell, in its own process group, with the environment
@@ -83,18 +83,18 @@ pub(crate) fn spawn(
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
-    let private_tmp = confinement.map(|confinement| {
-        cmd.envs(confinement.tmp.env());
+    let held = confinement.map(|confinement| {
+        cmd.envs(confinement.held.env());
         let in_child = confinement.in_child;
         // SAFETY: `apply` makes only system calls (setrlimit, unshare, open, write, close,
         // prctl, landlock_restrict_self) on what the parent prepared: safe after `fork`.
         unsafe {
             cmd.pre_exec(move || in_child.apply());
         }
-        confinement.tmp
+        confinement.held
     });
     let mut child = cmd.spawn().map_err(|e| {
-        let sandboxed = match private_tmp.is_some() {
+        let sandboxed = match held.is_some() {
             true => " in its sandbox",
             false => "",
         };
@@ -157,7 +157,7 @@ pub(crate) fn spawn(
         stdout: Arc::downgrade(&stdout),
         stdout_noise,
         stdout_gone: Some(stdout_gone),
-        _private_tmp: private_tmp,
+        _sandbox: held,
     };
     let transport = StdioTransport {
         stdin,

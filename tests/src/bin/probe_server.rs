@@ -49,12 +49,13 @@ fn tool() -> Value {
     json!({
         "name": "probe",
         "description": "Try one thing a hostile server would: read or write a file, connect \
-                        to host:port or a Unix socket, allocate memory, hold files open, or read the parent process's environment",
+                        to host:port or a Unix socket, allocate memory, hold files open, start processes, or read the parent process's environment",
         "inputSchema": {
             "type": "object",
             "properties": {
                 "read": string, "write": string, "connect": string, "parentEnviron": string,
                 "allocateMb": string, "holdFiles": string, "connectUnix": string,
+                "spawn": string,
             },
         },
     })
@@ -72,6 +73,8 @@ fn call(arguments: &Value) -> Value {
         connect(address)
     } else if let Some(path) = attempt("connectUnix") {
         std::os::unix::net::UnixStream::connect(path).map(|_| "connected".to_owned())
+    } else if let Some(n) = attempt("spawn") {
+        spawn(n)
     } else if let Some(n) = attempt("holdFiles") {
         hold_files(n)
     } else if let Some(mib) = attempt("allocateMb") {
@@ -117,4 +120,23 @@ fn hold_files(n: &str) -> std::io::Result<String> {
         .map(|_| std::fs::File::open("/dev/null"))
         .collect::<std::io::Result<Vec<_>>>()?;
     Ok(format!("held {} files", held.len()))
+}
+
+/// Starts `n` processes that live until it returns, all at once.
+fn spawn(n: &str) -> std::io::Result<String> {
+    let n: usize = n.parse().map_err(std::io::Error::other)?;
+    let mut children = Vec::new();
+    let outcome: std::io::Result<()> = (0..n).try_for_each(|_| {
+        let child = std::process::Command::new("sleep").arg("30").spawn()?;
+        children.push(child);
+        Ok(())
+    });
+    let started = children.len();
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    outcome
+        .map(|()| format!("started {started}"))
+        .map_err(|e| std::io::Error::other(format!("after {started} processes: {e}")))
 }

@@ -39,7 +39,10 @@ async fn an_imported_server_starts_nothing_until_it_is_approved() {
     assert_eq!(consent.args, ["-c", script, "sh", &folder, server]);
     assert_eq!(consent.env_keys, ["API_KEY"]);
     // Its sandbox: the folder it is given, and the network; nothing else of the user's.
-    let sandbox = consent.sandbox.as_ref().expect("an imported server is sandboxed");
+    let sandbox = consent
+        .sandbox
+        .as_ref()
+        .expect("an imported server is sandboxed");
     assert_eq!(sandbox.write, std::slice::from_ref(&folder));
     assert_eq!(sandbox.network, mcpmux::config::sandbox::Network::All);
     assert!(!serde_json::to_string(&pending).unwrap().contains("sk-not"));

@@ -129,7 +129,7 @@ async fn a_sandbox_with_the_network_keeps_the_files_and_lets_the_connection_thro
 }
 
 #[tokio::test]
-async fn the_sandboxs_limits_hold_open_files_and_memory() {
+async fn the_sandboxs_limits_hold_open_files_memory_and_processes() {
     let home = Home::new();
     let pool = pool().await;
     let files = Sandbox {
@@ -154,6 +154,23 @@ async fn the_sandboxs_limits_hold_open_files_and_memory() {
     assert!(worked, "under the limit: {said}");
     let (worked, said) = probe(&pool, "small", json!({"allocateMb": "256"})).await;
     assert!(!worked && said.contains("memory"), "over the limit: {said}");
+    // A fork bomb stops at the limit, itself counted; the same without a sandbox does not.
+    let processes = Sandbox {
+        processes: Some(8),
+        required: true,
+        ..project_sandbox()
+    };
+    pool.add_server(home.probe("few-processes", Some(processes)))
+        .await
+        .unwrap();
+    pool.add_server(home.probe("free", None)).await.unwrap();
+    let (worked, said) = probe(&pool, "few-processes", json!({"spawn": "4"})).await;
+    assert!(worked, "under the limit: {said}");
+    let (worked, said) = probe(&pool, "few-processes", json!({"spawn": "32"})).await;
+    let refused = "Resource temporarily unavailable";
+    assert!(!worked && said.contains(refused), "over the limit: {said}");
+    let (worked, said) = probe(&pool, "free", json!({"spawn": "32"})).await;
+    assert!(worked, "without a sandbox: {said}");
     pool.close().await;
 }
 

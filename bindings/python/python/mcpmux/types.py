@@ -288,6 +288,8 @@ class Sandbox(Model):
     required: bool | None = None
     # Paths the server may read and write (a folder with everything under it).
     write: list[str] | None = None
+    # The most processes and threads the server may run at once, itself included.
+    processes: int | None = None
     # @end
 
 

@@ -9,7 +9,9 @@ use landlock::{
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
+use super::KernelConfinement;
 use super::paths::Found;
+use super::pids_cgroup::PidsCgroup;
 use crate::config::sandbox::{Network, Sandbox};
 
 /// The newest Landlock features the sandbox asks for: files (with device ioctls), TCP, and
@@ -24,6 +26,8 @@ pub(crate) struct InChild {
     memory: Option<u64>,
     /// The most descriptors it may hold open (`RLIMIT_NOFILE`).
     open_files: Option<u64>,
+    /// `cgroup.procs` of the pids cgroup it joins, for its process limit.
+    cgroup_procs: Option<std::ffi::CString>,
     /// A network namespace of its own, and for a user without the right to make one, the
     /// user namespace that gives it that right.
     netns: Option<NetNs>,
@@ -76,7 +80,8 @@ fn user_namespaces_allowed() -> bool {
 pub(super) fn kernel_confinement(
     sandbox: &Sandbox,
     grants: &Found,
-) -> Result<(InChild, Vec<String>), String> {
+    server_id: &str,
+) -> Result<KernelConfinement, String> {
     let mut shortfalls = Vec::new();
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     shortfalls.push(
@@ -101,15 +106,42 @@ pub(super) fn kernel_confinement(
         true => Some(network_namespace(sandbox.required, &mut shortfalls)?),
         false => None,
     };
+    let cgroup = match sandbox.processes {
+        Some(max) => process_limit(server_id, max, sandbox.required, &mut shortfalls)?,
+        None => None,
+    };
     let mib = |m: u64| m.saturating_mul(1024 * 1024);
     let in_child = InChild {
         ruleset,
         memory: sandbox.memory_mb.map(mib),
         open_files: sandbox.open_files,
+        cgroup_procs: cgroup.as_ref().map(|c| c.procs.clone()),
         netns,
         required: sandbox.required,
     };
-    Ok((in_child, shortfalls))
+    Ok(KernelConfinement {
+        in_child,
+        cgroup,
+        shortfalls,
+    })
+}
+
+/// The pids cgroup of a process limit; where none can be made, a shortfall (or, `required`,
+/// the refusal).
+fn process_limit(
+    server_id: &str,
+    max: u64,
+    required: bool,
+    shortfalls: &mut Vec<String>,
+) -> Result<Option<PidsCgroup>, String> {
+    match (PidsCgroup::create(server_id, max), required) {
+        (Ok(cgroup), _) => Ok(Some(cgroup)),
+        (Err(why), true) => Err(format!("{why} (the record's sandbox is `required`)")),
+        (Err(why), false) => {
+            shortfalls.push(format!("the process limit is not kept: {why}"));
+            Ok(None)
+        }
+    }
 }
 
 /// What this kernel's Landlock cannot keep of what the sandbox asks, if anything.
@@ -203,6 +235,9 @@ impl InChild {
     pub(crate) fn apply(&self) -> io::Result<()> {
         self.limit(libc::RLIMIT_DATA, self.memory)?;
         self.limit(libc::RLIMIT_NOFILE, self.open_files)?;
+        if let Some(procs) = &self.cgroup_procs {
+            write_proc(procs, b"0")?;
+        }
         if let Some(netns) = &self.netns {
             let entered = netns.enter();
             if self.required {
@@ -252,8 +287,8 @@ impl NetNs {
     }
 }
 
-/// Writes `bytes` to a file of `/proc` with bare system calls (no allocation in the child).
-fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` to a file of `/proc` (or `/sys`) with bare system calls, as the child must.
+pub(super) fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated; the descriptor is closed before returning.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

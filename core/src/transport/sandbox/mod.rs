@@ -12,6 +12,8 @@ mod paths;
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod pids_cgroup;
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -38,11 +40,26 @@ pub(crate) struct Launch<'a> {
 pub(crate) struct Confinement {
     /// What the child applies before it runs the server.
     pub in_child: InChild,
-    /// The server's own temporary folder, its `TMPDIR`.
-    pub tmp: PrivateTmp,
+    /// What the server holds while it runs.
+    pub held: Held,
     /// What of the sandbox this machine cannot keep, each a sentence for the user; empty when
     /// it keeps all of it.
     pub shortfalls: Vec<String>,
+}
+
+/// What a sandboxed server holds while it runs, undone when it is gone: its temporary
+/// folder, and the cgroup of its process limit.
+pub(crate) struct Held {
+    tmp: PrivateTmp,
+    #[cfg(target_os = "linux")]
+    _cgroup: Option<pids_cgroup::PidsCgroup>,
+}
+
+impl Held {
+    /// The variables that point a program at its temporary folder.
+    pub(crate) fn env(&self) -> impl Iterator<Item = (&'static str, &Path)> {
+        self.tmp.env()
+    }
 }
 
 /// A temporary folder only one server writes to, removed when the server is gone.
@@ -83,11 +100,15 @@ pub(crate) fn confine(sandbox: &Sandbox, launch: &Launch) -> Result<Confinement,
     let tmp = PrivateTmp::new(launch.server_id)
         .map_err(|e| format!("cannot make its private temporary folder: {e}"))?;
     let grants = grants(sandbox, launch, &tmp);
-    let (in_child, shortfalls) = kernel_confinement(sandbox, &grants)?;
+    let kernel = kernel_confinement(sandbox, &grants, launch.server_id)?;
     Ok(Confinement {
-        in_child,
-        tmp,
-        shortfalls,
+        in_child: kernel.in_child,
+        held: Held {
+            tmp,
+            #[cfg(target_os = "linux")]
+            _cgroup: kernel.cgroup,
+        },
+        shortfalls: kernel.shortfalls,
     })
 }
 
@@ -118,6 +139,14 @@ fn grants(sandbox: &Sandbox, launch: &Launch, tmp: &PrivateTmp) -> paths::Found 
 #[cfg(target_os = "linux")]
 use linux::{InChild, kernel_confinement};
 
+/// What the kernel's part of a sandbox is made of, before the fork.
+struct KernelConfinement {
+    in_child: InChild,
+    #[cfg(target_os = "linux")]
+    cgroup: Option<pids_cgroup::PidsCgroup>,
+    shortfalls: Vec<String>,
+}
+
 /// Where mcpmux knows no sandbox: nothing to apply.
 #[cfg(not(target_os = "linux"))]
 pub(crate) struct InChild;
@@ -133,11 +162,15 @@ impl InChild {
 fn kernel_confinement(
     sandbox: &Sandbox,
     _grants: &paths::Found,
-) -> Result<(InChild, Vec<String>), String> {
+    _server_id: &str,
+) -> Result<KernelConfinement, String> {
     let why = "mcpmux sandboxes servers on Linux only; on this system the server runs with the \
                user's full rights";
     match sandbox.required {
         true => Err(format!("{why} (the record's sandbox is `required`)")),
-        false => Ok((InChild, vec![why.to_owned()])),
+        false => Ok(KernelConfinement {
+            in_child: InChild,
+            shortfalls: vec![why.to_owned()],
+        }),
     }
 }
