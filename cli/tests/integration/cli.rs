@@ -940,9 +940,8 @@ fn a_server_added_with_sandbox_flags_reads_neither_the_users_key_nor_mcpmuxs_env
 /// lets it run: yes starts and lists it, anything else leaves it waiting.
 #[test]
 fn an_import_on_a_terminal_asks_before_each_server_runs() {
-    let Some(script) = mcpmux_tests::find_in_path("script") else {
-        return mcpmux_tests::skip_or_fail("script (util-linux), for a terminal");
-    };
+    use crate::support::terminal::Terminal;
+    use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("servers.json");
     let import = dir.path().join("claude.json");
@@ -952,33 +951,27 @@ fn an_import_on_a_terminal_asks_before_each_server_runs() {
         "no": {"command": exe, "args": ["demo-server"]},
     }});
     std::fs::write(&import, servers.to_string()).unwrap();
-    let command = format!(
-        "{exe} --config {} servers import {}",
-        config.display(),
-        import.display()
-    );
-    // `script` gives the command a terminal; the answers come through it, in order.
-    let mut terminal = Command::new(script)
-        .args(["-qec", &command, "/dev/null"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    let answers = terminal.stdin.as_mut().unwrap();
-    answers.write_all(b"n\ny\n").unwrap();
-    let out = terminal.wait_with_output().unwrap();
-    let said = stdout(&out);
-    assert!(out.status.success(), "{said}");
+    let mut command = Command::new(exe);
+    command
+        .arg("--config")
+        .arg(&config)
+        .args(["servers", "import"])
+        .arg(&import)
+        .env_remove("MCPMUX_CONFIG");
+    let mut terminal = Terminal::start(command);
+    for (name, answer) in [("no", "n"), ("yes", "y")] {
+        let question = format!("Let {name} run? [y/N] ");
+        let asked = terminal.wait_for(&question, Duration::from_secs(30));
+        assert!(asked, "not asked about {name}: {}", terminal.screen());
+        terminal.type_keys(&format!("{answer}\n"));
+    }
+    let (status, screen) = terminal.finish(Duration::from_secs(30));
+    assert!(status.is_some_and(|s| s.success()), "{screen}");
     assert!(
-        said.contains("Let no run? [y/N]") && said.contains("Let yes run?"),
-        "{said}"
+        screen.contains("no waits: `mcpmux servers approve no`"),
+        "{screen}"
     );
-    assert!(
-        said.contains("no waits: `mcpmux servers approve no`"),
-        "{said}"
-    );
-    assert!(said.contains("approved yes: 3 tools"), "{said}");
+    assert!(screen.contains("approved yes: 3 tools"), "{screen}");
     let listed = stdout(&mcpmux(&config, &["servers", "list"]));
     let waiting: Vec<&str> = (listed.lines())
         .filter(|l| l.contains("(waiting for approval)"))
