@@ -71,11 +71,14 @@ pub(super) fn needed(launch: &Launch) -> Found {
         read: SYSTEM_READ.iter().map(PathBuf::from).collect(),
         write: SYSTEM_WRITE.iter().map(PathBuf::from).collect(),
     };
+    let home = launch.env.get(OsStr::new("HOME")).map(PathBuf::from);
     let program = resolve(launch.command, launch);
     if let Some(program) = &program {
-        found.read.extend(install_roots(program));
+        found.read.extend(install_roots(program, home.as_deref()));
         if let Some(interpreter) = interpreter_of(program).and_then(|i| resolve(&i, launch)) {
-            found.read.extend(install_roots(&interpreter));
+            found
+                .read
+                .extend(install_roots(&interpreter, home.as_deref()));
         }
     }
     found.read.extend(
@@ -84,7 +87,6 @@ pub(super) fn needed(launch: &Launch) -> Found {
             .iter()
             .filter_map(|arg| script_root(arg, launch)),
     );
-    let home = launch.env.get(OsStr::new("HOME")).map(PathBuf::from);
     let launcher = Path::new(launch.command)
         .file_name()
         .and_then(OsStr::to_str);
@@ -121,9 +123,12 @@ fn resolve(command: &str, launch: &Launch) -> Option<PathBuf> {
 }
 
 /// The folder a program was installed into, as found and behind its links: a `bin` folder's
-/// parent (a virtualenv, a node version, a prefix), else the program's own folder.
-fn install_roots(program: &Path) -> Vec<PathBuf> {
+/// parent (a virtualenv, a node version, a prefix), else the program's own folder. Not the
+/// home folder nor `~/.local` (whose `share` holds the user's keyrings and histories): for a
+/// program in `~/bin` or `~/.local/bin`, its folder alone.
+fn install_roots(program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let canonical = program.canonicalize().ok();
+    let too_wide = |root: &Path| home.is_some_and(|h| root == h || root == h.join(".local"));
     [Some(program.to_path_buf()), canonical]
         .into_iter()
         .flatten()
@@ -133,6 +138,7 @@ fn install_roots(program: &Path) -> Vec<PathBuf> {
                 true => dir.parent().filter(|root| root.parent().is_some()),
                 false => None,
             };
+            let root = root.filter(|root| !too_wide(root));
             Some(root.unwrap_or(dir).to_path_buf())
         })
         .collect()
@@ -208,6 +214,34 @@ mod tests {
         // Not the folder above the prefix, nor the home folder.
         assert!(!found.read.contains(&dir.path().to_path_buf()), "{found:?}");
         assert!(!found.read.iter().any(|p| p.starts_with("/home/u")));
+    }
+
+    #[test]
+    fn a_program_in_the_users_own_bin_folder_is_read_from_that_folder_alone() {
+        let home = tempfile::tempdir().unwrap();
+        let bin = home.path().join(".local/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("uvx"), "").unwrap();
+        let path = bin.display().to_string();
+        let home_path = home.path().display().to_string();
+        let env = env(&[("PATH", path.as_str()), ("HOME", home_path.as_str())]);
+        let launch = Launch {
+            command: "uvx",
+            args: &[],
+            cwd: None,
+            env: &env,
+        };
+        let found = needed(&launch);
+        assert!(found.read.contains(&bin), "{found:?}");
+        let local = home.path().join(".local");
+        assert!(
+            !found.read.iter().any(|p| *p == local || p == home.path()),
+            "{found:?}"
+        );
+        assert!(
+            found.write.contains(&home.path().join(".cache/uv")),
+            "{found:?}"
+        );
     }
 
     #[test]
